@@ -1,0 +1,336 @@
+// Package testenv starts the real components integration tests need — a
+// Mosquitto broker, an InfluxDB 1.8 server, Debian's chromium — on free
+// loopback ports, and stops them when the test ends.
+//
+// A missing component skips the test on a developer's machine but fails it
+// when CI=true: in CI nothing may be silently left untested.
+package testenv
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// InCI reports whether the tests run under CI (CI=true).
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Missing skips t, or fails it under CI, because a component is not installed.
+func Missing(t testing.TB, what, howToInstall string) {
+	t.Helper()
+	msg := fmt.Sprintf("%s not found; install it with: %s", what, howToInstall)
+	if InCI() {
+		t.Fatal("CI=true and " + msg)
+	}
+	t.Skip(msg)
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// RepoRoot returns the module root (the folder holding go.mod).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testenv: cannot locate source")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// lookTool finds a binary by env override, the repo's .tools/bin, then PATH.
+func lookTool(t testing.TB, envVar, name string, extra ...string) string {
+	if p := os.Getenv(envVar); p != "" {
+		return p
+	}
+	cands := []string{filepath.Join(RepoRoot(t), ".tools", "bin", name)}
+	cands = append(cands, extra...)
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// Mosquitto is a running Mosquitto broker.
+type Mosquitto struct {
+	Addr    string // host:port
+	URL     string // tcp://host:port
+	Dir     string // config and persistence folder
+	cmd     *exec.Cmd
+	binPath string
+	conf    string
+}
+
+// MosquittoOpts configures StartMosquitto.
+type MosquittoOpts struct {
+	// Extra lines appended to mosquitto.conf (password_file, acl_file, …).
+	// Without any, the broker allows anonymous clients.
+	Extra []string
+}
+
+// StartMosquitto starts Debian's mosquitto on a free loopback port with
+// persistence in a temporary folder and stops it at the end of the test.
+func StartMosquitto(t testing.TB, opts MosquittoOpts) *Mosquitto {
+	t.Helper()
+	bin := lookTool(t, "SOSSEGO_MOSQUITTO", "mosquitto", "/usr/sbin/mosquitto")
+	if bin == "" {
+		Missing(t, "mosquitto", "apt-get install mosquitto mosquitto-clients")
+	}
+	dir := t.TempDir()
+	port := FreePort(t)
+	m := &Mosquitto{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, binPath: bin, conf: filepath.Join(dir, "mosquitto.conf")}
+	m.URL = "tcp://" + m.Addr
+	lines := []string{
+		fmt.Sprintf("listener %d 127.0.0.1", port),
+		"persistence true",
+		"persistence_location " + dir + "/",
+		"max_queued_messages 0",
+		"log_dest stderr",
+	}
+	hasAuth := false
+	for _, l := range opts.Extra {
+		if strings.HasPrefix(l, "password_file") || strings.HasPrefix(l, "allow_anonymous") {
+			hasAuth = true
+		}
+	}
+	if !hasAuth {
+		lines = append(lines, "allow_anonymous true")
+	}
+	lines = append(lines, opts.Extra...)
+	if err := os.WriteFile(m.conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatalf("testenv: write mosquitto.conf: %v", err)
+	}
+	m.start(t)
+	t.Cleanup(func() { m.Stop() })
+	return m
+}
+
+func (m *Mosquitto) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(m.binPath, "-c", m.conf)
+	logf, err := os.Create(filepath.Join(m.Dir, "mosquitto.log"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testenv: start mosquitto: %v", err)
+	}
+	m.cmd = cmd
+	if err := waitTCP(m.Addr, 10*time.Second); err != nil {
+		b, _ := os.ReadFile(logf.Name())
+		t.Fatalf("testenv: mosquitto did not listen on %s: %v\n%s", m.Addr, err, b)
+	}
+}
+
+// Stop terminates the broker (SIGTERM, persisting its state).
+func (m *Mosquitto) Stop() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = m.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-done
+	}
+	m.cmd = nil
+}
+
+// Kill terminates the broker with SIGKILL, as a crash would.
+func (m *Mosquitto) Kill() {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	_ = m.cmd.Process.Kill()
+	_ = m.cmd.Wait()
+	m.cmd = nil
+}
+
+// Restart starts the broker again on the same port and folder.
+func (m *Mosquitto) Restart(t testing.TB) {
+	t.Helper()
+	m.Stop()
+	m.start(t)
+}
+
+// Influx is a running InfluxDB 1.8 server with Flux enabled.
+type Influx struct {
+	URL string // http://127.0.0.1:port
+	Dir string
+	cmd *exec.Cmd
+}
+
+// StartInflux starts influxd 1.8.10 (built by `make tools` into .tools/bin,
+// or SOSSEGO_INFLUXD) on free loopback ports and waits until it answers.
+func StartInflux(t testing.TB) *Influx {
+	t.Helper()
+	bin := lookTool(t, "SOSSEGO_INFLUXD", "influxd")
+	if bin == "" {
+		Missing(t, "influxd 1.8.10", "make tools (go install github.com/influxdata/influxdb/cmd/influxd@v1.8.10)")
+	}
+	dir := t.TempDir()
+	httpPort, bindPort := FreePort(t), FreePort(t)
+	conf := fmt.Sprintf(`reporting-disabled = true
+bind-address = "127.0.0.1:%d"
+[meta]
+  dir = "%[2]s/meta"
+[data]
+  dir = "%[2]s/data"
+  wal-dir = "%[2]s/wal"
+  query-log-enabled = false
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:%[3]d"
+  flux-enabled = true
+  log-enabled = false
+[logging]
+  level = "warn"
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+`, bindPort, dir, httpPort)
+	cf := filepath.Join(dir, "influxdb.conf")
+	if err := os.WriteFile(cf, []byte(conf), 0o600); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	cmd := exec.Command(bin, "-config", cf)
+	logf, err := os.Create(filepath.Join(dir, "influxd.log"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testenv: start influxd: %v", err)
+	}
+	in := &Influx{URL: fmt.Sprintf("http://127.0.0.1:%d", httpPort), Dir: dir, cmd: cmd}
+	t.Cleanup(in.Stop)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(in.URL + "/ping")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNoContent {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf.Name())
+			t.Fatalf("testenv: influxd did not answer /ping: %v\n%s", err, tail(b, 40))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return in
+}
+
+// CreateDatabase runs CREATE DATABASE name.
+func (in *Influx) CreateDatabase(t testing.TB, name string) {
+	t.Helper()
+	resp, err := http.PostForm(in.URL+"/query", map[string][]string{"q": {"CREATE DATABASE " + name}})
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("testenv: create database: HTTP %d", resp.StatusCode)
+	}
+}
+
+// Stop terminates influxd.
+func (in *Influx) Stop() {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return
+	}
+	_ = in.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = in.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = in.cmd.Process.Kill()
+		<-done
+	}
+	in.cmd = nil
+}
+
+// Kill terminates influxd with SIGKILL (an outage).
+func (in *Influx) Kill() {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return
+	}
+	_ = in.cmd.Process.Kill()
+	_ = in.cmd.Wait()
+	in.cmd = nil
+}
+
+// Chromium returns the path of Debian's chromium, or skips/fails.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	bin := lookTool(t, "SOSSEGO_CHROMIUM", "chromium", "/usr/bin/chromium")
+	if bin == "" {
+		Missing(t, "chromium", "apt-get install chromium")
+	}
+	return bin
+}
+
+// Pdftoppm returns the path of poppler's pdftoppm, or skips/fails.
+func Pdftoppm(t testing.TB) string {
+	t.Helper()
+	bin := lookTool(t, "SOSSEGO_PDFTOPPM", "pdftoppm")
+	if bin == "" {
+		Missing(t, "pdftoppm", "apt-get install poppler-utils")
+	}
+	return bin
+}
+
+func waitTCP(addr string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, n int) string {
+	var lines []string
+	s := bufio.NewScanner(strings.NewReader(string(b)))
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,441 @@
+// Package wire is the MQTT contract between gateways and the central service,
+// version 1 (docs/wire.md is the human-readable copy; keep them in step).
+//
+// A gateway publishes signed batches of 1-s acoustic records (and
+// environmental readings) under its own topic prefix, numbered with a
+// per-gateway sequence. The central service stores them durably, then
+// publishes the highest contiguous seq it holds on the gateway's ack topic;
+// only then does the gateway drop them from its outbox.
+//
+// The package is pure: encoding, decoding, signing and validation, with the
+// receive time passed in by the caller.
+package wire
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sossego/sossego/internal/level"
+)
+
+// Version is the wire-format version carried in topics and envelopes.
+const Version = 1
+
+// Root is the first topic segment.
+const Root = "sossego"
+
+// Topic suffixes.
+const (
+	KindLevels = "levels"
+	KindEnv    = "env"
+	KindStatus = "status"
+	KindAck    = "ack"
+)
+
+// Limits on what a receiver accepts.
+const (
+	MinDB        = 0.0
+	MaxDB        = 160.0
+	MaxRecords   = 3600    // one hour of 1-s records per batch
+	MaxDurMs     = 3600000 // one record covers at most an hour
+	MaxPayload   = 1 << 20 // bytes; brokers should refuse larger packets
+	MaxIDLength  = 64
+	DefaultSkew  = 10 * time.Minute   // how far in the future a record may be
+	DefaultStale = 30 * 24 * time.Hour // how old a record may be (outbox replay after an outage)
+)
+
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ValidID reports whether s may be used as a municipality, gateway or sensor
+// id: lowercase letters, digits, '-' and '_', 1–64 characters, no MQTT
+// wildcard or separator.
+func ValidID(s string) bool { return idRE.MatchString(s) }
+
+// LevelsTopic is where a gateway publishes 1-s records for one sensor.
+func LevelsTopic(municipality, gateway, sensor string) string {
+	return strings.Join([]string{Root, "v1", municipality, gateway, sensor, KindLevels}, "/")
+}
+
+// EnvTopic is where a gateway publishes environmental readings for one sensor.
+func EnvTopic(municipality, gateway, sensor string) string {
+	return strings.Join([]string{Root, "v1", municipality, gateway, sensor, KindEnv}, "/")
+}
+
+// StatusTopic is the gateway's retained status topic; its Will sets "offline".
+func StatusTopic(municipality, gateway string) string {
+	return strings.Join([]string{Root, "v1", municipality, gateway, KindStatus}, "/")
+}
+
+// AckTopic is where the central service acknowledges durable storage.
+func AckTopic(municipality, gateway string) string {
+	return strings.Join([]string{Root, "v1", municipality, gateway, KindAck}, "/")
+}
+
+// Subscriptions the central service uses.
+const (
+	SubLevels = Root + "/v1/+/+/+/" + KindLevels
+	SubEnv    = Root + "/v1/+/+/+/" + KindEnv
+	SubStatus = Root + "/v1/+/+/" + KindStatus
+)
+
+// Topic is a parsed topic name.
+type Topic struct {
+	Municipality, Gateway, Sensor string // Sensor is empty for status and ack
+	Kind                          string // levels, env, status or ack
+}
+
+// ParseTopic splits a v1 topic name and checks every id.
+func ParseTopic(name string) (Topic, error) {
+	p := strings.Split(name, "/")
+	bad := func(why string) (Topic, error) {
+		return Topic{}, &Error{Reason: ReasonTopic, Msg: fmt.Sprintf("tópico %q inválido: %s", name, why)}
+	}
+	if len(p) < 5 || p[0] != Root || p[1] != "v1" {
+		return bad("esperado sossego/v1/{município}/{gateway}/…")
+	}
+	var t Topic
+	switch {
+	case len(p) == 6 && (p[5] == KindLevels || p[5] == KindEnv):
+		t = Topic{Municipality: p[2], Gateway: p[3], Sensor: p[4], Kind: p[5]}
+	case len(p) == 5 && (p[4] == KindStatus || p[4] == KindAck):
+		t = Topic{Municipality: p[2], Gateway: p[3], Kind: p[4]}
+	default:
+		return bad("tipo de mensagem desconhecido")
+	}
+	for _, id := range []string{t.Municipality, t.Gateway} {
+		if !ValidID(id) {
+			return bad(fmt.Sprintf("identificador %q fora do padrão [a-z0-9_-]", id))
+		}
+	}
+	if t.Sensor != "" && !ValidID(t.Sensor) {
+		return bad(fmt.Sprintf("identificador %q fora do padrão [a-z0-9_-]", t.Sensor))
+	}
+	return t, nil
+}
+
+// Device is the instrument metadata carried by every batch.
+type Device struct {
+	Model        string `json:"model"`
+	Serial       string `json:"serial"`
+	Firmware     string `json:"firmware,omitempty"`
+	Grade        string `json:"grade"`                   // class1 | class2 | screening
+	CalibratedAt string `json:"calibrated_at,omitempty"` // YYYY-MM-DD
+}
+
+// Clock is the gateway's clock-sync state when the batch was built.
+type Clock struct {
+	Synced   bool    `json:"synced"`
+	OffsetMs float64 `json:"offset_ms"`        // estimated offset from the reference
+	Source   string  `json:"source,omitempty"` // ntp, gps, rtc, none
+}
+
+// Record is one 1-s (or longer) acoustic record. Levels in dB re 20 µPa.
+type Record struct {
+	T        time.Time        `json:"t"` // start of the interval, UTC, ms precision
+	DurMs    int64            `json:"dur_ms"`
+	LAeq     float64          `json:"laeq_db"`
+	LAFmax   float64          `json:"lafmax_db"`
+	LAFmin   float64          `json:"lafmin_db"`
+	LCpeak   *float64         `json:"lcpeak_db,omitempty"`
+	Hist     *level.Histogram `json:"hist,omitempty"` // LAF samples in 0.1 dB bins, ms each
+	Overload bool             `json:"overload,omitempty"`
+}
+
+// EnvRecord is one environmental reading.
+type EnvRecord struct {
+	T            time.Time `json:"t"`
+	TemperatureC *float64  `json:"temperature_c,omitempty"`
+	HumidityPct  *float64  `json:"humidity_pct,omitempty"`
+	PressureHPa  *float64  `json:"pressure_hpa,omitempty"`
+}
+
+// Batch is the signed body of a levels or env message.
+type Batch struct {
+	V            int         `json:"v"`
+	Kind         string      `json:"kind"` // levels | env
+	Municipality string      `json:"municipality"`
+	Gateway      string      `json:"gateway"`
+	Sensor       string      `json:"sensor"`
+	Seq          uint64      `json:"seq"` // per gateway, strictly increasing, from 1
+	SentAt       time.Time   `json:"sent_at"`
+	Device       Device      `json:"device"`
+	Clock        Clock       `json:"clock"`
+	Records      []Record    `json:"records,omitempty"`
+	Env          []EnvRecord `json:"env,omitempty"`
+}
+
+// Envelope carries the exact body bytes and the gateway's ed25519 signature
+// over them. Body is kept verbatim so that it can be stored as evidence and
+// re-verified later.
+type Envelope struct {
+	V    int             `json:"v"`
+	Kid  string          `json:"kid"` // key id: the gateway id
+	Body json.RawMessage `json:"body"`
+	Sig  []byte          `json:"sig,omitempty"` // base64 in JSON
+}
+
+// Ack is published by the central service (QoS 1, not retained).
+type Ack struct {
+	V       int    `json:"v"`
+	Gateway string `json:"gateway"`
+	Seq     uint64 `json:"seq"` // highest contiguous seq durably stored
+}
+
+// Status is the retained gateway status; the Will publishes State "offline".
+type Status struct {
+	V       int       `json:"v"`
+	State   string    `json:"state"` // online | offline
+	At      time.Time `json:"at,omitzero"`
+	Clock   *Clock    `json:"clock,omitempty"`
+	Outbox  *Outbox   `json:"outbox,omitempty"`
+	Version string    `json:"version,omitempty"`
+}
+
+// Outbox reports the gateway's durable queue in its status.
+type Outbox struct {
+	Pending  int    `json:"pending"`
+	Capacity int    `json:"capacity"`
+	Dropped  uint64 `json:"dropped"` // records discarded by the full-outbox policy
+	Full     bool   `json:"full"`
+}
+
+// OfflinePayload is the Will message body.
+var OfflinePayload = []byte(`{"v":1,"state":"offline"}`)
+
+// Seal marshals b, signs the exact body bytes with key and returns the
+// envelope bytes. A nil key produces an unsigned envelope.
+func Seal(b *Batch, key ed25519.PrivateKey) ([]byte, error) {
+	body, err := json.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("wire: marshal body: %w", err)
+	}
+	env := Envelope{V: Version, Kid: b.Gateway, Body: body}
+	if key != nil {
+		env.Sig = ed25519.Sign(key, body)
+	}
+	out, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("wire: marshal envelope: %w", err)
+	}
+	return out, nil
+}
+
+// Reasons for rejecting a message. They label metrics and dead letters.
+const (
+	ReasonTopic     = "topic"
+	ReasonSize      = "size"
+	ReasonJSON      = "json"
+	ReasonSchema    = "schema"
+	ReasonRange     = "range"
+	ReasonTime      = "timestamp"
+	ReasonSignature = "signature"
+	ReasonUnknown   = "unknown_source"
+	ReasonMismatch  = "topic_mismatch"
+)
+
+// Error is a rejection with a machine-readable reason and a Portuguese
+// message that says what to fix.
+type Error struct {
+	Reason string
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Reason + ": " + e.Msg }
+
+func reject(reason, format string, a ...any) error {
+	return &Error{Reason: reason, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ReasonOf returns the rejection reason of err, or "internal".
+func ReasonOf(err error) string {
+	var we *Error
+	if errors.As(err, &we) {
+		return we.Reason
+	}
+	return "internal"
+}
+
+// Open decodes an envelope and its body strictly (unknown fields are
+// errors). It does not verify the signature or validate values.
+func Open(payload []byte) (*Envelope, *Batch, error) {
+	if len(payload) > MaxPayload {
+		return nil, nil, reject(ReasonSize, "mensagem com %d bytes excede o máximo de %d", len(payload), MaxPayload)
+	}
+	var env Envelope
+	if err := strictUnmarshal(payload, &env); err != nil {
+		return nil, nil, reject(ReasonJSON, "envelope JSON inválido: %v", err)
+	}
+	if env.V != Version {
+		return nil, nil, reject(ReasonSchema, "versão do envelope %d não suportada (esperado %d)", env.V, Version)
+	}
+	if len(env.Body) == 0 {
+		return nil, nil, reject(ReasonSchema, "envelope sem campo body")
+	}
+	var b Batch
+	if err := strictUnmarshal(env.Body, &b); err != nil {
+		return &env, nil, reject(ReasonJSON, "corpo JSON inválido: %v", err)
+	}
+	return &env, &b, nil
+}
+
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("dados depois do objeto JSON")
+	}
+	return nil
+}
+
+// Verify checks the envelope signature with pub. It returns a signature
+// rejection when the signature is missing or wrong.
+func Verify(env *Envelope, pub ed25519.PublicKey) error {
+	if len(env.Sig) == 0 {
+		return reject(ReasonSignature, "mensagem sem assinatura do gateway %q", env.Kid)
+	}
+	if len(pub) != ed25519.PublicKeySize {
+		return reject(ReasonSignature, "chave pública do gateway %q ausente ou inválida no cadastro", env.Kid)
+	}
+	if !ed25519.Verify(pub, env.Body, env.Sig) {
+		return reject(ReasonSignature, "assinatura ed25519 do gateway %q não confere", env.Kid)
+	}
+	return nil
+}
+
+// Validate checks a decoded batch against the topic it arrived on and the
+// receive time now: schema, ids, value ranges and timestamps no more than
+// skew in the future or stale in the past.
+func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.Duration) error {
+	if b.V != Version {
+		return reject(ReasonSchema, "campo v=%d não suportado (esperado %d)", b.V, Version)
+	}
+	if b.Kind != t.Kind {
+		return reject(ReasonMismatch, "kind %q não corresponde ao tópico (%q)", b.Kind, t.Kind)
+	}
+	if b.Municipality != t.Municipality || b.Gateway != t.Gateway || b.Sensor != t.Sensor {
+		return reject(ReasonMismatch, "município/gateway/sensor do corpo (%s/%s/%s) diferem do tópico (%s/%s/%s)",
+			b.Municipality, b.Gateway, b.Sensor, t.Municipality, t.Gateway, t.Sensor)
+	}
+	if env != nil && env.Kid != b.Gateway {
+		return reject(ReasonMismatch, "kid %q do envelope difere do gateway %q", env.Kid, b.Gateway)
+	}
+	if b.Seq == 0 {
+		return reject(ReasonSchema, "seq ausente ou zero; a numeração começa em 1")
+	}
+	if !b.Device.validGrade() {
+		return reject(ReasonSchema, "device.grade %q inválido; use class1, class2 ou screening", b.Device.Grade)
+	}
+	if b.Device.Model == "" || b.Device.Serial == "" {
+		return reject(ReasonSchema, "device.model e device.serial são obrigatórios")
+	}
+	if b.Device.CalibratedAt != "" {
+		if _, err := time.Parse(time.DateOnly, b.Device.CalibratedAt); err != nil {
+			return reject(ReasonSchema, "device.calibrated_at %q não é uma data AAAA-MM-DD", b.Device.CalibratedAt)
+		}
+	}
+	checkT := func(i int, ts time.Time) error {
+		if ts.IsZero() {
+			return reject(ReasonSchema, "registro %d sem campo t", i)
+		}
+		if ts.After(now.Add(skew)) {
+			return reject(ReasonTime, "registro %d com t=%s no futuro (recebido em %s); verifique o relógio do gateway",
+				i, ts.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		}
+		if ts.Before(now.Add(-stale)) {
+			return reject(ReasonTime, "registro %d com t=%s antigo demais (mais de %s antes do recebimento)",
+				i, ts.UTC().Format(time.RFC3339), stale)
+		}
+		return nil
+	}
+	switch b.Kind {
+	case KindLevels:
+		if len(b.Records) == 0 || len(b.Env) != 0 {
+			return reject(ReasonSchema, "mensagem levels precisa de records (e nenhum env)")
+		}
+		if len(b.Records) > MaxRecords {
+			return reject(ReasonSchema, "%d registros excedem o máximo de %d por lote", len(b.Records), MaxRecords)
+		}
+		for i, r := range b.Records {
+			if err := checkT(i, r.T); err != nil {
+				return err
+			}
+			if r.DurMs <= 0 || r.DurMs > MaxDurMs {
+				return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d", i, r.DurMs, MaxDurMs)
+			}
+			for _, v := range []struct {
+				name string
+				db   float64
+			}{{"laeq_db", r.LAeq}, {"lafmax_db", r.LAFmax}, {"lafmin_db", r.LAFmin}} {
+				if err := checkDB(i, v.name, v.db); err != nil {
+					return err
+				}
+			}
+			if r.LCpeak != nil {
+				if err := checkDB(i, "lcpeak_db", *r.LCpeak); err != nil {
+					return err
+				}
+			}
+			if r.LAFmin > r.LAeq+0.05 || r.LAeq > r.LAFmax+0.05 {
+				return reject(ReasonRange, "registro %d incoerente: exige lafmin_db ≤ laeq_db ≤ lafmax_db (%.1f, %.1f, %.1f)",
+					i, r.LAFmin, r.LAeq, r.LAFmax)
+			}
+			if r.Hist != nil {
+				if err := r.Hist.Validate(); err != nil {
+					return reject(ReasonSchema, "registro %d: histograma inválido: %v", i, err)
+				}
+			}
+		}
+	case KindEnv:
+		if len(b.Env) == 0 || len(b.Records) != 0 {
+			return reject(ReasonSchema, "mensagem env precisa de env (e nenhum records)")
+		}
+		if len(b.Env) > MaxRecords {
+			return reject(ReasonSchema, "%d leituras excedem o máximo de %d por lote", len(b.Env), MaxRecords)
+		}
+		for i, e := range b.Env {
+			if err := checkT(i, e.T); err != nil {
+				return err
+			}
+			if e.TemperatureC == nil && e.HumidityPct == nil && e.PressureHPa == nil {
+				return reject(ReasonSchema, "leitura %d sem nenhuma grandeza", i)
+			}
+			if e.TemperatureC != nil && (*e.TemperatureC < -60 || *e.TemperatureC > 90) {
+				return reject(ReasonRange, "leitura %d: temperatura %.1f °C fora de -60..90", i, *e.TemperatureC)
+			}
+			if e.HumidityPct != nil && (*e.HumidityPct < 0 || *e.HumidityPct > 100) {
+				return reject(ReasonRange, "leitura %d: umidade %.1f%% fora de 0..100", i, *e.HumidityPct)
+			}
+			if e.PressureHPa != nil && (*e.PressureHPa < 300 || *e.PressureHPa > 1100) {
+				return reject(ReasonRange, "leitura %d: pressão %.1f hPa fora de 300..1100", i, *e.PressureHPa)
+			}
+		}
+	default:
+		return reject(ReasonSchema, "kind %q desconhecido; use levels ou env", b.Kind)
+	}
+	return nil
+}
+
+func (d Device) validGrade() bool {
+	switch d.Grade {
+	case "class1", "class2", "screening":
+		return true
+	}
+	return false
+}
+
+func checkDB(i int, name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < MinDB || v > MaxDB {
+		return reject(ReasonRange, "registro %d: %s=%v fora da faixa %.0f–%.0f dB", i, name, v, MinDB, MaxDB)
+	}
+	return nil
+}
