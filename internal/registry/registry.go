@@ -1,0 +1,496 @@
+// Package registry is the central service's register of who may send data and
+// what it describes: gateways (identity, public key, MQTT credential),
+// sensors (where they are, which municipal code and zone apply, the meter's
+// grade and calibration) and the establishments each sensor watches (the
+// facts a notice needs: name, CNPJ/CPF, address, type, mechanism, licences).
+//
+// The register is a YAML file, parsed strictly: an unknown key, a missing
+// field or a malformed value is an error that names the line and says what to
+// fix (in Portuguese, because operators read it). A parsed *Registry is
+// immutable; Live holds the current one and swaps it atomically when the
+// file changes (mtime poll) or when Reload is called (SIGHUP), keeping the
+// old register when the new file is invalid.
+//
+// The vocabulary of zones, establishment types and mechanisms is the one of
+// the codes engine's evaluation contract (reference/codes-eval.md).
+package registry
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Zones a sensor may be placed in (codes-eval.md `zone`).
+var Zones = []string{
+	"hospital_surroundings", "near_hospital", "near_school", "near_residence", "residential",
+	"logradouro_publico", "centro_historico", "industrial", "quarry", "municipal_market", "other", "unclassified",
+}
+
+// EstablishmentTypes (codes-eval.md `facts.establishment_type`).
+var EstablishmentTypes = []string{
+	"bar", "restaurant", "club", "nightclub", "commerce", "church_or_temple", "factory",
+	"industry", "construction_site", "residence", "public_event", "quarry", "workshop",
+}
+
+// Mechanisms (codes-eval.md `facts.mechanism`).
+var Mechanisms = []string{
+	"sound_system", "recorded_music", "live_music", "karaoke", "loudspeaker_ad", "siren_whistle",
+	"bell", "machinery", "radio_interference",
+}
+
+// Grades of a meter, as on the wire.
+var Grades = []string{"class1", "class2", "screening"}
+
+// Gateway is one edge gateway.
+type Gateway struct {
+	ID           string `yaml:"id"`
+	Municipality string `yaml:"municipality"` // topic segment; also the default code of its sensors
+	Name         string `yaml:"name,omitempty"`
+	// PublicKey is the gateway's ed25519 public key, base64 (standard).
+	PublicKey string `yaml:"public_key,omitempty"`
+	// RequireSignature defaults to true: unsigned or wrongly signed batches
+	// are rejected. With false they are accepted and stored as unverified.
+	RequireSignature *bool `yaml:"require_signature,omitempty"`
+	// MQTTPasswordHash is a bcrypt hash of the gateway's broker password
+	// (username = gateway id). Empty: the gateway must present a TLS client
+	// certificate whose CN is its id.
+	MQTTPasswordHash string `yaml:"mqtt_password_hash,omitempty"`
+
+	key  ed25519.PublicKey
+	line int
+}
+
+// Key returns the decoded public key (nil when none is registered).
+func (g Gateway) Key() ed25519.PublicKey { return g.key }
+
+// SignatureRequired reports whether batches must carry a valid signature.
+func (g Gateway) SignatureRequired() bool { return g.RequireSignature == nil || *g.RequireSignature }
+
+// Location is a WGS 84 position.
+type Location struct {
+	Lat float64 `yaml:"lat" json:"lat"`
+	Lon float64 `yaml:"lon" json:"lon"`
+}
+
+// Meter describes the instrument behind a sensor.
+type Meter struct {
+	Model        string `yaml:"model,omitempty" json:"model,omitempty"`
+	Serial       string `yaml:"serial,omitempty" json:"serial,omitempty"`
+	Grade        string `yaml:"grade" json:"grade"`                                     // class1 | class2 | screening
+	CalibratedAt string `yaml:"calibrated_at,omitempty" json:"calibrated_at,omitempty"` // YYYY-MM-DD
+	Certificate  string `yaml:"certificate,omitempty" json:"certificate,omitempty"`     // calibration certificate id
+}
+
+// Licence is an authorisation an establishment holds.
+type Licence struct {
+	Kind       string `yaml:"kind" json:"kind"` // e.g. alvara_funcionamento, licenca_musica_ao_vivo
+	Number     string `yaml:"number,omitempty" json:"number,omitempty"`
+	Scope      string `yaml:"scope,omitempty" json:"scope,omitempty"`
+	ValidUntil string `yaml:"valid_until,omitempty" json:"valid_until,omitempty"` // YYYY-MM-DD
+}
+
+// Establishment is a place a sensor watches.
+type Establishment struct {
+	Name      string    `yaml:"name" json:"name"`
+	Document  string    `yaml:"document" json:"document"` // CNPJ or CPF, check digits verified
+	Address   string    `yaml:"address" json:"address"`
+	Type      string    `yaml:"type" json:"type"`
+	Mechanism string    `yaml:"mechanism,omitempty" json:"mechanism,omitempty"`
+	Licences  []Licence `yaml:"licences,omitempty" json:"licences,omitempty"`
+}
+
+// Sensor is one measuring point.
+type Sensor struct {
+	ID             string          `yaml:"id" json:"id"`
+	Gateway        string          `yaml:"gateway" json:"gateway"`
+	Code           string          `yaml:"code,omitempty" json:"code"` // municipal code id (codes-eval.md); default: the gateway's municipality
+	Zone           string          `yaml:"zone" json:"zone"`
+	Location       Location        `yaml:"location" json:"location"`
+	Address        string          `yaml:"address" json:"address"`
+	Meter          Meter           `yaml:"meter" json:"meter"`
+	Establishments []Establishment `yaml:"establishments,omitempty" json:"establishments,omitempty"`
+
+	municipality string
+	line         int
+}
+
+// Municipality is the topic segment of the sensor's gateway.
+func (s Sensor) Municipality() string { return s.municipality }
+
+// file is the YAML document.
+type file struct {
+	Version  int       `yaml:"version"`
+	Gateways []Gateway `yaml:"gateways"`
+	Sensors  []Sensor  `yaml:"sensors"`
+}
+
+// Registry is a validated, immutable register.
+type Registry struct {
+	gateways map[string]Gateway
+	sensors  map[string]Sensor
+	gwOrder  []string
+	snOrder  []string
+}
+
+// Gateway returns the gateway with that id.
+func (r *Registry) Gateway(id string) (Gateway, bool) {
+	g, ok := r.gateways[id]
+	return g, ok
+}
+
+// Sensor returns the sensor with that id.
+func (r *Registry) Sensor(id string) (Sensor, bool) {
+	s, ok := r.sensors[id]
+	return s, ok
+}
+
+// Gateways returns every gateway in file order.
+func (r *Registry) Gateways() []Gateway {
+	out := make([]Gateway, 0, len(r.gwOrder))
+	for _, id := range r.gwOrder {
+		out = append(out, r.gateways[id])
+	}
+	return out
+}
+
+// Sensors returns every sensor in file order.
+func (r *Registry) Sensors() []Sensor {
+	out := make([]Sensor, 0, len(r.snOrder))
+	for _, id := range r.snOrder {
+		out = append(out, r.sensors[id])
+	}
+	return out
+}
+
+// Empty returns a register with no gateways: every message is rejected as
+// coming from an unknown source.
+func Empty() *Registry {
+	return &Registry{gateways: map[string]Gateway{}, sensors: map[string]Sensor{}}
+}
+
+//go:embed demo.yaml
+var demoYAML []byte
+
+// DemoYAML is the demonstration register (the same text as
+// docs/registry.example.yaml). Its keys and passwords derive from the
+// public loadgen seed: for trying Sossego out, never for production.
+func DemoYAML() []byte { return bytes.Clone(demoYAML) }
+
+// Error is a problem in the register file. Line is 0 when unknown.
+type Error struct {
+	Line int
+	Msg  string // Portuguese, says what to fix
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("cadastro: linha %d: %s", e.Line, e.Msg)
+	}
+	return "cadastro: " + e.Msg
+}
+
+// Errors is every problem found in one file.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// MaxFileSize bounds what Parse reads.
+const MaxFileSize = 16 << 20
+
+// Parse decodes and validates a register. The error is an Errors value
+// listing every problem (or a single *Error for unreadable YAML).
+func Parse(data []byte) (*Registry, error) {
+	if len(data) > MaxFileSize {
+		return nil, &Error{Msg: fmt.Sprintf("arquivo com %d bytes excede o máximo de %d", len(data), MaxFileSize)}
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Msg: "arquivo vazio; veja docs/registry.example.yaml"}
+		}
+		return nil, yamlError(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{Line: extra.Line, Msg: "mais de um documento YAML no arquivo; use um só"}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{Msg: "arquivo vazio; veja docs/registry.example.yaml"}
+	}
+	root := doc.Content[0]
+	var errs Errors
+	checkKeys(root, reflect.TypeOf(file{}), "raiz do cadastro", &errs, 0)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var f file
+	if err := root.Decode(&f); err != nil {
+		return nil, yamlError(err)
+	}
+	// Record the line of each list item for validation messages.
+	if gw := mapValue(root, "gateways"); gw != nil && gw.Kind == yaml.SequenceNode {
+		for i, n := range gw.Content {
+			if i < len(f.Gateways) {
+				f.Gateways[i].line = n.Line
+			}
+		}
+	}
+	if sn := mapValue(root, "sensors"); sn != nil && sn.Kind == yaml.SequenceNode {
+		for i, n := range sn.Content {
+			if i < len(f.Sensors) {
+				f.Sensors[i].line = n.Line
+			}
+		}
+	}
+	return build(f)
+}
+
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var es Errors
+		for _, m := range te.Errors {
+			es = append(es, &Error{Line: lineOf(m), Msg: "valor de tipo errado: " + m})
+		}
+		return es
+	}
+	return &Error{Line: lineOf(err.Error()), Msg: "YAML inválido: " + err.Error()}
+}
+
+// lineOf extracts "line N" from a yaml error message.
+func lineOf(msg string) int {
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range msg[i+5:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+		if n > math.MaxInt32/10 {
+			return 0
+		}
+	}
+	return n
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// checkKeys walks a YAML node against a Go type and reports every mapping
+// key that has no field, with the valid keys.
+func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *Errors, depth int) {
+	if depth > 20 || n == nil {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		*errs = append(*errs, &Error{Line: n.Line, Msg: "aliases YAML (*nome) não são aceitos no cadastro; repita o valor"})
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				return
+			}
+			*errs = append(*errs, &Error{Line: n.Line, Msg: fmt.Sprintf("%s deve ser um mapa (chave: valor)", where)})
+			return
+		}
+		fields := map[string]reflect.StructField{}
+		var names []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			fields[tag] = f
+			names = append(names, tag)
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" {
+				*errs = append(*errs, &Error{Line: k.Line, Msg: "merge YAML (<<) não é aceito no cadastro"})
+				continue
+			}
+			f, ok := fields[k.Value]
+			if !ok {
+				*errs = append(*errs, &Error{Line: k.Line, Msg: fmt.Sprintf("campo desconhecido %q em %s; campos válidos: %s",
+					k.Value, where, strings.Join(names, ", "))})
+				continue
+			}
+			if seen[k.Value] {
+				*errs = append(*errs, &Error{Line: k.Line, Msg: fmt.Sprintf("campo %q repetido em %s", k.Value, where)})
+			}
+			seen[k.Value] = true
+			checkKeys(v, f.Type, fmt.Sprintf("%s.%s", where, k.Value), errs, depth+1)
+		}
+	case reflect.Slice:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			*errs = append(*errs, &Error{Line: n.Line, Msg: fmt.Sprintf("%s deve ser uma lista (itens com -)", where)})
+			return
+		}
+		for i, c := range n.Content {
+			checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", where, i), errs, depth+1)
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			*errs = append(*errs, &Error{Line: n.Line, Msg: fmt.Sprintf("%s deve ser um valor simples", where)})
+		}
+	}
+}
+
+func build(f file) (*Registry, error) {
+	var errs Errors
+	add := func(line int, format string, a ...any) {
+		errs = append(errs, &Error{Line: line, Msg: fmt.Sprintf(format, a...)})
+	}
+	if f.Version != 1 {
+		add(1, "version: %d não suportada; use version: 1", f.Version)
+	}
+	r := &Registry{gateways: map[string]Gateway{}, sensors: map[string]Sensor{}}
+	for _, g := range f.Gateways {
+		switch {
+		case !wire.ValidID(g.ID):
+			add(g.line, "gateway id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", g.ID)
+			continue
+		case r.gateways[g.ID].ID != "":
+			add(g.line, "gateway %q cadastrado duas vezes", g.ID)
+			continue
+		}
+		if !wire.ValidID(g.Municipality) {
+			add(g.line, "gateway %q: municipality %q inválido: use o id do código municipal (ex.: lapa)", g.ID, g.Municipality)
+		}
+		if g.PublicKey != "" {
+			k, err := base64.StdEncoding.DecodeString(g.PublicKey)
+			if err != nil || len(k) != ed25519.PublicKeySize {
+				add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway keygen`)", g.ID)
+			} else {
+				g.key = ed25519.PublicKey(k)
+			}
+		} else if g.SignatureRequired() {
+			add(g.line, "gateway %q: public_key ausente; cadastre a chave ou use require_signature: false", g.ID)
+		}
+		if g.MQTTPasswordHash != "" && !strings.HasPrefix(g.MQTTPasswordHash, "$2") {
+			add(g.line, "gateway %q: mqtt_password_hash deve ser um hash bcrypt ($2a$/$2b$…), não a senha", g.ID)
+		}
+		r.gateways[g.ID] = g
+		r.gwOrder = append(r.gwOrder, g.ID)
+	}
+	for _, s := range f.Sensors {
+		if !wire.ValidID(s.ID) {
+			add(s.line, "sensor id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", s.ID)
+			continue
+		}
+		if _, dup := r.sensors[s.ID]; dup {
+			add(s.line, "sensor %q cadastrado duas vezes", s.ID)
+			continue
+		}
+		g, ok := r.gateways[s.Gateway]
+		if !ok {
+			add(s.line, "sensor %q: gateway %q não está cadastrado em gateways", s.ID, s.Gateway)
+		}
+		s.municipality = g.Municipality
+		if s.Code == "" {
+			s.Code = g.Municipality
+		}
+		if !wire.ValidID(s.Code) {
+			add(s.line, "sensor %q: code %q inválido (id do código municipal, ex.: lapa)", s.ID, s.Code)
+		}
+		if !slices.Contains(Zones, s.Zone) {
+			add(s.line, "sensor %q: zone %q desconhecida; use uma de: %s", s.ID, s.Zone, strings.Join(Zones, ", "))
+		}
+		if s.Location.Lat < -90 || s.Location.Lat > 90 || s.Location.Lon < -180 || s.Location.Lon > 180 ||
+			(s.Location.Lat == 0 && s.Location.Lon == 0) {
+			add(s.line, "sensor %q: location lat/lon ausente ou fora da faixa (graus decimais, ex.: lat: -25.77, lon: -49.72)", s.ID)
+		}
+		if strings.TrimSpace(s.Address) == "" {
+			add(s.line, "sensor %q: address obrigatório (o endereço vai na notificação)", s.ID)
+		}
+		if !slices.Contains(Grades, s.Meter.Grade) {
+			add(s.line, "sensor %q: meter.grade %q inválido; use class1, class2 ou screening", s.ID, s.Meter.Grade)
+		}
+		if s.Meter.CalibratedAt != "" {
+			if _, err := time.Parse(time.DateOnly, s.Meter.CalibratedAt); err != nil {
+				add(s.line, "sensor %q: meter.calibrated_at %q não é uma data AAAA-MM-DD", s.ID, s.Meter.CalibratedAt)
+			}
+		} else if s.Meter.Grade == "class1" || s.Meter.Grade == "class2" {
+			add(s.line, "sensor %q: medidor %s precisa de meter.calibrated_at (data da última calibração)", s.ID, s.Meter.Grade)
+		}
+		for i, e := range s.Establishments {
+			where := fmt.Sprintf("sensor %q: establishments[%d]", s.ID, i)
+			if strings.TrimSpace(e.Name) == "" {
+				add(s.line, "%s: name obrigatório", where)
+			}
+			if err := CheckDocument(e.Document); err != nil {
+				add(s.line, "%s: document %q: %v", where, e.Document, err)
+			}
+			if strings.TrimSpace(e.Address) == "" {
+				add(s.line, "%s: address obrigatório", where)
+			}
+			if !slices.Contains(EstablishmentTypes, e.Type) {
+				add(s.line, "%s: type %q desconhecido; use um de: %s", where, e.Type, strings.Join(EstablishmentTypes, ", "))
+			}
+			if e.Mechanism != "" && !slices.Contains(Mechanisms, e.Mechanism) {
+				add(s.line, "%s: mechanism %q desconhecido; use um de: %s", where, e.Mechanism, strings.Join(Mechanisms, ", "))
+			}
+			for j, l := range e.Licences {
+				if strings.TrimSpace(l.Kind) == "" {
+					add(s.line, "%s: licences[%d]: kind obrigatório (ex.: alvara_funcionamento)", where, j)
+				}
+				if l.ValidUntil != "" {
+					if _, err := time.Parse(time.DateOnly, l.ValidUntil); err != nil {
+						add(s.line, "%s: licences[%d]: valid_until %q não é uma data AAAA-MM-DD", where, j, l.ValidUntil)
+					}
+				}
+			}
+		}
+		r.sensors[s.ID] = s
+		r.snOrder = append(r.snOrder, s.ID)
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+		return nil, errs
+	}
+	return r, nil
+}
