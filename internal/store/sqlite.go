@@ -1,0 +1,623 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Sync is SQLite's synchronous setting for commits.
+type Sync string
+
+const (
+	// SyncFull fsyncs the WAL at every commit: a stored (and acked) batch
+	// survives a power cut. The default.
+	SyncFull Sync = "full"
+	// SyncNormal survives a crash of the process but may lose the last
+	// commits on a power cut or kernel crash. Faster on slow disks.
+	SyncNormal Sync = "normal"
+)
+
+// SQLiteOptions configures OpenSQLite.
+type SQLiteOptions struct {
+	Sync Sync // default SyncFull
+}
+
+// SQLite is the authoritative local store.
+type SQLite struct {
+	w, r   *sql.DB // w: one connection for writes; r: readers (WAL lets them run alongside)
+	closed atomic.Bool
+	notify chan struct{} // signalled after a commit that stored level records
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS batches (
+	gateway      TEXT    NOT NULL,
+	seq          INTEGER NOT NULL,
+	kind         TEXT    NOT NULL,
+	municipality TEXT    NOT NULL,
+	sensor       TEXT    NOT NULL,
+	topic        TEXT    NOT NULL,
+	body         BLOB    NOT NULL,
+	sig          BLOB,
+	verified     INTEGER NOT NULL,
+	received_at  INTEGER NOT NULL,
+	records      INTEGER NOT NULL,
+	PRIMARY KEY (gateway, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS levels (
+	id       INTEGER PRIMARY KEY,
+	sensor   TEXT    NOT NULL,
+	t        INTEGER NOT NULL,
+	dur_ms   INTEGER NOT NULL,
+	laeq     REAL    NOT NULL,
+	lafmax   REAL    NOT NULL,
+	lafmin   REAL    NOT NULL,
+	lcpeak   REAL,
+	energy   REAL    NOT NULL,
+	overload INTEGER NOT NULL,
+	hist     BLOB,
+	gateway  TEXT    NOT NULL,
+	seq      INTEGER NOT NULL,
+	grade    TEXT    NOT NULL,
+	synced   INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS levels_sensor_t ON levels (sensor, t);
+CREATE TABLE IF NOT EXISTS env (
+	id            INTEGER PRIMARY KEY,
+	sensor        TEXT    NOT NULL,
+	t             INTEGER NOT NULL,
+	temperature_c REAL,
+	humidity_pct  REAL,
+	pressure_hpa  REAL,
+	gateway       TEXT    NOT NULL,
+	seq           INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS env_sensor_t ON env (sensor, t);
+CREATE TABLE IF NOT EXISTS dead_letters (
+	id          INTEGER PRIMARY KEY,
+	received_at INTEGER NOT NULL,
+	topic       TEXT    NOT NULL,
+	reason      TEXT    NOT NULL,
+	message     TEXT    NOT NULL,
+	gateway     TEXT    NOT NULL,
+	seq         INTEGER NOT NULL,
+	payload     BLOB    NOT NULL,
+	truncated   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dead_letters_reason ON dead_letters (reason, id);
+CREATE TABLE IF NOT EXISTS gateways (
+	gateway      TEXT PRIMARY KEY,
+	municipality TEXT    NOT NULL DEFAULT '',
+	state        TEXT    NOT NULL DEFAULT '',
+	at           INTEGER NOT NULL DEFAULT 0,
+	received_at  INTEGER NOT NULL DEFAULT 0,
+	clock        TEXT,
+	outbox       TEXT,
+	version      TEXT    NOT NULL DEFAULT '',
+	last_seen    INTEGER NOT NULL DEFAULT 0,
+	last_seq     INTEGER NOT NULL DEFAULT 0,
+	watermark    INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS seq_above (
+	gateway TEXT    NOT NULL,
+	seq     INTEGER NOT NULL,
+	PRIMARY KEY (gateway, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cursors (
+	name     TEXT PRIMARY KEY,
+	position INTEGER NOT NULL
+);
+`
+
+// OpenSQLite opens (creating if needed) the database file at path.
+func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
+	if opts.Sync == "" {
+		opts.Sync = SyncFull
+	}
+	if opts.Sync != SyncFull && opts.Sync != SyncNormal {
+		return nil, fmt.Errorf("store: sync %q: use full or normal", opts.Sync)
+	}
+	dsn := func(extra string) string {
+		q := url.Values{}
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "synchronous("+string(opts.Sync)+")")
+		q.Add("_pragma", "foreign_keys(on)")
+		if extra != "" {
+			q.Add("_pragma", extra)
+		}
+		q.Add("_txlock", "immediate")
+		return "file:" + path + "?" + q.Encode()
+	}
+	w, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(schema); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn("query_only(1)"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	return &SQLite{w: w, r: r, notify: make(chan struct{}, 1)}, nil
+}
+
+// Close closes the database.
+func (s *SQLite) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Stored signals (without blocking, coalescing) after each commit that
+// stored level records; the InfluxDB mirror waits on it.
+func (s *SQLite) Stored() <-chan struct{} { return s.notify }
+
+// Apply stores a group of batches, dead letters and statuses in one
+// transaction. Batches already stored (same gateway and seq) are reported
+// as not new and change nothing. The ack watermark of each gateway moves
+// to the highest contiguous seq stored, in the same transaction.
+func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
+	if s.closed.Load() {
+		return Result{}, ErrClosed
+	}
+	res := Result{New: make([]bool, len(w.Batches)), Watermarks: map[string]uint64{}}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	levelsStored := false
+	wm := map[string]uint64{}
+	getWM := func(gw string) (uint64, error) {
+		if v, ok := wm[gw]; ok {
+			return v, nil
+		}
+		var v int64
+		err := tx.QueryRowContext(ctx, `SELECT watermark FROM gateways WHERE gateway = ?`, gw).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO gateways (gateway) VALUES (?)`, gw); err != nil {
+				return 0, err
+			}
+			v = 0
+		} else if err != nil {
+			return 0, err
+		}
+		wm[gw] = uint64(v)
+		return uint64(v), nil
+	}
+	insBatch, err := tx.PrepareContext(ctx, `INSERT INTO batches
+		(gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return Result{}, fmt.Errorf("store: prepare: %w", err)
+	}
+	defer insBatch.Close()
+	insLevel, err := tx.PrepareContext(ctx, `INSERT INTO levels
+		(sensor, t, dur_ms, laeq, lafmax, lafmin, lcpeak, energy, overload, hist, gateway, seq, grade, synced)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return Result{}, fmt.Errorf("store: prepare: %w", err)
+	}
+	defer insLevel.Close()
+	insEnv, err := tx.PrepareContext(ctx, `INSERT INTO env
+		(sensor, t, temperature_c, humidity_pct, pressure_hpa, gateway, seq)
+		VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return Result{}, fmt.Errorf("store: prepare: %w", err)
+	}
+	defer insEnv.Close()
+
+	for i, b := range w.Batches {
+		cur, err := getWM(b.Gateway)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: watermark %s: %w", b.Gateway, err)
+		}
+		n := len(b.Records) + len(b.Env)
+		r, err := insBatch.ExecContext(ctx, b.Gateway, int64(b.Seq), b.Kind, b.Municipality, b.Sensor, b.Topic,
+			b.Body, b.Sig, b.Verified, b.ReceivedAt.UnixMilli(), n)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: insert batch %s/%d: %w", b.Gateway, b.Seq, err)
+		}
+		if k, _ := r.RowsAffected(); k == 0 {
+			continue // duplicate (gateway, seq)
+		}
+		res.New[i] = true
+		for _, rec := range b.Records {
+			var hist []byte
+			if rec.Hist != nil {
+				if hist, err = json.Marshal(rec.Hist); err != nil {
+					return Result{}, fmt.Errorf("store: histogram: %w", err)
+				}
+			}
+			r, err := insLevel.ExecContext(ctx, b.Sensor, rec.T.UnixMilli(), rec.DurMs, rec.LAeq, rec.LAFmax, rec.LAFmin,
+				rec.LCpeak, float64(rec.DurMs)*level.ToEnergy(rec.LAeq), rec.Overload, hist, b.Gateway, int64(b.Seq),
+				b.Device.Grade, b.Clock.Synced)
+			if err != nil {
+				return Result{}, fmt.Errorf("store: insert level: %w", err)
+			}
+			if k, _ := r.RowsAffected(); k == 0 {
+				res.RecordsIgnored++
+			} else {
+				levelsStored = true
+			}
+		}
+		for _, e := range b.Env {
+			r, err := insEnv.ExecContext(ctx, b.Sensor, e.T.UnixMilli(), e.TemperatureC, e.HumidityPct, e.PressureHPa, b.Gateway, int64(b.Seq))
+			if err != nil {
+				return Result{}, fmt.Errorf("store: insert env: %w", err)
+			}
+			if k, _ := r.RowsAffected(); k == 0 {
+				res.RecordsIgnored++
+			}
+		}
+		// Advance the contiguous watermark, or remember a seq above a gap.
+		switch {
+		case b.Seq == cur+1:
+			cur = b.Seq
+			for {
+				r, err := tx.ExecContext(ctx, `DELETE FROM seq_above WHERE gateway = ? AND seq = ?`, b.Gateway, int64(cur+1))
+				if err != nil {
+					return Result{}, fmt.Errorf("store: watermark: %w", err)
+				}
+				if k, _ := r.RowsAffected(); k == 0 {
+					break
+				}
+				cur++
+			}
+		case b.Seq > cur+1:
+			if _, err := tx.ExecContext(ctx, `INSERT INTO seq_above (gateway, seq) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+				b.Gateway, int64(b.Seq)); err != nil {
+				return Result{}, fmt.Errorf("store: watermark: %w", err)
+			}
+		}
+		wm[b.Gateway] = cur
+		clock, _ := json.Marshal(b.Clock)
+		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET watermark = ?, municipality = ?, clock = ?,
+			last_seen = MAX(last_seen, ?), last_seq = MAX(last_seq, ?) WHERE gateway = ?`,
+			int64(cur), b.Municipality, string(clock), b.ReceivedAt.UnixMilli(), int64(b.Seq), b.Gateway); err != nil {
+			return Result{}, fmt.Errorf("store: gateway %s: %w", b.Gateway, err)
+		}
+	}
+	for _, d := range w.DeadLetters {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
+			(received_at, topic, reason, message, gateway, seq, payload, truncated) VALUES (?,?,?,?,?,?,?,?)`,
+			d.ReceivedAt.UnixMilli(), d.Topic, d.Reason, d.Message, d.Gateway, int64(d.Seq), nonNil(d.Payload), d.Truncated); err != nil {
+			return Result{}, fmt.Errorf("store: insert dead letter: %w", err)
+		}
+	}
+	for _, st := range w.Statuses {
+		if _, err := getWM(st.Gateway); err != nil {
+			return Result{}, fmt.Errorf("store: gateway %s: %w", st.Gateway, err)
+		}
+		var clock, outbox any
+		if st.Clock != nil {
+			b, _ := json.Marshal(st.Clock)
+			clock = string(b)
+		}
+		if st.Outbox != nil {
+			b, _ := json.Marshal(st.Outbox)
+			outbox = string(b)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET municipality = ?, state = ?, at = ?, received_at = ?,
+			clock = COALESCE(?, clock), outbox = COALESCE(?, outbox), version = ? WHERE gateway = ?`,
+			st.Municipality, st.State, unixMilli(st.At), unixMilli(st.ReceivedAt), clock, outbox, st.Version, st.Gateway); err != nil {
+			return Result{}, fmt.Errorf("store: status %s: %w", st.Gateway, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, fmt.Errorf("store: commit: %w", err)
+	}
+	for gw, v := range wm {
+		res.Watermarks[gw] = v
+	}
+	if levelsStored {
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+	}
+	return res, nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// Watermark returns a gateway's highest contiguous stored seq (0 if none).
+func (s *SQLite) Watermark(ctx context.Context, gateway string) (uint64, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT watermark FROM gateways WHERE gateway = ?`, gateway).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: watermark: %w", err)
+	}
+	return uint64(v), nil
+}
+
+const levelCols = `id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist`
+
+func scanLevels(rows *sql.Rows) ([]Record, error) {
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var t, seq int64
+		var lcpeak sql.NullFloat64
+		var hist []byte
+		if err := rows.Scan(&r.ID, &r.Sensor, &r.Gateway, &seq, &t, &r.DurMs, &r.LAeq, &r.LAFmax, &r.LAFmin,
+			&lcpeak, &r.Overload, &r.Grade, &r.Synced, &hist); err != nil {
+			return nil, fmt.Errorf("store: scan level: %w", err)
+		}
+		r.T = time.UnixMilli(t).UTC()
+		r.Seq = uint64(seq)
+		if lcpeak.Valid {
+			v := lcpeak.Float64
+			r.LCpeak = &v
+		}
+		if len(hist) > 0 {
+			var h level.Histogram
+			if err := json.Unmarshal(hist, &h); err == nil {
+				r.Hist = &h
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read levels: %w", err)
+	}
+	return out, nil
+}
+
+// Records returns a sensor's records with start time in [from, to), in
+// time order, at most limit (0 = no limit).
+func (s *SQLite) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]Record, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels
+		WHERE sensor = ? AND t >= ? AND t < ? ORDER BY t LIMIT ?`, sensor, from.UnixMilli(), to.UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: records: %w", err)
+	}
+	return scanLevels(rows)
+}
+
+// Buckets aggregates a sensor's records in [from, to) into buckets of step.
+func (s *SQLite) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]Bucket, error) {
+	recs, err := s.Records(ctx, sensor, from, to, 0)
+	if err != nil {
+		return nil, err
+	}
+	return Aggregate(recs, step), nil
+}
+
+// Latest returns a sensor's most recent record.
+func (s *SQLite) Latest(ctx context.Context, sensor string) (Record, bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE sensor = ? ORDER BY t DESC LIMIT 1`, sensor)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("store: latest: %w", err)
+	}
+	recs, err := scanLevels(rows)
+	if err != nil || len(recs) == 0 {
+		return Record{}, false, err
+	}
+	return recs[0], true, nil
+}
+
+// LevelsAfter returns up to limit records with id > after, in id order (the
+// InfluxDB mirror's cursor walk).
+func (s *SQLite) LevelsAfter(ctx context.Context, after int64, limit int) ([]Record, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: levels after %d: %w", after, err)
+	}
+	return scanLevels(rows)
+}
+
+// MaxLevelID is the id of the newest level record (0 when empty).
+func (s *SQLite) MaxLevelID(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM levels`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: max id: %w", err)
+	}
+	return v.Int64, nil
+}
+
+// CountLevels counts stored level records (all sensors when sensor is "").
+func (s *SQLite) CountLevels(ctx context.Context, sensor string) (int64, error) {
+	var n int64
+	var err error
+	if sensor == "" {
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels`).Scan(&n)
+	} else {
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels WHERE sensor = ?`, sensor).Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: count: %w", err)
+	}
+	return n, nil
+}
+
+// StoredSeqs returns the set of stored seqs of a gateway (tests, audits).
+func (s *SQLite) StoredSeqs(ctx context.Context, gateway string) (map[uint64]bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT seq FROM batches WHERE gateway = ?`, gateway)
+	if err != nil {
+		return nil, fmt.Errorf("store: seqs: %w", err)
+	}
+	defer rows.Close()
+	out := map[uint64]bool{}
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("store: seqs: %w", err)
+		}
+		out[uint64(v)] = true
+	}
+	return out, rows.Err()
+}
+
+// RawBatch returns the stored body and signature of a batch (evidence).
+func (s *SQLite) RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT body, sig, verified FROM batches WHERE gateway = ? AND seq = ?`,
+		gateway, int64(seq)).Scan(&body, &sig, &verified)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("store: batch %s/%d: %w", gateway, seq, err)
+	}
+	return body, sig, verified, nil
+}
+
+// Cursor returns a named position (0 if never set).
+func (s *SQLite) Cursor(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT position FROM cursors WHERE name = ?`, name).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: cursor %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// SetCursor persists a named position.
+func (s *SQLite) SetCursor(ctx context.Context, name string, pos int64) error {
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO cursors (name, position) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET position = excluded.position`, name, pos); err != nil {
+		return fmt.Errorf("store: set cursor %s: %w", name, err)
+	}
+	return nil
+}
+
+// GatewayStatuses returns every gateway the store has heard of.
+func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT g.gateway, g.municipality, g.state, g.at, g.received_at, g.clock, g.outbox,
+		g.version, g.last_seen, g.last_seq, g.watermark, (SELECT COUNT(*) FROM seq_above a WHERE a.gateway = g.gateway)
+		FROM gateways g ORDER BY g.gateway`)
+	if err != nil {
+		return nil, fmt.Errorf("store: gateways: %w", err)
+	}
+	defer rows.Close()
+	var out []GatewayStatus
+	for rows.Next() {
+		var g GatewayStatus
+		var at, recv, seen, lastSeq, wm int64
+		var clock, outbox sql.NullString
+		if err := rows.Scan(&g.Gateway, &g.Municipality, &g.State, &at, &recv, &clock, &outbox, &g.Version,
+			&seen, &lastSeq, &wm, &g.PendingAbove); err != nil {
+			return nil, fmt.Errorf("store: gateways: %w", err)
+		}
+		g.At, g.ReceivedAt, g.LastSeen = fromMilli(at), fromMilli(recv), fromMilli(seen)
+		g.LastSeq, g.Watermark = uint64(lastSeq), uint64(wm)
+		if clock.Valid {
+			var c wire.Clock
+			if json.Unmarshal([]byte(clock.String), &c) == nil {
+				g.Clock = &c
+			}
+		}
+		if outbox.Valid {
+			var o wire.Outbox
+			if json.Unmarshal([]byte(outbox.String), &o) == nil {
+				g.Outbox = &o
+			}
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// DeadLetters lists rejected messages, newest first.
+func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLetter, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	q := `SELECT id, received_at, topic, reason, message, gateway, seq, payload, truncated FROM dead_letters WHERE 1=1`
+	var args []any
+	if f.Reason != "" {
+		q += ` AND reason = ?`
+		args = append(args, f.Reason)
+	}
+	if f.Gateway != "" {
+		q += ` AND gateway = ?`
+		args = append(args, f.Gateway)
+	}
+	if f.BeforeID > 0 {
+		q += ` AND id < ?`
+		args = append(args, f.BeforeID)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: dead letters: %w", err)
+	}
+	defer rows.Close()
+	var out []DeadLetter
+	for rows.Next() {
+		var d DeadLetter
+		var recv, seq int64
+		if err := rows.Scan(&d.ID, &recv, &d.Topic, &d.Reason, &d.Message, &d.Gateway, &seq, &d.Payload, &d.Truncated); err != nil {
+			return nil, fmt.Errorf("store: dead letters: %w", err)
+		}
+		d.ReceivedAt, d.Seq = fromMilli(recv), uint64(seq)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// CountDeadLetters counts dead letters by reason.
+func (s *SQLite) CountDeadLetters(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT reason, COUNT(*) FROM dead_letters GROUP BY reason`)
+	if err != nil {
+		return nil, fmt.Errorf("store: count dead letters: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var r string
+		var n int64
+		if err := rows.Scan(&r, &n); err != nil {
+			return nil, fmt.Errorf("store: count dead letters: %w", err)
+		}
+		out[r] = n
+	}
+	return out, rows.Err()
+}
+
+var _ Readings = (*SQLite)(nil)

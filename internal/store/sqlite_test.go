@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+var t0 = time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
+
+func openTest(t *testing.T) (*SQLite, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sossego.db")
+	s, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func batch(gw string, seq uint64, start time.Time, levels ...float64) Batch {
+	b := Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-s", Kind: wire.KindLevels, Seq: seq,
+		Topic: wire.LevelsTopic("lapa", gw, gw+"-s"), Body: []byte(`{"seq":1}`), Sig: []byte{1, 2}, Verified: true,
+		ReceivedAt: start.Add(time.Minute), Device: wire.Device{Grade: "class2"}, Clock: wire.Clock{Synced: true}}
+	for i, l := range levels {
+		b.Records = append(b.Records, wire.Record{T: start.Add(time.Duration(i) * time.Second), DurMs: 1000,
+			LAeq: l, LAFmax: l + 3, LAFmin: l - 3})
+	}
+	return b
+}
+
+func TestWatermarkWithGaps(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	steps := []struct {
+		seqs    []uint64
+		wantNew []bool
+		wantWM  uint64
+	}{
+		{[]uint64{1, 2}, []bool{true, true}, 2},
+		{[]uint64{4, 5}, []bool{true, true}, 2}, // gap at 3
+		{[]uint64{2}, []bool{false}, 2},         // duplicate
+		{[]uint64{7}, []bool{true}, 2},
+		{[]uint64{3}, []bool{true}, 5}, // fills the gap: 3,4,5 contiguous
+		{[]uint64{6, 6}, []bool{true, false}, 7},
+	}
+	for i, st := range steps {
+		var w Write
+		for _, q := range st.seqs {
+			w.Batches = append(w.Batches, batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), 60))
+		}
+		res, err := s.Apply(ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range st.wantNew {
+			if res.New[j] != st.wantNew[j] {
+				t.Errorf("step %d: New[%d] = %v, want %v", i, j, res.New[j], st.wantNew[j])
+			}
+		}
+		if res.Watermarks["gw"] != st.wantWM {
+			t.Errorf("step %d: watermark %d, want %d", i, res.Watermarks["gw"], st.wantWM)
+		}
+		if got, _ := s.Watermark(ctx, "gw"); got != st.wantWM {
+			t.Errorf("step %d: stored watermark %d, want %d", i, got, st.wantWM)
+		}
+	}
+	n, _ := s.CountLevels(ctx, "")
+	if n != 7 {
+		t.Errorf("levels = %d, want 7 (one per unique seq)", n)
+	}
+}
+
+func TestPersistsAcrossReopen(t *testing.T) {
+	s, path := openTest(t)
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 50, 60), batch("gw", 3, t0.Add(time.Hour), 70)}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, err := OpenSQLite(path, SQLiteOptions{Sync: SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	res, err := s2.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0.Add(2*time.Hour), 55)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Watermarks["gw"] != 3 {
+		t.Errorf("watermark after reopen = %d, want 3", res.Watermarks["gw"])
+	}
+	body, sig, verified, err := s2.RawBatch(ctx, "gw", 1)
+	if err != nil || string(body) != `{"seq":1}` || len(sig) != 2 || !verified {
+		t.Errorf("raw batch = %q %v %v %v", body, sig, verified, err)
+	}
+}
+
+func TestAggregateEnergy(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	b := batch("gw", 1, t0, 50, 60, 70)
+	for i := range b.Records {
+		h := level.Histogram{}
+		h.Add(b.Records[i].LAeq, 1000)
+		b.Records[i].Hist = &h
+	}
+	b2 := batch("gw", 2, t0.Add(time.Minute), 80)
+	if _, err := s.Apply(ctx, Write{Batches: []Batch{b, b2}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Buckets(ctx, "gw-s", t0, t0.Add(2*time.Minute), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("buckets = %+v", got)
+	}
+	want := 10 * math.Log10((math.Pow(10, 5)+math.Pow(10, 6)+math.Pow(10, 7))/3) // 65.68
+	if math.Abs(got[0].LAeq-want) > 1e-9 || got[0].LAFmax != 73 || got[0].LAFmin != 47 || got[0].Count != 3 || got[0].DurMs != 3000 {
+		t.Errorf("bucket 0 = %+v, want LAeq %.4f", got[0], want)
+	}
+	if got[0].L90 == nil || *got[0].L90 != 50 || got[0].L10 == nil || *got[0].L10 != 70 {
+		t.Errorf("Ln = %v %v", got[0].L10, got[0].L90)
+	}
+	if got[1].L90 != nil {
+		t.Error("L90 reported for a bucket without histograms")
+	}
+	if got[1].LAeq != 80 || !got[1].Start.Equal(t0.Add(time.Minute)) {
+		t.Errorf("bucket 1 = %+v", got[1])
+	}
+	recs, _ := s.Records(ctx, "gw-s", t0, t0.Add(time.Hour), 2)
+	if len(recs) != 2 || recs[0].LAeq != 50 || recs[1].LAeq != 60 || recs[0].Hist == nil || recs[0].Grade != "class2" {
+		t.Errorf("records = %+v", recs)
+	}
+	latest, ok, _ := s.Latest(ctx, "gw-s")
+	if !ok || latest.LAeq != 80 {
+		t.Errorf("latest = %+v %v", latest, ok)
+	}
+}
+
+func TestDeadLettersAndStatus(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	now := t0
+	w := Write{
+		DeadLetters: []DeadLetter{
+			{ReceivedAt: now, Topic: "x", Reason: wire.ReasonJSON, Message: "m1", Payload: []byte("{")},
+			{ReceivedAt: now, Topic: "y", Reason: wire.ReasonRange, Message: "m2", Gateway: "gw", Seq: 9, Payload: nil},
+		},
+		Statuses: []GatewayStatus{{Gateway: "gw", Municipality: "lapa", State: "online", At: now, ReceivedAt: now,
+			Clock: &wire.Clock{Synced: true, OffsetMs: 1.5, Source: "ntp"}, Outbox: &wire.Outbox{Pending: 3, Capacity: 10}}},
+	}
+	if _, err := s.Apply(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0, 60)}}); err != nil {
+		t.Fatal(err)
+	}
+	dl, err := s.DeadLetters(ctx, DeadLetterFilter{})
+	if err != nil || len(dl) != 2 || dl[0].Reason != wire.ReasonRange || dl[0].Seq != 9 || string(dl[1].Payload) != "{" {
+		t.Fatalf("dead letters = %+v %v", dl, err)
+	}
+	dl, _ = s.DeadLetters(ctx, DeadLetterFilter{Reason: wire.ReasonJSON})
+	if len(dl) != 1 || dl[0].Message != "m1" {
+		t.Errorf("filtered = %+v", dl)
+	}
+	gs, err := s.GatewayStatuses(ctx)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("statuses = %+v %v", gs, err)
+	}
+	g := gs[0]
+	if g.State != "online" || g.Clock == nil || !g.Clock.Synced || g.Outbox == nil || g.Outbox.Pending != 3 ||
+		g.LastSeq != 2 || g.Watermark != 0 || g.PendingAbove != 1 || g.LastSeen.IsZero() {
+		t.Errorf("status = %+v", g)
+	}
+}
