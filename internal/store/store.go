@@ -60,15 +60,15 @@ type DeadLetter struct {
 type GatewayStatus struct {
 	Gateway      string       `json:"gateway"`
 	Municipality string       `json:"municipality"`
-	State        string       `json:"state"`                 // online | offline | "" (never reported)
-	At           time.Time    `json:"at,omitzero"`           // gateway's own timestamp of the status
-	ReceivedAt   time.Time    `json:"received_at,omitzero"`  // when the status arrived
-	Clock        *wire.Clock  `json:"clock,omitempty"`       // last clock state (status or batch)
-	Outbox       *wire.Outbox `json:"outbox,omitempty"`      // last outbox report
-	Version      string       `json:"version,omitempty"`     // gateway software version
-	LastSeen     time.Time    `json:"last_seen,omitzero"`    // last accepted batch
-	LastSeq      uint64       `json:"last_seq,omitempty"`    // seq of the last accepted batch
-	Watermark    uint64       `json:"ack_watermark"`         // highest contiguous seq stored
+	State        string       `json:"state"`                  // online | offline | "" (never reported)
+	At           time.Time    `json:"at,omitzero"`            // gateway's own timestamp of the status
+	ReceivedAt   time.Time    `json:"received_at,omitzero"`   // when the status arrived
+	Clock        *wire.Clock  `json:"clock,omitempty"`        // last clock state (status or batch)
+	Outbox       *wire.Outbox `json:"outbox,omitempty"`       // last outbox report
+	Version      string       `json:"version,omitempty"`      // gateway software version
+	LastSeen     time.Time    `json:"last_seen,omitzero"`     // last accepted batch
+	LastSeq      uint64       `json:"last_seq,omitempty"`     // seq of the last accepted batch
+	Watermark    uint64       `json:"ack_watermark"`          // highest contiguous seq stored
 	PendingAbove int          `json:"pending_above,omitzero"` // stored seqs above a gap
 }
 
