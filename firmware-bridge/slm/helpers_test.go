@@ -55,7 +55,7 @@ func encodePCM(t testing.TB, f Format, x []float64) []byte {
 		case S16LE:
 			b.Write(le.AppendUint16(nil, uint16(int16(clip(v*(1<<15), -(1<<15), (1<<15)-1)))))
 		case S24LE:
-			u := uint32(int32(clip(v*(1<<23), -(1<<23), (1<<23)-1)))
+			u := uint32(int32(clip(v*(1<<23), -(1 << 23), (1<<23)-1)))
 			b.Write([]byte{byte(u), byte(u >> 8), byte(u >> 16)})
 		case S32LE:
 			b.Write(le.AppendUint32(nil, uint32(int32(clip(v*(1<<31), -(1<<31), (1<<31)-1)))))

@@ -22,19 +22,18 @@ const (
 	DefaultStatsInterval  = 100 * time.Millisecond
 )
 
-// msFloor is the mean square (full scale = 1) below which a level is
-// reported as the floor FloorDBFS: digital silence has no finite level,
-// and JSON, level.Histogram and the wire contract need one. 1e-20 is 10 dB
-// below the least significant bit of a 32-bit sample.
-const msFloor = 1e-20
-
 // FloorDBFS is the lowest level the meter reports, in dB relative to a
-// full-scale sine (before OffsetDB): the level of digital silence.
-var FloorDBFS = dbfs(0)
+// full-scale sine (before OffsetDB): the level of digital silence, which
+// has no finite level, while JSON, level.Histogram and the wire contract
+// need one. It is 10 dB below one LSB of a 32-bit sample.
+const FloorDBFS = -197.0
 
-// histShift moves dBFS levels (FloorDBFS ≈ -197 … +3 dB) into the
-// 0…200 dB range of level.Histogram for the running summary.
-const histShift = 197.0
+// msFloor is the mean square (full scale = 1) of FloorDBFS.
+var msFloor = math.Pow(10, FloorDBFS/10) / 2
+
+// histShift moves dBFS levels (FloorDBFS … +3 dB) into the 0…200 dB range
+// of level.Histogram for the running summary.
+const histShift = -FloorDBFS
 
 // ErrNoSamples is returned by Summary when the meter has seen no audio.
 var ErrNoSamples = errors.New("slm: no samples")
@@ -265,15 +264,16 @@ func (m *Meter) start() []float64 {
 	m.a.prime(p[0])
 	m.c.prime(p[0])
 	probe := m.a.clone()
+	w := p[:min(len(p), m.nWarm)] // exactly the warm-up: the result must not depend on block sizes
 	var sum float64
-	for i := 0; i < len(p); i += blockLen {
-		b := m.bufA[:copy(m.bufA, p[i:min(len(p), i+blockLen)])]
+	for i := 0; i < len(w); i += blockLen {
+		b := m.bufA[:copy(m.bufA, w[i:min(len(w), i+blockLen)])]
 		probe.run(b)
 		for _, v := range b {
 			sum += v * v
 		}
 	}
-	m.eF = sum / float64(len(p))
+	m.eF = sum / float64(len(w))
 	m.eS = m.eF
 	return p
 }
