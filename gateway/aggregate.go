@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Aggregator turns meter samples into 1-s records. It is pure: every sample
+// carries its own time, and records are produced as soon as a sample shows
+// that their second is over.
+//
+// A sample covers the interval (At−Duration, At]; an instantaneous sample
+// (Duration 0, e.g. an LAF reading) covers one nominal sample period before
+// At. The interval is split at whole seconds and each part adds the sample's
+// level for its duration to that second's energy, so an unaligned meter never
+// moves energy between seconds. Max, min and peak count in every second the
+// sample touches. A record's dur_ms is the measured time inside its second:
+// less than 1000 when samples were missed (never padded).
+//
+// Samples must arrive in time order; if the clock jumps backwards the
+// current record is closed and a new one starts (records follow the order of
+// sampling, the clock state in the batch tells the reader why).
+type Aggregator struct {
+	period time.Duration
+
+	cur    *open // second being filled, nil when none
+	minute minuteAcc
+}
+
+type open struct {
+	start   time.Time // whole second, UTC
+	acc     level.Accumulator
+	hist    level.Histogram
+	peak    float64
+	hasPeak bool
+	max     float64
+	min     float64
+	dev     bridge.Device
+	sync    wire.Clock
+}
+
+// ErrWeighting is returned for a sample that is not A-weighted.
+var ErrWeighting = errors.New("gateway: sample is not A-weighted")
+
+// NewAggregator returns an aggregator for a meter sampled every period.
+func NewAggregator(period time.Duration) *Aggregator {
+	if period <= 0 {
+		period = 100 * time.Millisecond
+	}
+	return &Aggregator{period: period}
+}
+
+// Output is one finished 1-s record with the device that measured it and the
+// clock state when its second was sampled.
+type Output struct {
+	Record wire.Record
+	Device bridge.Device
+	Clock  wire.Clock
+}
+
+// Add feeds one sample taken with the clock in state clk; it returns the
+// records that the sample closed (usually none, one per new second).
+func (a *Aggregator) Add(s bridge.Sample, clk wire.Clock) ([]Output, error) {
+	if s.Weighting != "" && s.Weighting != bridge.WeightingA {
+		return nil, fmt.Errorf("%w: got %q", ErrWeighting, s.Weighting)
+	}
+	if s.At.IsZero() {
+		return nil, errors.New("gateway: sample without a time")
+	}
+	dur := s.Duration
+	if dur <= 0 {
+		dur = a.period
+	}
+	end := s.At.UTC()
+	start := end.Add(-dur)
+	var out []Output
+	for start.Before(end) {
+		sec := start.Truncate(time.Second)
+		pieceEnd := sec.Add(time.Second)
+		if pieceEnd.After(end) {
+			pieceEnd = end
+		}
+		if a.cur != nil && !a.cur.start.Equal(sec) {
+			if o, ok := a.close(); ok {
+				out = append(out, o)
+			}
+		}
+		if a.cur == nil {
+			a.cur = &open{start: sec, dev: s.Device, sync: clk}
+		}
+		a.cur.add(s, float64(pieceEnd.Sub(start))/float64(time.Millisecond), clk)
+		start = pieceEnd
+	}
+	return out, nil
+}
+
+// Flush closes the record being filled, if any.
+func (a *Aggregator) Flush() []Output {
+	if o, ok := a.close(); ok {
+		return []Output{o}
+	}
+	return nil
+}
+
+func (o *open) add(s bridge.Sample, ms float64, clk wire.Clock) {
+	mx, mn := s.Level, s.Level
+	if s.HasMax {
+		mx = s.Max
+	}
+	if s.HasMin {
+		mn = s.Min
+	}
+	if o.acc.Count() == 0 || mx > o.max {
+		o.max = mx
+	}
+	if o.acc.Count() == 0 || mn < o.min {
+		o.min = mn
+	}
+	o.acc.Add(s.Level, ms)
+	o.hist.Add(s.Level, ms)
+	if s.HasPeakC && (!o.hasPeak || s.PeakC > o.peak) {
+		o.peak, o.hasPeak = s.PeakC, true
+	}
+	// The record is only as honest as the worst clock state seen in it.
+	if !clk.Synced {
+		o.sync.Synced = false
+		o.sync.Source = clk.Source
+	}
+	if clk.OffsetMs > o.sync.OffsetMs {
+		o.sync.OffsetMs = clk.OffsetMs
+	}
+}
+
+func (a *Aggregator) close() (Output, bool) {
+	o := a.cur
+	a.cur = nil
+	if o == nil {
+		return Output{}, false
+	}
+	leq, ok := o.acc.Leq()
+	if !ok {
+		return Output{}, false
+	}
+	durMs := int64(o.acc.DurationMs() + 0.5)
+	if durMs < 1 {
+		durMs = 1
+	}
+	rec := wire.Record{
+		T: o.start, DurMs: durMs, LAeq: round2(leq), LAFmax: round2(o.max), LAFmin: round2(o.min),
+	}
+	// Rounding may not break lafmin ≤ laeq ≤ lafmax.
+	if rec.LAeq > rec.LAFmax {
+		rec.LAeq = rec.LAFmax
+	}
+	if rec.LAeq < rec.LAFmin {
+		rec.LAeq = rec.LAFmin
+	}
+	if o.hasPeak {
+		p := round2(o.peak)
+		rec.LCpeak = &p
+	}
+	h := o.hist
+	rec.Hist = &h
+	a.minute.add(rec)
+	return Output{Record: rec, Device: o.dev, Clock: o.sync}, true
+}
+
+func round2(v float64) float64 {
+	// Two decimals are far below any meter's resolution and keep payloads short.
+	if v >= 0 {
+		return float64(int64(v*100+0.5)) / 100
+	}
+	return -float64(int64(-v*100+0.5)) / 100
+}
+
+// Minute is the energy-domain summary of the records of one clock minute.
+type Minute struct {
+	Start      time.Time
+	DurMs      float64
+	LAeq       float64
+	LAFmax     float64
+	LAFmin     float64
+	L10        float64
+	L50        float64
+	L90        float64
+	Hist       level.Histogram
+	NumRecords int
+}
+
+type minuteAcc struct {
+	start time.Time
+	acc   level.Accumulator
+	hist  level.Histogram
+	max   float64
+	min   float64
+	n     int
+	done  []Minute
+}
+
+func (m *minuteAcc) add(r wire.Record) {
+	st := r.T.Truncate(time.Minute)
+	if m.n > 0 && !st.Equal(m.start) {
+		m.finish()
+	}
+	if m.n == 0 {
+		m.start = st
+		m.max, m.min = r.LAFmax, r.LAFmin
+	}
+	m.acc.Add(r.LAeq, float64(r.DurMs))
+	if r.Hist != nil {
+		m.hist.Merge(*r.Hist)
+	}
+	m.max = max(m.max, r.LAFmax)
+	m.min = min(m.min, r.LAFmin)
+	m.n++
+}
+
+func (m *minuteAcc) finish() {
+	if m.n == 0 {
+		return
+	}
+	leq, _ := m.acc.Leq()
+	mi := Minute{Start: m.start, DurMs: m.acc.DurationMs(), LAeq: leq, LAFmax: m.max, LAFmin: m.min,
+		Hist: m.hist, NumRecords: m.n}
+	mi.L10, _ = m.hist.Percentile(10)
+	mi.L50, _ = m.hist.Percentile(50)
+	mi.L90, _ = m.hist.Percentile(90)
+	m.done = append(m.done, mi)
+	*m = minuteAcc{done: m.done}
+}
+
+// Minutes returns the per-minute summaries completed since the last call
+// (a minute completes when a record of a later minute is produced).
+func (a *Aggregator) Minutes() []Minute {
+	d := a.minute.done
+	a.minute.done = nil
+	return d
+}

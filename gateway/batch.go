@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"time"
+
+	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Batcher groups finished records into batches of at most MaxRecords
+// records spanning at most MaxAge of record time. A batch is also cut when
+// the device or the clock's synced flag changes, so that the device and
+// clock fields of a batch are true for every record in it. It is pure.
+type Batcher struct {
+	MaxRecords int
+	MaxAge     time.Duration
+
+	recs  []wire.Record
+	dev   bridge.Device
+	clock wire.Clock
+}
+
+// Pending is a batch ready to be numbered and sealed.
+type Pending struct {
+	Device  wire.Device
+	Clock   wire.Clock
+	Records []wire.Record
+}
+
+// Add appends o and returns the batches it completed (zero, one or two).
+func (b *Batcher) Add(o Output) []Pending {
+	var out []Pending
+	if len(b.recs) > 0 && (o.Device != b.dev || o.Clock.Synced != b.clock.Synced ||
+		(b.MaxAge > 0 && o.Record.T.Sub(b.recs[0].T) >= b.MaxAge)) {
+		out = append(out, b.cut())
+	}
+	if len(b.recs) == 0 {
+		b.dev, b.clock = o.Device, o.Clock
+	}
+	if o.Clock.OffsetMs > b.clock.OffsetMs {
+		b.clock.OffsetMs = o.Clock.OffsetMs
+	}
+	b.recs = append(b.recs, o.Record)
+	if len(b.recs) >= max(1, min(b.MaxRecords, wire.MaxRecords)) {
+		out = append(out, b.cut())
+	}
+	return out
+}
+
+// Due returns the open batch if its first record is at least MaxAge older
+// than now (a quiet meter still gets its records out).
+func (b *Batcher) Due(now time.Time) (Pending, bool) {
+	if len(b.recs) == 0 || b.MaxAge <= 0 || now.Sub(b.recs[0].T) < b.MaxAge+time.Second {
+		return Pending{}, false
+	}
+	return b.cut(), true
+}
+
+// Flush returns the open batch, if any.
+func (b *Batcher) Flush() (Pending, bool) {
+	if len(b.recs) == 0 {
+		return Pending{}, false
+	}
+	return b.cut(), true
+}
+
+// Len is the number of records waiting in the open batch.
+func (b *Batcher) Len() int { return len(b.recs) }
+
+func (b *Batcher) cut() Pending {
+	p := Pending{Device: wireDevice(b.dev), Clock: b.clock, Records: b.recs}
+	b.recs = nil
+	return p
+}
+
+func wireDevice(d bridge.Device) wire.Device {
+	w := wire.Device{Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Grade: string(d.Grade)}
+	if !d.CalibratedAt.IsZero() {
+		w.CalibratedAt = d.CalibratedAt.UTC().Format(time.DateOnly)
+	}
+	return w
+}

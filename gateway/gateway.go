@@ -1,0 +1,539 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Publisher sends one MQTT message at QoS 1 and waits for the broker's
+// PUBACK or ctx. A PUBACK is not proof of delivery: batches leave the outbox
+// only on the central service's ack.
+type Publisher interface {
+	Publish(ctx context.Context, topic string, payload []byte, retained bool) error
+}
+
+// FullPolicy says what the gateway does when the outbox has no room.
+type FullPolicy string
+
+// Full-outbox policies. Both count what is lost in Status.Outbox.Dropped and
+// set Status.Outbox.Full; neither drops acknowledged-order data silently.
+const (
+	// DropNew keeps measuring and discards each new batch that does not
+	// fit, counting its records.
+	DropNew FullPolicy = "drop-new"
+	// StopSampling stops reading the meter while the outbox is full and
+	// counts each second not measured.
+	StopSampling FullPolicy = "stop-sampling"
+)
+
+// Valid reports whether p is a known policy.
+func (p FullPolicy) Valid() bool { return p == DropNew || p == StopSampling }
+
+// Options configure a Gateway. Zero values take the documented defaults
+// (see DefaultOptions).
+type Options struct {
+	Municipality, Gateway, Sensor string
+
+	SamplePeriod   time.Duration // meter read interval (default 100 ms = 10 Hz)
+	BatchRecords   int           // records per batch (default 10)
+	BatchMaxAge    time.Duration // max record-time span of a batch (default 10 s)
+	FullPolicy     FullPolicy    // default drop-new
+	ReplayRate     float64       // max messages per second to the broker (default 50)
+	Window         int           // max batches published and not yet acked (default 100)
+	AckTimeout     time.Duration // resend unacked batches after this long without ack progress (default 30 s)
+	StatusInterval time.Duration // retained status refresh (default 60 s)
+	PublishTimeout time.Duration // wait for a PUBACK (default 10 s)
+	Version        string        // software version in the status
+}
+
+// DefaultOptions returns the documented defaults for everything but ids.
+func DefaultOptions() Options {
+	return Options{
+		SamplePeriod: 100 * time.Millisecond, BatchRecords: 10, BatchMaxAge: 10 * time.Second,
+		FullPolicy: DropNew, ReplayRate: 50, Window: 100, AckTimeout: 30 * time.Second,
+		StatusInterval: 60 * time.Second, PublishTimeout: 10 * time.Second,
+	}
+}
+
+func (o *Options) fill() {
+	d := DefaultOptions()
+	if o.SamplePeriod <= 0 {
+		o.SamplePeriod = d.SamplePeriod
+	}
+	if o.BatchRecords <= 0 {
+		o.BatchRecords = d.BatchRecords
+	}
+	if o.BatchMaxAge <= 0 {
+		o.BatchMaxAge = d.BatchMaxAge
+	}
+	if o.FullPolicy == "" {
+		o.FullPolicy = d.FullPolicy
+	}
+	if o.ReplayRate <= 0 {
+		o.ReplayRate = d.ReplayRate
+	}
+	if o.Window <= 0 {
+		o.Window = d.Window
+	}
+	if o.AckTimeout <= 0 {
+		o.AckTimeout = d.AckTimeout
+	}
+	if o.StatusInterval <= 0 {
+		o.StatusInterval = d.StatusInterval
+	}
+	if o.PublishTimeout <= 0 {
+		o.PublishTimeout = d.PublishTimeout
+	}
+}
+
+// Validate checks the options without I/O.
+func (o Options) Validate() error {
+	for _, id := range []struct{ name, v string }{{"municipality", o.Municipality}, {"gateway", o.Gateway}, {"sensor", o.Sensor}} {
+		if !wire.ValidID(id.v) {
+			return fmt.Errorf("gateway: %s id %q must match [a-z0-9][a-z0-9_-]{0,63}", id.name, id.v)
+		}
+	}
+	if o.FullPolicy != "" && !o.FullPolicy.Valid() {
+		return fmt.Errorf("gateway: full policy %q unknown; use %s or %s", o.FullPolicy, DropNew, StopSampling)
+	}
+	if o.BatchRecords > wire.MaxRecords {
+		return fmt.Errorf("gateway: batch of %d records exceeds the wire limit of %d", o.BatchRecords, wire.MaxRecords)
+	}
+	if o.SamplePeriod > time.Second {
+		return fmt.Errorf("gateway: sample period %s is longer than the 1-s record", o.SamplePeriod)
+	}
+	return nil
+}
+
+// Gateway samples a meter and delivers signed batches through the outbox.
+// Create it with New and run it with Run; the MQTT transport reports
+// connections and acks through OnConnect, OnConnectionLost and HandleAck,
+// which never block.
+type Gateway struct {
+	opts  Options
+	meter bridge.Meter
+	sync  SyncSource
+	box   *Outbox
+	key   ed25519.PrivateKey
+	pub   Publisher
+	log   *slog.Logger
+	now   func() time.Time
+
+	levelsTopic, statusTopic string
+
+	connected atomic.Bool
+	connGen   atomic.Uint64
+	ackSeq    atomic.Uint64
+	wake      chan struct{} // connection change, ack, new batch, full-state change
+
+	clockMu sync.Mutex
+	clock   wire.Clock
+
+	senseErrors atomic.Uint64
+	badAcks     atomic.Uint64
+}
+
+// New builds a gateway. log may be nil (discard).
+func New(opts Options, m bridge.Meter, s SyncSource, box *Outbox, key ed25519.PrivateKey, pub Publisher, log *slog.Logger) (*Gateway, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.fill()
+	if m == nil || box == nil || pub == nil || len(key) != ed25519.PrivateKeySize {
+		return nil, errors.New("gateway: meter, outbox, key and publisher are required")
+	}
+	if s == nil {
+		s = FixedSync(unsyncedClock)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{
+		opts: opts, meter: m, sync: s, box: box, key: key, pub: pub, log: log, now: time.Now,
+		levelsTopic: wire.LevelsTopic(opts.Municipality, opts.Gateway, opts.Sensor),
+		statusTopic: wire.StatusTopic(opts.Municipality, opts.Gateway),
+		wake:        make(chan struct{}, 1),
+		clock:       unsyncedClock,
+	}, nil
+}
+
+// AckTopic is the topic the transport must subscribe to (QoS 1).
+func (g *Gateway) AckTopic() string { return wire.AckTopic(g.opts.Municipality, g.opts.Gateway) }
+
+// StatusTopic is the retained status topic (the Will goes there too).
+func (g *Gateway) StatusTopic() string { return g.statusTopic }
+
+// OnConnect is called by the transport once connected and subscribed to
+// the ack topic.
+func (g *Gateway) OnConnect() {
+	g.connGen.Add(1)
+	g.connected.Store(true)
+	g.poke()
+}
+
+// OnConnectionLost is called by the transport when the connection drops.
+func (g *Gateway) OnConnectionLost(error) {
+	g.connected.Store(false)
+	g.poke()
+}
+
+// HandleAck takes an ack payload from the transport. Malformed acks and
+// acks for another gateway are counted and ignored.
+func (g *Gateway) HandleAck(payload []byte) {
+	a, err := ParseAck(payload)
+	if err != nil || a.Gateway != g.opts.Gateway {
+		g.badAcks.Add(1)
+		return
+	}
+	for {
+		cur := g.ackSeq.Load()
+		if a.Seq <= cur || g.ackSeq.CompareAndSwap(cur, a.Seq) {
+			break
+		}
+	}
+	g.poke()
+}
+
+// ParseAck decodes an ack strictly: known fields only, v = 1, a gateway id
+// and a seq ≥ 1.
+func ParseAck(payload []byte) (wire.Ack, error) {
+	var a wire.Ack
+	if len(payload) > 4096 {
+		return a, errors.New("gateway: ack too large")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return wire.Ack{}, fmt.Errorf("gateway: ack: %w", err)
+	}
+	if dec.More() {
+		return wire.Ack{}, errors.New("gateway: ack: data after the object")
+	}
+	if a.V != wire.Version || !wire.ValidID(a.Gateway) || a.Seq == 0 {
+		return wire.Ack{}, fmt.Errorf("gateway: ack: v=%d gateway=%q seq=%d", a.V, a.Gateway, a.Seq)
+	}
+	return a, nil
+}
+
+func (g *Gateway) poke() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run samples and sends until ctx ends. On the way out the record and batch
+// being built are flushed into the outbox, so a clean stop loses nothing.
+func (g *Gateway) Run(ctx context.Context) error {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return g.sample(ctx) })
+	eg.Go(func() error { return g.send(ctx) })
+	err := eg.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+func (g *Gateway) readClock(now time.Time) wire.Clock {
+	c, err := g.sync.SyncState()
+	if err != nil {
+		g.log.Warn("clock state unreadable; records flagged unsynchronised", "err", err)
+		c = unsyncedClock
+	}
+	g.clockMu.Lock()
+	g.clock = c
+	g.clockMu.Unlock()
+	return c
+}
+
+func (g *Gateway) currentClock() wire.Clock {
+	g.clockMu.Lock()
+	defer g.clockMu.Unlock()
+	return g.clock
+}
+
+func (g *Gateway) sample(ctx context.Context) error {
+	agg := NewAggregator(g.opts.SamplePeriod)
+	bat := &Batcher{MaxRecords: g.opts.BatchRecords, MaxAge: g.opts.BatchMaxAge}
+	tick := time.NewTicker(g.opts.SamplePeriod)
+	defer tick.Stop()
+
+	clk := g.readClock(g.now())
+	lastClock := g.now()
+	var skipped time.Duration
+	wasFull := false
+
+	flush := func(ctx context.Context) error {
+		for _, o := range agg.Flush() {
+			for _, p := range bat.Add(o) {
+				if err := g.enqueue(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+		if p, ok := bat.Flush(); ok {
+			return g.enqueue(ctx, p)
+		}
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// Persist what is in memory, even though the run is over.
+			return flush(context.WithoutCancel(ctx))
+		case <-tick.C:
+		}
+		now := g.now()
+		if now.Sub(lastClock) >= time.Second {
+			clk = g.readClock(now)
+			lastClock = now
+		}
+		if full := g.box.Full(); full != wasFull {
+			wasFull = full
+			g.poke() // status changes
+		}
+		if g.opts.FullPolicy == StopSampling && wasFull {
+			if err := flush(ctx); err != nil {
+				return err
+			}
+			skipped += g.opts.SamplePeriod
+			if s := int(skipped / time.Second); s > 0 {
+				skipped -= time.Duration(s) * time.Second
+				if err := g.box.Drop(ctx, s); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var s bridge.Sample
+		if err := g.meter.Sense(&s); err != nil {
+			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
+				g.log.Warn("meter read failed", "meter", g.meter.String(), "err", err, "failures", n)
+			}
+			continue
+		}
+		if s.At.IsZero() {
+			s.At = now
+		}
+		outs, err := agg.Add(s, clk)
+		if err != nil {
+			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
+				g.log.Warn("meter sample refused", "meter", g.meter.String(), "err", err, "failures", n)
+			}
+			continue
+		}
+		for _, o := range outs {
+			for _, p := range bat.Add(o) {
+				if err := g.enqueue(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+		if p, ok := bat.Due(now); ok {
+			if err := g.enqueue(ctx, p); err != nil {
+				return err
+			}
+		}
+		for _, m := range agg.Minutes() {
+			g.log.Debug("minute", "start", m.Start, "laeq_db", m.LAeq, "lafmax_db", m.LAFmax,
+				"l10_db", m.L10, "l50_db", m.L50, "l90_db", m.L90, "records", m.NumRecords)
+		}
+	}
+}
+
+// enqueue numbers, seals and stores a batch. Only storage failures are
+// returned; a full outbox is counted and reported in the status.
+func (g *Gateway) enqueue(ctx context.Context, p Pending) error {
+	now := g.now().UTC()
+	seq, err := g.box.Enqueue(ctx, g.levelsTopic, len(p.Records), now, func(seq uint64) ([]byte, error) {
+		b := g.batch(p, seq, now)
+		return wire.Seal(&b, g.key)
+	})
+	if errors.Is(err, ErrFull) {
+		st := g.box.Stats()
+		g.log.Warn("outbox full; batch dropped", "policy", g.opts.FullPolicy, "records", len(p.Records),
+			"dropped_total", st.Dropped, "pending", st.Pending, "capacity", st.Capacity)
+		g.poke()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	g.log.Debug("batch stored", "seq", seq, "records", len(p.Records))
+	g.poke()
+	return nil
+}
+
+func (g *Gateway) batch(p Pending, seq uint64, now time.Time) wire.Batch {
+	return wire.Batch{
+		V: wire.Version, Kind: wire.KindLevels, Municipality: g.opts.Municipality, Gateway: g.opts.Gateway,
+		Sensor: g.opts.Sensor, Seq: seq, SentAt: now.Truncate(time.Millisecond), Device: p.Device, Clock: p.Clock,
+		Records: p.Records,
+	}
+}
+
+// reseal gives a stored batch a new seq (see Outbox.Renumber).
+func (g *Gateway) reseal(old []byte, seq uint64) ([]byte, error) {
+	_, b, err := wire.Open(old)
+	if err != nil {
+		return nil, err
+	}
+	b.Seq = seq
+	return wire.Seal(b, g.key)
+}
+
+// Status is the retained status the gateway publishes now.
+func (g *Gateway) Status() wire.Status {
+	clk := g.currentClock()
+	ob := g.box.Stats()
+	return wire.Status{V: wire.Version, State: "online", At: g.now().UTC().Truncate(time.Millisecond),
+		Clock: &clk, Outbox: &ob, Version: g.opts.Version}
+}
+
+func (g *Gateway) publishStatus(ctx context.Context) error {
+	payload, err := json.Marshal(g.Status())
+	if err != nil {
+		return fmt.Errorf("gateway: status: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, g.opts.PublishTimeout)
+	defer cancel()
+	return g.pub.Publish(pctx, g.statusTopic, payload, true)
+}
+
+// send publishes stored batches in seq order, no faster than ReplayRate and
+// no more than Window ahead of the central service's ack; it replays from
+// the last ack after every reconnect and after AckTimeout without progress.
+func (g *Gateway) send(ctx context.Context) error {
+	house := time.NewTicker(time.Second)
+	defer house.Stop()
+	interval := time.Duration(float64(time.Second) / g.opts.ReplayRate)
+	var (
+		gen          uint64
+		cursor       uint64 // highest seq published on this connection
+		nextSend     time.Time
+		lastProgress = g.now()
+		lastStatus   time.Time
+		lastFull     bool
+		statusDirty  bool
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-g.wake:
+		case <-house.C:
+		}
+		now := g.now()
+		// 1. Apply the newest ack.
+		if a := g.ackSeq.Load(); a > g.box.Acked() {
+			n, err := g.box.Ack(ctx, a)
+			var ahead *AckAheadError
+			switch {
+			case errors.As(err, &ahead):
+				g.log.Error("central service acknowledged seqs this gateway never sent (state folder lost or copied?); renumbering pending batches",
+					"ack", ahead.Ack, "last_seq", ahead.Last)
+				if err := g.box.Renumber(ctx, ahead.Ack, g.reseal); err != nil {
+					return err
+				}
+				cursor = g.box.Acked()
+			case err != nil:
+				return err
+			default:
+				g.log.Debug("ack", "seq", a, "removed", n)
+			}
+			lastProgress = now
+		}
+		if cursor < g.box.Acked() {
+			cursor = g.box.Acked()
+		}
+		if !g.connected.Load() {
+			continue
+		}
+		// 2. New connection: announce, then replay everything unacked.
+		if cg := g.connGen.Load(); cg != gen {
+			gen = cg
+			cursor = g.box.Acked()
+			lastProgress = now
+			statusDirty = true
+		}
+		st := g.box.Stats()
+		if st.Full != lastFull {
+			lastFull, statusDirty = st.Full, true
+		}
+		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
+			if err := g.publishStatus(ctx); err != nil {
+				g.log.Warn("status publish failed", "err", err)
+				continue
+			}
+			lastStatus, statusDirty = now, false
+		}
+		// 3. Resend when the central service has not moved for AckTimeout.
+		if cursor > g.box.Acked() && now.Sub(lastProgress) >= g.opts.AckTimeout {
+			g.log.Info("no ack progress; resending unacked batches", "acked", g.box.Acked(), "sent", cursor)
+			cursor = g.box.Acked()
+			lastProgress = now
+		}
+		// 4. Publish within the window.
+		if err := g.publishWindow(ctx, &cursor, &nextSend, interval); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			g.log.Warn("publish failed; will retry", "seq", cursor+1, "err", err)
+		}
+	}
+}
+
+func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
+	for g.connected.Load() {
+		inflight := int(*cursor - g.box.Acked())
+		room := g.opts.Window - inflight
+		if room <= 0 {
+			return nil
+		}
+		entries, err := g.box.After(ctx, *cursor, min(room, 64))
+		if err != nil {
+			return err
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		for _, e := range entries {
+			if d := time.Until(*nextSend); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-t.C:
+				}
+			}
+			*nextSend = time.Now().Add(interval)
+			pctx, cancel := context.WithTimeout(ctx, g.opts.PublishTimeout)
+			err := g.pub.Publish(pctx, e.Topic, e.Payload, false)
+			cancel()
+			if err != nil {
+				return err
+			}
+			*cursor = e.Seq
+			// A fresh ack frees window room; apply it on the next loop.
+			if a := g.ackSeq.Load(); a > g.box.Acked() {
+				g.poke()
+			}
+		}
+	}
+	return nil
+}

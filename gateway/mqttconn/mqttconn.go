@@ -1,0 +1,212 @@
+// Package mqttconn is the gateway's MQTT transport, the only gateway code
+// that imports paho (github.com/eclipse/paho.mqtt.golang v1.5.1).
+//
+// Settings and why:
+//   - QoS 1 for batches, status and the ack subscription.
+//   - CleanSession=false with a stable client id (the gateway id), so that
+//     acks the central service publishes while the gateway is away wait in
+//     the broker session.
+//   - paho's in-memory store, not its FileStore: the gateway's SQLite
+//     outbox is the durable buffer and replays every unacked batch after a
+//     reconnect or restart; a FileStore would only add a second, stale replay
+//     of the same batches.
+//   - Auto-reconnect with paho's exponential backoff (1 s doubling up to
+//     MaxReconnectInterval) and connect-retry for the first connection.
+//   - The Will is wire.OfflinePayload, retained, QoS 1, on the status topic;
+//     a clean stop publishes the same payload before disconnecting, since a
+//     clean DISCONNECT does not fire the Will.
+//   - The ack topic is subscribed in OnConnect (and routed by the default
+//     handler too, for acks the broker delivers from the stored session
+//     before the subscription call returns).
+//   - Optional TLS (CA, client certificate and key, TLS ≥ 1.2) and
+//     username/password.
+package mqttconn
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Handler receives connection events and acks. Its methods must not block.
+type Handler interface {
+	OnConnect()
+	OnConnectionLost(error)
+	HandleAck(payload []byte)
+}
+
+var (
+	_ Handler           = (*gateway.Gateway)(nil)
+	_ gateway.Publisher = (*Client)(nil)
+)
+
+// Options configure the connection.
+type Options struct {
+	Broker   string // tcp://host:1883, mqtts://host:8883, ws://…
+	ClientID string // stable; the gateway id
+	Username string
+	Password string
+	TLS      *tls.Config // nil: plain (or system roots for mqtts://)
+
+	StatusTopic string // Will and offline status
+	AckTopic    string
+
+	KeepAlive            time.Duration // default 30 s
+	ConnectTimeout       time.Duration // default 10 s
+	ConnectRetryInterval time.Duration // default 5 s
+	MaxReconnectInterval time.Duration // default 1 min
+}
+
+// Client is a paho client wired for the gateway.
+type Client struct {
+	opts Options
+	c    mqtt.Client
+	h    Handler
+	log  *slog.Logger
+}
+
+// New prepares a client; it connects in Run. log may be nil.
+func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
+	if o.Broker == "" || o.ClientID == "" || o.StatusTopic == "" || o.AckTopic == "" {
+		return nil, errors.New("mqttconn: broker, client id, status and ack topics are required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.KeepAlive, 30*time.Second)
+	def(&o.ConnectTimeout, 10*time.Second)
+	def(&o.ConnectRetryInterval, 5*time.Second)
+	def(&o.MaxReconnectInterval, time.Minute)
+	cl := &Client{opts: o, h: h, log: log}
+	onAck := func(_ mqtt.Client, m mqtt.Message) {
+		if m.Topic() == o.AckTopic {
+			h.HandleAck(m.Payload())
+		}
+	}
+	po := mqtt.NewClientOptions().
+		AddBroker(o.Broker).
+		SetClientID(o.ClientID).
+		SetCleanSession(false).
+		SetStore(mqtt.NewMemoryStore()).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(o.ConnectRetryInterval).
+		SetMaxReconnectInterval(o.MaxReconnectInterval).
+		SetConnectTimeout(o.ConnectTimeout).
+		SetKeepAlive(o.KeepAlive).
+		SetPingTimeout(10 * time.Second).
+		SetWriteTimeout(10 * time.Second).
+		SetOrderMatters(false).
+		SetBinaryWill(o.StatusTopic, wire.OfflinePayload, 1, true).
+		SetDefaultPublishHandler(onAck).
+		SetOnConnectHandler(func(c mqtt.Client) {
+			t := c.Subscribe(o.AckTopic, 1, onAck)
+			if !t.WaitTimeout(o.ConnectTimeout) || t.Error() != nil {
+				log.Warn("ack subscription failed; reconnecting", "topic", o.AckTopic, "err", t.Error())
+				// Force a reconnect cycle: without the ack subscription nothing
+				// would ever leave the outbox.
+				go forceReconnect(c)
+				return
+			}
+			log.Info("connected", "broker", o.Broker)
+			h.OnConnect()
+		}).
+		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+			log.Warn("connection lost", "err", err)
+			h.OnConnectionLost(err)
+		})
+	if o.Username != "" {
+		po.SetUsername(o.Username).SetPassword(o.Password)
+	}
+	if o.TLS != nil {
+		po.SetTLSConfig(o.TLS)
+	}
+	cl.c = mqtt.NewClient(po)
+	return cl, nil
+}
+
+func forceReconnect(c mqtt.Client) {
+	// paho has no "reconnect now"; dropping the connection makes the
+	// auto-reconnect loop run OnConnect again.
+	c.Disconnect(0)
+	c.Connect()
+}
+
+// Run connects (retrying in the background) and stays until ctx ends; then
+// it publishes the offline status and disconnects.
+func (c *Client) Run(ctx context.Context) error {
+	c.c.Connect() // with ConnectRetry the token completes only once connected
+	<-ctx.Done()
+	if c.c.IsConnectionOpen() {
+		t := c.c.Publish(c.opts.StatusTopic, 1, true, wire.OfflinePayload)
+		t.WaitTimeout(2 * time.Second)
+	}
+	c.c.Disconnect(250)
+	c.h.OnConnectionLost(ctx.Err())
+	return nil
+}
+
+// Publish sends payload at QoS 1 and waits for the PUBACK or ctx.
+func (c *Client) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
+	t := c.c.Publish(topic, 1, retained, payload)
+	select {
+	case <-t.Done():
+		if err := t.Error(); err != nil {
+			return fmt.Errorf("mqttconn: publish %s: %w", topic, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mqttconn: publish %s: %w", topic, ctx.Err())
+	}
+}
+
+// TLSFiles are PEM files for an mqtts:// connection.
+type TLSFiles struct {
+	CA   string // broker CA; empty = system roots
+	Cert string // client certificate (optional, with Key)
+	Key  string
+	// ServerName overrides the name checked in the broker certificate.
+	ServerName string
+}
+
+// LoadTLS builds a client TLS config (TLS 1.2 minimum) from PEM files.
+func LoadTLS(f TLSFiles) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, fmt.Errorf("mqttconn: tls ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mqttconn: tls ca %s holds no PEM certificate", f.CA)
+		}
+		cfg.RootCAs = pool
+	}
+	if (f.Cert == "") != (f.Key == "") {
+		return nil, errors.New("mqttconn: tls client certificate and key go together")
+	}
+	if f.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("mqttconn: tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+func openBox(t *testing.T, path string, capacity int) *Outbox {
+	t.Helper()
+	o, err := OpenOutbox(path, capacity)
+	if err != nil {
+		t.Fatalf("OpenOutbox: %v", err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+func put(t *testing.T, o *Outbox, records int) (uint64, error) {
+	t.Helper()
+	return o.Enqueue(context.Background(), "topic", records, t0, func(seq uint64) ([]byte, error) {
+		return []byte(fmt.Sprintf("batch-%d", seq)), nil
+	})
+}
+
+func TestOutboxSeqAckAndReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	o := openBox(t, path, 100)
+	for want := uint64(1); want <= 5; want++ {
+		seq, err := put(t, o, 10)
+		if err != nil || seq != want {
+			t.Fatalf("Enqueue = %d, %v; want %d", seq, err, want)
+		}
+	}
+	if n, err := o.Ack(ctx, 2); err != nil || n != 2 {
+		t.Fatalf("Ack(2) = %d, %v", n, err)
+	}
+	if n, err := o.Ack(ctx, 1); err != nil || n != 0 {
+		t.Fatalf("Ack(1) after Ack(2) = %d, %v", n, err)
+	}
+	var ahead *AckAheadError
+	if _, err := o.Ack(ctx, 6); !errors.As(err, &ahead) || ahead.Last != 5 {
+		t.Fatalf("Ack(6) = %v, want AckAheadError{Last: 5}", err)
+	}
+	if st := o.Stats(); st.Pending != 30 || st.Capacity != 100 || st.Full || st.Dropped != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	o.Close()
+
+	// A new process sees the same queue and continues the sequence.
+	o2 := openBox(t, path, 100)
+	es, err := o2.After(ctx, o2.Acked(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 3 || es[0].Seq != 3 || string(es[0].Payload) != "batch-3" || es[2].Seq != 5 || es[0].Records != 10 {
+		t.Fatalf("after reopen: %+v", es)
+	}
+	if seq, _ := put(t, o2, 1); seq != 6 {
+		t.Errorf("next seq after reopen = %d, want 6", seq)
+	}
+	// Everything acked: the counter still does not restart.
+	if _, err := o2.Ack(ctx, 6); err != nil {
+		t.Fatal(err)
+	}
+	o2.Close()
+	o3 := openBox(t, path, 100)
+	if seq, _ := put(t, o3, 1); seq != 7 {
+		t.Errorf("seq after full ack and reopen = %d, want 7", seq)
+	}
+	if es, _ := o3.After(ctx, 0, 10); len(es) != 1 || es[0].Seq != 7 {
+		t.Errorf("pending = %+v", es)
+	}
+}
+
+func TestOutboxFullDropsNewAndCounts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	o := openBox(t, path, 25)
+	for range 2 {
+		if _, err := put(t, o, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := put(t, o, 10); !errors.Is(err, ErrFull) {
+		t.Fatalf("third batch: %v, want ErrFull", err)
+	}
+	st := o.Stats()
+	if !st.Full || st.Dropped != 10 || st.Pending != 20 {
+		t.Errorf("stats after refusal %+v", st)
+	}
+	// A smaller batch still fits; seqs stay contiguous (the refused batch got none).
+	if seq, err := put(t, o, 5); err != nil || seq != 3 {
+		t.Fatalf("small batch = %d, %v", seq, err)
+	}
+	if !o.Full() || !o.Stats().Full {
+		t.Error("25/25 not full")
+	}
+	if err := o.Drop(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	o2 := openBox(t, path, 25)
+	if st := o2.Stats(); st.Dropped != 13 || st.Pending != 25 {
+		t.Errorf("drop count not durable: %+v", st)
+	}
+	if _, err := o2.Ack(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st := o2.Stats(); st.Full || st.Pending != 15 {
+		t.Errorf("after ack %+v", st)
+	}
+}
+
+func TestOutboxRenumber(t *testing.T) {
+	ctx := context.Background()
+	o := openBox(t, filepath.Join(t.TempDir(), "outbox.db"), 100)
+	for range 3 {
+		put(t, o, 1)
+	}
+	o.Ack(ctx, 1)
+	err := o.Renumber(ctx, 500, func(old []byte, seq uint64) ([]byte, error) {
+		return []byte(fmt.Sprintf("%s->%d", old, seq)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _ := o.After(ctx, 0, 10)
+	if len(es) != 2 || es[0].Seq != 501 || string(es[0].Payload) != "batch-2->501" || es[1].Seq != 502 {
+		t.Fatalf("renumbered %+v", es)
+	}
+	if o.Acked() != 500 || o.LastSeq() != 502 {
+		t.Errorf("acked %d last %d", o.Acked(), o.LastSeq())
+	}
+	if seq, _ := put(t, o, 1); seq != 503 {
+		t.Errorf("next seq %d", seq)
+	}
+}
+
+func TestOutboxSealErrorStoresNothing(t *testing.T) {
+	o := openBox(t, filepath.Join(t.TempDir(), "outbox.db"), 100)
+	_, err := o.Enqueue(context.Background(), "t", 1, t0, func(uint64) ([]byte, error) { return nil, errors.New("boom") })
+	if err == nil {
+		t.Fatal("seal error swallowed")
+	}
+	if seq, _ := put(t, o, 1); seq != 1 {
+		t.Errorf("seq after failed seal = %d, want 1", seq)
+	}
+	if _, err := OpenOutbox(filepath.Join(t.TempDir(), "x.db"), 0); err == nil {
+		t.Error("zero capacity accepted")
+	}
+}
