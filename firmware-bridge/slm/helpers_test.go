@@ -59,6 +59,9 @@ func encodePCM(t testing.TB, f Format, x []float64) []byte {
 			b.Write([]byte{byte(u), byte(u >> 8), byte(u >> 16)})
 		case S32LE:
 			b.Write(le.AppendUint32(nil, uint32(int32(clip(v*(1<<31), -(1<<31), (1<<31)-1)))))
+		case S24LE32: // ALSA S24_LE: the high byte is a sign extension (or junk we must ignore)
+			u := uint32(int32(clip(v*(1<<23), -(1<<23), (1<<23)-1)))&0xFFFFFF | 0xA5000000
+			b.Write(le.AppendUint32(nil, u))
 		case F32LE:
 			b.Write(le.AppendUint32(nil, math.Float32bits(float32(v))))
 		case F64LE:

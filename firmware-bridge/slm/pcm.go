@@ -43,7 +43,9 @@ func inputErr(reason, format string, a ...any) error {
 // Format is the encoding of one PCM sample.
 type Format int
 
-// Sample formats (little-endian; S24LE is packed in 3 bytes).
+// Sample formats, little-endian. S24LE is packed in 3 bytes (ffmpeg's
+// s24le, ALSA's S24_3LE); S24LE32 holds 24 bits in the low bytes of a 32-bit
+// word (ALSA's S24_LE, what `arecord -f S24_LE` writes).
 const (
 	U8 Format = iota + 1
 	S16LE
@@ -51,9 +53,20 @@ const (
 	S32LE
 	F32LE
 	F64LE
+	S24LE32
 )
 
-var formatNames = map[Format]string{U8: "u8", S16LE: "s16le", S24LE: "s24le", S32LE: "s32le", F32LE: "f32le", F64LE: "f64le"}
+var formatNames = map[Format]string{U8: "u8", S16LE: "s16le", S24LE: "s24le", S32LE: "s32le", F32LE: "f32le", F64LE: "f64le", S24LE32: "s24le32"}
+
+// formatAliases maps every accepted name (lower case) to its format.
+var formatAliases = map[string]Format{
+	"u8": U8, "s16le": S16LE, "s16_le": S16LE,
+	"s24le": S24LE, "s24_3le": S24LE,
+	"s24le32": S24LE32, "s24_le": S24LE32,
+	"s32le": S32LE, "s32_le": S32LE,
+	"f32le": F32LE, "float_le": F32LE,
+	"f64le": F64LE, "float64_le": F64LE,
+}
 
 func (f Format) String() string {
 	if n, ok := formatNames[f]; ok {
@@ -71,7 +84,7 @@ func (f Format) Size() int {
 		return 2
 	case S24LE:
 		return 3
-	case S32LE, F32LE:
+	case S32LE, F32LE, S24LE32:
 		return 4
 	case F64LE:
 		return 8
@@ -79,25 +92,15 @@ func (f Format) Size() int {
 	return 0
 }
 
-// ParseFormat accepts our names (s16le, s24le, s32le, f32le, f64le, u8) and
-// ALSA's (S16_LE, S24_3LE, S32_LE, FLOAT_LE, FLOAT64_LE, U8), in any case.
+// ParseFormat accepts our names (u8, s16le, s24le, s24le32, s32le, f32le,
+// f64le) and ALSA's (U8, S16_LE, S24_3LE, S24_LE, S32_LE, FLOAT_LE,
+// FLOAT64_LE), in any case. Beware: ALSA's S24_LE is a 4-byte sample,
+// unlike ffmpeg's s24le.
 func ParseFormat(s string) (Format, error) {
-	k := strings.ToLower(strings.ReplaceAll(s, "_", ""))
-	switch k {
-	case "u8":
-		return U8, nil
-	case "s16le", "s16":
-		return S16LE, nil
-	case "s24le", "s243le", "s24":
-		return S24LE, nil
-	case "s32le", "s32":
-		return S32LE, nil
-	case "f32le", "floatle", "float", "f32":
-		return F32LE, nil
-	case "f64le", "float64le", "float64", "f64":
-		return F64LE, nil
+	if f, ok := formatAliases[strings.ToLower(s)]; ok {
+		return f, nil
 	}
-	return 0, inputErr(ReasonFormat, "formato bruto %q desconhecido: use s16le, s24le, s32le, f32le, f64le ou u8", s)
+	return 0, inputErr(ReasonFormat, "formato bruto %q desconhecido: use s16le, s24le (3 bytes), s24le32 (S24_LE do arecord), s32le, f32le, f64le ou u8", s)
 }
 
 // Stream decodes one channel of interleaved little-endian PCM frames from a
@@ -226,6 +229,10 @@ func (s *Stream) decode(dst []float64, b []byte) int {
 			p := b[off+i*step:]
 			v := int32(uint32(p[0])<<8|uint32(p[1])<<16|uint32(p[2])<<24) >> 8
 			dst[i] = float64(v) / (1 << 23)
+		}
+	case S24LE32:
+		for i := range dst {
+			dst[i] = float64(int32(binary.LittleEndian.Uint32(b[off+i*step:])<<8)>>8) / (1 << 23)
 		}
 	case S32LE:
 		for i := range dst {
