@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/sossego/sossego/codes"
+)
+
+func init() {
+	register("codes", "lista, mostra, avalia e valida códigos de posturas", runCodes)
+}
+
+func runCodes(_ context.Context, args []string, io stdio) int {
+	usage := func() int {
+		fmt.Fprintln(io.err, `uso: sossego codes <list|show|eval|validate> [opções]
+  list                 lista os códigos carregados
+  show CÓDIGO          quadro do código: zona × período → limite, horários, escada de penalidades
+  eval                 JSON Lines na entrada, um veredito por linha na saída (codes-eval)
+  validate ARQUIVO...  valida arquivos YAML de código
+opção comum: --codes-dir DIR  carrega códigos adicionais de DIR`)
+		return 2
+	}
+	if len(args) == 0 {
+		return usage()
+	}
+	sub, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("codes "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	dir := fs.String("codes-dir", "", "diretório com códigos YAML adicionais")
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if sub == "validate" {
+		return codesValidate(fs.Args(), io)
+	}
+	set, err := codes.LoadDir(*dir)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego codes: %v\n", err)
+		return 1
+	}
+	switch sub {
+	case "list":
+		for _, id := range set.IDs() {
+			c, _ := set.Code(id)
+			st := "em vigor"
+			if !c.Status.InForce {
+				st = "REVOGADA (" + c.Status.RevokedBy + ")"
+			}
+			fmt.Fprintf(io.out, "%-24s %-40s %s\n", id, c.Title(), st)
+		}
+		return 0
+	case "show":
+		if fs.NArg() != 1 {
+			fmt.Fprintln(io.err, "uso: sossego codes show CÓDIGO (veja sossego codes list)")
+			return 2
+		}
+		c, ok := set.Code(fs.Arg(0))
+		if !ok {
+			fmt.Fprintf(io.err, "sossego codes: código %q desconhecido; use um de %v\n", fs.Arg(0), set.IDs())
+			return 1
+		}
+		fmt.Fprint(io.out, codes.Schedule(c))
+		return 0
+	case "eval":
+		return codesEval(set, io)
+	}
+	return usage()
+}
+
+func codesEval(set *codes.Set, io stdio) int {
+	sc := bufio.NewScanner(io.in)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	w := bufio.NewWriter(io.out)
+	defer w.Flush()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	status := 0
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		resp := set.EvalLine([]byte(line))
+		if resp.Error != "" {
+			status = 1
+		}
+		if err := enc.Encode(resp); err != nil {
+			fmt.Fprintf(io.err, "sossego codes eval: escrita: %v\n", err)
+			return 1
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(io.err, "sossego codes eval: leitura: %v\n", err)
+		_ = enc.Encode(codes.Response{Error: "entrada ilegível: " + err.Error()})
+		return 1
+	}
+	return status
+}
+
+func codesValidate(files []string, io stdio) int {
+	if len(files) == 0 {
+		fmt.Fprintln(io.err, "uso: sossego codes validate ARQUIVO.yaml...")
+		return 2
+	}
+	status := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(io.err, "%s: não foi possível ler: %v\n", f, err)
+			status = 1
+			continue
+		}
+		c, err := codes.Parse(f, data)
+		if err != nil {
+			var es codes.Errors
+			if errors.As(err, &es) {
+				for _, e := range es {
+					fmt.Fprintln(io.out, e.Error())
+				}
+			} else {
+				fmt.Fprintln(io.out, err.Error())
+			}
+			status = 1
+			continue
+		}
+		fmt.Fprintf(io.out, "%s: ok — %s, %d regras, %d penalidades\n", f, c.Title(), len(c.Rules), len(c.Penalties))
+	}
+	return status
+}

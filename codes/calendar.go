@@ -1,0 +1,280 @@
+package codes
+
+import (
+	"fmt"
+	"time"
+)
+
+// parseHM parses "HH:MM" into minutes since midnight; "24:00" is 1440.
+func parseHM(s string) (int, error) {
+	var h, m int
+	if len(s) != 5 || s[2] != ':' {
+		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
+	}
+	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil {
+		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
+	}
+	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+		return 0, fmt.Errorf("horário %q fora de 00:00–24:00", s)
+	}
+	return h*60 + m, nil
+}
+
+func mustHM(s string) int {
+	m, err := parseHM(s)
+	if err != nil {
+		panic(err) // validated at load
+	}
+	return m
+}
+
+func fmtHM(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
+
+func (w *Window) validate() error {
+	f, err := parseHM(w.From)
+	if err != nil {
+		return err
+	}
+	t, err := parseHM(w.To)
+	if err != nil {
+		return err
+	}
+	if f == 1440 {
+		return fmt.Errorf("from não pode ser 24:00")
+	}
+	if f == t && !w.FromExclusive {
+		return fmt.Errorf("janela vazia %s–%s", w.From, w.To)
+	}
+	for _, d := range w.Days {
+		if !knownDays[d] {
+			return fmt.Errorf("dia %q desconhecido", d)
+		}
+	}
+	return nil
+}
+
+// containsMinute reports whether minute-of-day m is inside the window,
+// ignoring days. Crossing midnight when To ≤ From.
+func (w *Window) containsMinute(m int) bool {
+	f, t := mustHM(w.From), mustHM(w.To)
+	after := m >= f
+	if w.FromExclusive {
+		after = m > f
+	}
+	if f < t {
+		return after && m < t
+	}
+	return after || m < t
+}
+
+// startDay returns the calendar date the window occurrence containing
+// minute m started on: the previous day for the early part of a window that
+// crosses midnight.
+func (w *Window) startsPreviousDay(m int) bool {
+	f, t := mustHM(w.From), mustHM(w.To)
+	return f >= t && m < t
+}
+
+func (e *ScheduleEntry) validate() error {
+	if len(e.Days) == 0 {
+		return fmt.Errorf("linha sem days")
+	}
+	for _, d := range e.Days {
+		if !knownDays[d] {
+			return fmt.Errorf("dia %q desconhecido", d)
+		}
+	}
+	if e.Closed {
+		if e.Open != "" || e.Close != "" {
+			return fmt.Errorf("linha closed não leva open nem close")
+		}
+		return nil
+	}
+	if e.Open != "" {
+		if _, err := parseHM(e.Open); err != nil {
+			return err
+		}
+	}
+	if e.Close == "" {
+		return fmt.Errorf("linha sem close")
+	}
+	c, err := parseHM(e.Close)
+	if err != nil {
+		return err
+	}
+	if e.Open != "" && !e.CloseNextDay && c <= mustHM(e.Open) {
+		return fmt.Errorf("close %s não é depois de open %s; use close_next_day para fechamento no dia seguinte", e.Close, e.Open)
+	}
+	return nil
+}
+
+// closeMinutes returns the closing time in service-day minutes.
+func (e *ScheduleEntry) closeMinutes() int {
+	c := mustHM(e.Close)
+	if e.CloseNextDay {
+		c += 1440
+	}
+	return c
+}
+
+var weekdayNames = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+// Date is a calendar date in the code's time zone.
+type Date struct {
+	Y int
+	M time.Month
+	D int
+}
+
+func dateOf(t time.Time) Date { return Date{t.Year(), t.Month(), t.Day()} }
+
+func (d Date) time() time.Time { return time.Date(d.Y, d.M, d.D, 12, 0, 0, 0, time.UTC) }
+
+// AddDays returns d shifted by n days.
+func (d Date) AddDays(n int) Date { return dateOf(d.time().AddDate(0, 0, n)) }
+
+// Weekday of d.
+func (d Date) Weekday() time.Weekday { return d.time().Weekday() }
+
+func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Y, d.M, d.D) }
+
+// Easter returns Easter Sunday of year y (Gregorian, anonymous algorithm).
+func Easter(y int) Date {
+	a := y % 19
+	b := y / 100
+	c := y % 100
+	d := b / 4
+	e := b % 4
+	f := (b + 8) / 25
+	g := (b - f + 1) / 3
+	h := (19*a + b - d - g + 15) % 30
+	i := c / 4
+	k := c % 4
+	l := (32 + 2*e + 2*i - h - k) % 7
+	m := (a + 11*h + 22*l) / 451
+	month := (h + l - 7*m + 114) / 31
+	day := (h+l-7*m+114)%31 + 1
+	return Date{y, time.Month(month), day}
+}
+
+// nationalHoliday reports the Brazilian national holiday on d, if any
+// (Lei 662/1949, Lei 6.802/1980, Lei 10.607/2002, Lei 14.759/2023).
+func nationalHoliday(d Date) (string, bool) {
+	switch {
+	case d.M == time.January && d.D == 1:
+		return "Confraternização Universal", true
+	case d.M == time.April && d.D == 21:
+		return "Tiradentes", true
+	case d.M == time.May && d.D == 1:
+		return "Dia do Trabalho", true
+	case d.M == time.September && d.D == 7:
+		return "Independência do Brasil", true
+	case d.M == time.October && d.D == 12:
+		return "Nossa Senhora Aparecida", true
+	case d.M == time.November && d.D == 2:
+		return "Finados", true
+	case d.M == time.November && d.D == 15:
+		return "Proclamação da República", true
+	case d.M == time.November && d.D == 20 && d.Y >= 2024:
+		return "Dia Nacional de Zumbi e da Consciência Negra", true
+	case d.M == time.December && d.D == 25:
+		return "Natal", true
+	}
+	return "", false
+}
+
+// religiousHoliday reports an Easter-based day the code keeps as a holiday.
+func (c *Code) religiousHoliday(d Date) (string, bool) {
+	e := Easter(d.Y)
+	for _, r := range c.Calendar.ReligiousHolidays {
+		var day Date
+		var name string
+		switch r {
+		case "good_friday":
+			day, name = e.AddDays(-2), "Sexta-feira Santa"
+		case "corpus_christi":
+			day, name = e.AddDays(60), "Corpus Christi"
+		case "carnival":
+			day, name = e.AddDays(-47), "Carnaval"
+		}
+		if day == d {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// Holiday reports whether d is a holiday under this code: national, the
+// municipal holidays it names, or the Easter-based days it keeps.
+func (c *Code) Holiday(d Date) (string, bool) {
+	if n, ok := nationalHoliday(d); ok {
+		return n, true
+	}
+	md := fmt.Sprintf("%02d-%02d", d.M, d.D)
+	for _, h := range c.Calendar.Holidays {
+		if h.MonthDay == md {
+			return h.Name, true
+		}
+	}
+	return c.religiousHoliday(d)
+}
+
+// HolidayEve reports whether the day after d is a holiday.
+func (c *Code) HolidayEve(d Date) bool {
+	_, ok := c.Holiday(d.AddDays(1))
+	return ok
+}
+
+// BusinessDay reports whether d is a "dia útil" under this code's wording:
+// one of its business weekdays and not a holiday.
+func (c *Code) BusinessDay(d Date) bool {
+	if _, h := c.Holiday(d); h {
+		return false
+	}
+	wd := weekdayNames[d.Weekday()]
+	for _, b := range c.Calendar.BusinessDays {
+		if b == wd {
+			return true
+		}
+	}
+	return false
+}
+
+// AddBusinessDays returns the date n business days after d.
+func (c *Code) AddBusinessDays(d Date, n int) Date {
+	for n > 0 {
+		d = d.AddDays(1)
+		if c.BusinessDay(d) {
+			n--
+		}
+	}
+	return d
+}
+
+// dayMatches reports whether a day token applies to d.
+func (c *Code) dayMatches(tok string, d Date) bool {
+	switch tok {
+	case "all":
+		return true
+	case "holiday":
+		_, h := c.Holiday(d)
+		return h
+	case "holiday_eve":
+		return c.HolidayEve(d)
+	case "business_day":
+		return c.BusinessDay(d)
+	}
+	return weekdayNames[d.Weekday()] == tok
+}
+
+func (c *Code) anyDay(toks []string, d Date) bool {
+	if len(toks) == 0 {
+		return true
+	}
+	for _, t := range toks {
+		if c.dayMatches(t, d) {
+			return true
+		}
+	}
+	return false
+}

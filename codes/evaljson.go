@@ -1,0 +1,191 @@
+package codes
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Request is one input line of `sossego codes eval` (reference/codes-eval.md).
+type Request struct {
+	ID               *string         `json:"id"`
+	Code             string          `json:"code"`
+	At               string          `json:"at"`
+	Zone             string          `json:"zone"`
+	Source           string          `json:"source"`
+	LAeqDBA          *float64        `json:"laeq_dba"`
+	DurationS        *float64        `json:"duration_s"`
+	PriorInfractions *int            `json:"prior_infractions"`
+	AssumeInForce    bool            `json:"assume_in_force"`
+	Facts            json.RawMessage `json:"facts"`
+}
+
+// Response is one output line.
+type Response struct {
+	ID          *string  `json:"id,omitempty"`
+	Violation   any      `json:"violation,omitempty"` // true, false or "undetermined"
+	Article     *string  `json:"article,omitempty"`
+	Articles    []string `json:"articles,omitempty"`
+	LimitDBA    *float64 `json:"limit_dba"`
+	PenaltyStep *string  `json:"penalty_step"`
+	Reason      string   `json:"reason,omitempty"`
+	Warnings    []string `json:"warnings"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// MarshalJSON keeps the verdict keys present (null where empty) and drops
+// them on error lines.
+func (r Response) MarshalJSON() ([]byte, error) {
+	if r.Error != "" {
+		return json.Marshal(struct {
+			ID    *string `json:"id,omitempty"`
+			Error string  `json:"error"`
+		}{r.ID, r.Error})
+	}
+	return json.Marshal(struct {
+		ID          *string  `json:"id,omitempty"`
+		Violation   any      `json:"violation"`
+		Article     *string  `json:"article"`
+		Articles    []string `json:"articles"`
+		LimitDBA    *float64 `json:"limit_dba"`
+		PenaltyStep *string  `json:"penalty_step"`
+		Reason      string   `json:"reason"`
+		Warnings    []string `json:"warnings"`
+	}{r.ID, r.Violation, r.Article, r.Articles, r.LimitDBA, r.PenaltyStep, r.Reason, r.Warnings})
+}
+
+// EvalLine decodes one JSON line, evaluates it under the set and returns
+// the output line. It never panics on bad input: problems become an
+// error response that says what to fix.
+func (s *Set) EvalLine(line []byte) Response {
+	var req Request
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var id struct {
+			ID *string `json:"id"`
+		}
+		_ = json.Unmarshal(line, &id)
+		return Response{ID: id.ID, Error: "linha JSON inválida: " + err.Error()}
+	}
+	if dec.More() {
+		return Response{ID: req.ID, Error: "linha com mais de um objeto JSON"}
+	}
+	fail := func(format string, a ...any) Response {
+		return Response{ID: req.ID, Error: fmt.Sprintf(format, a...)}
+	}
+	c, ok := s.Code(req.Code)
+	if !ok {
+		return fail("code %q desconhecido; use um de %v", req.Code, s.IDs())
+	}
+	at, err := time.Parse(time.RFC3339, req.At)
+	if err != nil {
+		return fail("at %q não é RFC 3339 com fuso (ex.: 2026-03-10T21:59:00-03:00)", req.At)
+	}
+	if !knownZones[req.Zone] {
+		return fail("zone %q desconhecida; valores: %v", req.Zone, sortedKeys(knownZones))
+	}
+	if !knownSources[req.Source] {
+		return fail("source %q desconhecida; valores: %v", req.Source, sortedKeys(knownSources))
+	}
+	if req.LAeqDBA != nil && (math.IsNaN(*req.LAeqDBA) || *req.LAeqDBA < 0 || *req.LAeqDBA > 200) {
+		return fail("laeq_dba %v fora de 0–200", *req.LAeqDBA)
+	}
+	if req.DurationS != nil && *req.DurationS < 0 {
+		return fail("duration_s %v negativo", *req.DurationS)
+	}
+	prior := 0
+	if req.PriorInfractions != nil {
+		if *req.PriorInfractions < 0 {
+			return fail("prior_infractions deve ser um inteiro ≥ 0")
+		}
+		prior = *req.PriorInfractions
+	}
+	facts, warnings, err := parseFacts(req.Facts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	v := Evaluate(c, Observation{At: at, Zone: req.Zone, Source: req.Source, LAeq: req.LAeqDBA, DurationS: req.DurationS,
+		PriorInfractions: prior, AssumeInForce: req.AssumeInForce, Facts: facts})
+	resp := Response{ID: req.ID, LimitDBA: v.LimitDBA, Reason: v.Reason, Articles: v.Articles, Warnings: append(warnings, v.Warnings...)}
+	if resp.Articles == nil {
+		resp.Articles = []string{}
+	}
+	if resp.Warnings == nil {
+		resp.Warnings = []string{}
+	}
+	if v.Article != "" {
+		a := v.Article
+		resp.Article = &a
+	}
+	switch v.Violation {
+	case True:
+		resp.Violation = true
+		if v.PenaltyStep != "" {
+			p := v.PenaltyStep
+			resp.PenaltyStep = &p
+		}
+	case False:
+		resp.Violation = false
+	default:
+		resp.Violation = "undetermined"
+	}
+	return resp
+}
+
+// parseFacts validates the facts object: known keys with the right type;
+// unknown keys become warnings.
+func parseFacts(raw json.RawMessage) (map[string]any, []string, error) {
+	facts := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return facts, nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("facts deve ser um objeto JSON: %v", err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var warnings []string
+	for _, k := range keys {
+		v := m[k]
+		if v == nil {
+			continue
+		}
+		switch {
+		case knownBoolFacts[k]:
+			b, ok := v.(bool)
+			if !ok {
+				return nil, nil, fmt.Errorf("facts.%s deve ser true ou false", k)
+			}
+			facts[k] = b
+		case knownStringFacts[k]:
+			s, ok := v.(string)
+			if !ok {
+				return nil, nil, fmt.Errorf("facts.%s deve ser texto", k)
+			}
+			if k == "establishment_type" && !knownEstablishments[s] {
+				warnings = append(warnings, fmt.Sprintf("facts.establishment_type %q fora do vocabulário; tratado como não abrangido", s))
+			}
+			if k == "mechanism" && !knownMechanisms[s] {
+				warnings = append(warnings, fmt.Sprintf("facts.mechanism %q fora do vocabulário", s))
+			}
+			facts[k] = s
+		case knownNumberFacts[k]:
+			f, ok := v.(float64)
+			if !ok || f < 0 {
+				return nil, nil, fmt.Errorf("facts.%s deve ser um número ≥ 0", k)
+			}
+			facts[k] = f
+		default:
+			warnings = append(warnings, fmt.Sprintf("facts.%s desconhecido, ignorado", k))
+		}
+	}
+	return facts, warnings, nil
+}

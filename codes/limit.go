@@ -1,0 +1,129 @@
+package codes
+
+import "time"
+
+// Limit is the numeric limit in force for a zone and establishment at an
+// instant, with the period it belongs to. A level exceeds it only when
+// strictly greater (codes-conventions.md "Levels and durations").
+type Limit struct {
+	DBA         float64
+	Period      string    // diurno | noturno | integral
+	PeriodLabel string    // the rule's pt-BR label
+	Start, End  time.Time // the period occurrence containing the instant; zero for integral
+	RuleID      string
+	Article     string
+	Quote       string
+	CodeID      string
+	CodeVersion string
+}
+
+type compiledLevel struct {
+	rule        *Rule
+	zones       uint64 // bit per zone index; 0 = any
+	ests        uint64 // bit per establishment index; 0 = any
+	from, to    int
+	fromExcl    bool
+	hasWindow   bool
+	crossesNite bool
+}
+
+var zoneIndex, estIndex = indexOf(knownZones), indexOf(knownEstablishments)
+
+func indexOf(m map[string]bool) map[string]uint {
+	idx := map[string]uint{}
+	var i uint
+	for _, k := range sortedKeys(m) {
+		idx[k] = i
+		i++
+	}
+	return idx
+}
+
+func sortedKeys(m map[string]bool) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
+
+func (c *Code) compile() {
+	c.levels = c.levels[:0]
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		if r.Kind != KindLevelLimit || len(r.Match.Facts) > 0 {
+			continue
+		}
+		cl := compiledLevel{rule: r}
+		for _, z := range r.Match.Zones {
+			cl.zones |= 1 << zoneIndex[z]
+		}
+		for _, e := range r.Match.Establishments {
+			cl.ests |= 1 << estIndex[e]
+		}
+		if r.Window != nil {
+			cl.hasWindow = true
+			cl.from, cl.to, cl.fromExcl = mustHM(r.Window.From), mustHM(r.Window.To), r.Window.FromExclusive
+			cl.crossesNite = cl.from >= cl.to
+		}
+		c.levels = append(c.levels, cl)
+	}
+}
+
+// ActiveLimit is the alert engine's fast path: the numeric limit in force
+// for a sensor in zone watching an establishment of the given type at t,
+// or ok=false when the code sets none (or the law is not in force). It
+// does not allocate.
+func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool) {
+	if !c.Status.InForce {
+		return Limit{}, false
+	}
+	zi, zok := zoneIndex[zone]
+	ei, eok := estIndex[establishment]
+	lt := t.In(c.loc)
+	h, mi, _ := lt.Clock()
+	m := h*60 + mi
+	for i := range c.levels {
+		cl := &c.levels[i]
+		if cl.zones != 0 && (!zok || cl.zones&(1<<zi) == 0) {
+			continue
+		}
+		if cl.ests != 0 && (!eok || cl.ests&(1<<ei) == 0) {
+			continue
+		}
+		l := Limit{DBA: *cl.rule.LimitDBA, Period: cl.rule.Period, PeriodLabel: cl.rule.Label, RuleID: cl.rule.ID,
+			Article: cl.rule.Article, Quote: cl.rule.Quote, CodeID: c.ID, CodeVersion: c.Version}
+		if !cl.hasWindow {
+			return l, true
+		}
+		in := m >= cl.from
+		if cl.fromExcl {
+			in = m > cl.from
+		}
+		startDayOffset := 0
+		if cl.crossesNite {
+			if m < cl.to {
+				in, startDayOffset = true, -1
+			}
+		} else {
+			in = in && m < cl.to
+		}
+		if !in {
+			continue
+		}
+		y, mo, d := lt.Date()
+		dur := cl.to - cl.from
+		if dur <= 0 {
+			dur += 1440
+		}
+		l.Start = time.Date(y, mo, d+startDayOffset, 0, cl.from, 0, 0, c.loc)
+		l.End = time.Date(y, mo, d+startDayOffset, 0, cl.from+dur, 0, 0, c.loc)
+		return l, true
+	}
+	return Limit{}, false
+}

@@ -1,0 +1,550 @@
+package codes
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed data/*.yaml
+var builtin embed.FS
+
+// Error is a problem in a code file, with its position and what to fix.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Errors is every problem found in one file.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// Parse decodes and validates one code file strictly: unknown keys, bad
+// times, dangling references and contradictions are errors carrying
+// file:line and what to fix.
+func Parse(file string, data []byte) (*Code, error) {
+	var c Code
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, yamlError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: file, Msg: "mais de um documento YAML no arquivo; use um arquivo por código"}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err == nil {
+		setLines(&c, &root)
+	}
+	c.file = file
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func yamlError(file string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var es Errors
+		for _, m := range te.Errors {
+			es = append(es, lineError(file, m))
+		}
+		return es
+	}
+	return lineError(file, err.Error())
+}
+
+func lineError(file, msg string) *Error {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		text := m[2]
+		if strings.Contains(text, "not found in type") {
+			text += " (chave desconhecida: corrija a grafia ou remova-a; veja codes/README.md para o esquema)"
+		}
+		return &Error{File: file, Line: n, Msg: text}
+	}
+	return &Error{File: file, Msg: msg}
+}
+
+// setLines records the line of each rule and penalty for later messages.
+func setLines(c *Code, root *yaml.Node) {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, val := m.Content[i].Value, m.Content[i+1]
+		switch key {
+		case "rules":
+			for j, n := range val.Content {
+				if j < len(c.Rules) {
+					c.Rules[j].line = n.Line
+				}
+			}
+		case "penalties":
+			for j, n := range val.Content {
+				if j < len(c.Penalties) {
+					c.Penalties[j].line = n.Line
+				}
+			}
+		}
+	}
+}
+
+// Vocabularies of codes-eval.md.
+var (
+	knownZones = set("hospital_surroundings", "near_hospital", "near_school", "near_residence", "residential",
+		"logradouro_publico", "centro_historico", "industrial", "quarry", "municipal_market", "other", "unclassified")
+	knownSources = set("amplified_music", "live_music", "karaoke", "amplified_worship", "loudspeaker_advertising",
+		"electoral_propaganda", "siren", "church_bell", "construction_work", "machinery", "fireworks", "blasting",
+		"firearm", "batuque_congado", "crowd_shouting", "vehicle_without_muffler", "electrical_interference", "generic")
+	knownEstablishments = set("bar", "restaurant", "club", "nightclub", "commerce", "church_or_temple", "factory",
+		"industry", "construction_site", "residence", "public_event", "quarry", "workshop")
+	knownMechanisms = set("sound_system", "recorded_music", "live_music", "karaoke", "loudspeaker_ad",
+		"siren_whistle", "bell", "machinery", "radio_interference")
+	knownBoolFacts = set("licensed", "alcohol_sold", "acoustics_proven", "acoustic_isolation",
+		"hours_extension_granted", "mobile", "operating", "in_service", "in_centro_historico",
+		"public_utility_event", "prior_punished", "muffler_defective", "just_cause", "permission",
+		"exempt_activity", "located_on_highway")
+	knownStringFacts = set("emitter", "content", "event", "licence_scope", "location", "poi_type", "purpose",
+		"establishment_type", "mechanism")
+	knownNumberFacts = set("distance_m_to_sensitive_poi", "interval_between_series_s")
+	knownDays        = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
+	knownReligious   = set("good_friday", "corpus_christi", "carnival")
+	knownActions     = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
+		"licence_suspension", "licence_cassation", "interdiction")
+)
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+func (c *Code) validate() error {
+	var es Errors
+	bad := func(line int, format string, a ...any) {
+		es = append(es, &Error{File: c.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+	}
+	if c.ID == "" || c.ID != lower(c.ID) || strings.ContainsAny(c.ID, " /+#") {
+		bad(0, "id %q inválido: use minúsculas e hífens, por exemplo \"lapa\"", c.ID)
+	}
+	if c.Version == "" {
+		bad(0, "falta version (rótulo estável citado nos alertas, ex.: \"lei-1783-2004\")")
+	}
+	if c.Municipality == "" || c.State == "" {
+		bad(0, "municipality e state são obrigatórios")
+	}
+	if c.Law.Number == "" || c.Law.Date == "" {
+		bad(0, "law.number e law.date são obrigatórios")
+	} else if _, err := time.Parse(time.DateOnly, c.Law.Date); err != nil {
+		bad(0, "law.date %q não é uma data AAAA-MM-DD", c.Law.Date)
+	}
+	if c.Timezone == "" {
+		c.Timezone = "America/Sao_Paulo"
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		bad(0, "timezone %q desconhecido: use um nome IANA como America/Sao_Paulo", c.Timezone)
+	}
+	c.loc = loc
+	if !c.Status.InForce && c.Status.RevokedBy == "" {
+		bad(0, "status.in_force é false mas revoked_by está vazio: diga o que revogou a lei")
+	}
+	for _, d := range c.Calendar.BusinessDays {
+		if !knownDays[d] || d == "holiday" || d == "holiday_eve" || d == "business_day" || d == "all" {
+			bad(0, "calendar.business_days: %q não é um dia da semana (mon..sun)", d)
+		}
+	}
+	if len(c.Calendar.BusinessDays) == 0 {
+		bad(0, "calendar.business_days vazio: diga o que \"dias úteis\" significa neste código")
+	}
+	if c.Calendar.ServiceDayStart == "" {
+		c.Calendar.ServiceDayStart = "06:00"
+	}
+	if _, err := parseHM(c.Calendar.ServiceDayStart); err != nil {
+		bad(0, "calendar.service_day_start: %v", err)
+	}
+	for _, h := range c.Calendar.Holidays {
+		if _, err := time.Parse("01-02", h.MonthDay); err != nil {
+			bad(0, "feriado %q: month_day %q deve ser MM-DD", h.Name, h.MonthDay)
+		}
+		if h.Article == "" || h.Quote == "" {
+			bad(0, "feriado %q: cite article e quote", h.Name)
+		}
+	}
+	for _, r := range c.Calendar.ReligiousHolidays {
+		if !knownReligious[r] {
+			bad(0, "calendar.religious_holidays: %q desconhecido (good_friday, corpus_christi, carnival)", r)
+		}
+	}
+	units := map[string]bool{}
+	for _, u := range c.Units {
+		units[u.ID] = true
+	}
+	for _, z := range c.Zones {
+		if !knownZones[z.ID] {
+			bad(0, "zona %q fora do vocabulário (veja codes-eval.md)", z.ID)
+		}
+	}
+	pens := map[string]*Penalty{}
+	for i := range c.Penalties {
+		p := &c.Penalties[i]
+		if _, dup := pens[p.ID]; dup {
+			bad(p.line, "penalidade %q repetida", p.ID)
+		}
+		pens[p.ID] = p
+		if p.Article == "" || p.Quote == "" {
+			bad(p.line, "penalidade %q: cite article e quote (texto literal)", p.ID)
+		}
+		switch p.Type {
+		case "ladder":
+			if len(p.Steps) == 0 {
+				bad(p.line, "penalidade %q do tipo ladder sem steps", p.ID)
+			}
+			for j, s := range p.Steps {
+				if s.Ordinal != j+1 {
+					bad(p.line, "penalidade %q: steps fora de ordem (esperado ordinal %d, achado %d)", p.ID, j+1, s.Ordinal)
+				}
+				if !knownActions[s.Action] {
+					bad(p.line, "penalidade %q: ação %q desconhecida", p.ID, s.Action)
+				}
+				if s.Action == "fine" && s.Percent == nil {
+					bad(p.line, "penalidade %q: step %d é multa sem percent", p.ID, s.Ordinal)
+				}
+			}
+		case "fixed":
+			if p.Percent == nil {
+				bad(p.line, "penalidade %q do tipo fixed precisa de percent", p.ID)
+			}
+		case "range":
+			if p.PercentMin == nil || p.PercentMax == nil || *p.PercentMin > *p.PercentMax {
+				bad(p.line, "penalidade %q do tipo range precisa de percent_min ≤ percent_max", p.ID)
+			}
+		case "unmapped":
+			if len(p.Amounts) == 0 {
+				bad(p.line, "penalidade %q do tipo unmapped precisa listar amounts como escritos", p.ID)
+			}
+		default:
+			bad(p.line, "penalidade %q: type %q desconhecido (ladder, fixed, range, unmapped)", p.ID, p.Type)
+		}
+		if p.Unit != "" && !units[p.Unit] {
+			bad(p.line, "penalidade %q: unidade %q não declarada em monetary_units", p.ID, p.Unit)
+		}
+	}
+	ids := map[string]bool{}
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		if r.ID == "" {
+			bad(r.line, "regra sem id")
+		}
+		if ids[r.ID] {
+			bad(r.line, "regra %q repetida", r.ID)
+		}
+		ids[r.ID] = true
+		if r.Article == "" || strings.TrimSpace(r.Quote) == "" {
+			bad(r.line, "regra %q: toda regra cita article e quote (texto literal da lei)", r.ID)
+		}
+		if !ruleKinds[r.Kind] {
+			bad(r.line, "regra %q: kind %q desconhecido", r.ID, r.Kind)
+		}
+		if r.Label == "" {
+			bad(r.line, "regra %q: falta label (descrição curta em português)", r.ID)
+		}
+		c.validateMatch(r, bad)
+		if r.Window != nil {
+			if err := r.Window.validate(); err != nil {
+				bad(r.line, "regra %q: window: %v", r.ID, err)
+			}
+		}
+		switch r.Kind {
+		case KindLevelLimit:
+			if r.Window != nil && len(r.Window.Days) > 0 {
+				bad(r.line, "regra %q: limites de nível não dependem do dia da semana nos códigos; remova window.days", r.ID)
+			}
+			if r.LimitDBA == nil || *r.LimitDBA <= 0 || *r.LimitDBA > 160 {
+				bad(r.line, "regra %q: level_limit precisa de limit_dba entre 0 e 160", r.ID)
+			}
+			if r.Period == "" {
+				bad(r.line, "regra %q: level_limit precisa de period (diurno, noturno ou integral)", r.ID)
+			}
+		case KindProhibitedHours, KindPermittedHours:
+			if r.Window == nil {
+				bad(r.line, "regra %q: %s precisa de window", r.ID, r.Kind)
+			}
+		case KindDuration:
+			if r.MaxDurationS == nil || *r.MaxDurationS <= 0 {
+				bad(r.line, "regra %q: duration_limit precisa de max_duration_s > 0", r.ID)
+			}
+		case KindMinInterval:
+			if r.MinIntervalS == nil || *r.MinIntervalS <= 0 {
+				bad(r.line, "regra %q: min_interval precisa de min_interval_s > 0", r.ID)
+			}
+		case KindSchedule:
+			if len(r.Schedule) == 0 {
+				bad(r.line, "regra %q: operating_schedule precisa de schedule", r.ID)
+			}
+			for _, e := range r.Schedule {
+				if err := e.validate(); err != nil {
+					bad(r.line, "regra %q: schedule: %v", r.ID, err)
+				}
+			}
+		case KindQualitative, KindOutOfScope:
+			if r.Why == "" {
+				bad(r.line, "regra %q: %s precisa de why (por que não há critério objetivo)", r.ID, r.Kind)
+			}
+		case KindLocationBan:
+			if len(r.Match.Zones) == 0 && r.RadiusM == nil {
+				bad(r.line, "regra %q: location_ban precisa de match.zones ou radius_m", r.ID)
+			}
+		}
+		if r.Kind != KindQualitative && r.Kind != KindOutOfScope && r.Kind != KindRequiredSignal && r.Penalty == "" {
+			bad(r.line, "regra %q: falta penalty (id de uma penalidade)", r.ID)
+		}
+		if r.Penalty != "" && pens[r.Penalty] == nil {
+			bad(r.line, "regra %q: penalty %q não existe em penalties", r.ID, r.Penalty)
+		}
+		for _, d := range r.UndeterminedOnConflict {
+			if !knownDays[d] {
+				bad(r.line, "regra %q: dia %q desconhecido", r.ID, d)
+			}
+		}
+	}
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		for _, o := range r.Overrides {
+			if !ids[o] || o == r.ID {
+				bad(r.line, "regra %q: overrides cita %q, que não é outra regra deste código", r.ID, o)
+			}
+		}
+	}
+	c.checkContradictions(bad)
+	if c.Procedure.Auto == nil {
+		bad(0, "procedure.auto é obrigatório (o auto de infração)")
+	}
+	for _, d := range []*Document{c.Procedure.Notice, c.Procedure.Auto} {
+		if d == nil {
+			continue
+		}
+		if d.Article == "" || d.Quote == "" || len(d.Fields) == 0 {
+			bad(0, "documento %q: cite article, quote e os campos exigidos", d.Kind)
+		}
+	}
+	if len(es) > 0 {
+		return es
+	}
+	c.compile()
+	return nil
+}
+
+func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
+	chk := func(what string, vals []string, vocab map[string]bool) {
+		for _, v := range vals {
+			if !vocab[v] {
+				bad(r.line, "regra %q: %s %q fora do vocabulário de codes-eval.md", r.ID, what, v)
+			}
+		}
+	}
+	chk("source", r.Match.Sources, knownSources)
+	chk("establishment", r.Match.Establishments, knownEstablishments)
+	chk("mechanism", r.Match.Mechanisms, knownMechanisms)
+	chk("zone", r.Match.Zones, knownZones)
+	for k, v := range r.Match.Facts {
+		checkFact(r, k, v, bad)
+	}
+	for _, m := range r.ExemptIf {
+		for k, v := range m {
+			checkFact(r, k, v, bad)
+		}
+	}
+	for _, k := range r.Match.Needs {
+		if !knownBoolFacts[k] && !knownStringFacts[k] && !knownNumberFacts[k] {
+			bad(r.line, "regra %q: needs %q não é um fato conhecido", r.ID, k)
+		}
+	}
+	if r.PermissionFact != "" && !knownBoolFacts[r.PermissionFact] {
+		bad(r.line, "regra %q: permission_fact %q não é um fato booleano conhecido", r.ID, r.PermissionFact)
+	}
+}
+
+func checkFact(r *Rule, k string, v any, bad func(int, string, ...any)) {
+	switch {
+	case knownBoolFacts[k]:
+		if _, ok := v.(bool); !ok {
+			bad(r.line, "regra %q: fato %q é booleano (true/false), achado %v", r.ID, k, v)
+		}
+	case knownStringFacts[k]:
+		switch v.(type) {
+		case string, []any:
+		default:
+			bad(r.line, "regra %q: fato %q é texto ou lista de textos, achado %v", r.ID, k, v)
+		}
+	default:
+		bad(r.line, "regra %q: fato %q desconhecido (veja codes-eval.md)", r.ID, k)
+	}
+}
+
+// checkContradictions rejects two level limits for the same scope, zone
+// and instant with different values.
+func (c *Code) checkContradictions(bad func(int, string, ...any)) {
+	var lv []*Rule
+	for i := range c.Rules {
+		if c.Rules[i].Kind == KindLevelLimit && c.Rules[i].LimitDBA != nil {
+			lv = append(lv, &c.Rules[i])
+		}
+	}
+	for i := 0; i < len(lv); i++ {
+		for j := i + 1; j < len(lv); j++ {
+			a, b := lv[i], lv[j]
+			if *a.LimitDBA == *b.LimitDBA || !overlap(a.Match.Zones, b.Match.Zones) ||
+				!overlap(a.Match.Sources, b.Match.Sources) || !overlap(a.Match.Establishments, b.Match.Establishments) ||
+				len(a.Match.Facts) > 0 || len(b.Match.Facts) > 0 {
+				continue
+			}
+			if windowsOverlap(a.Window, b.Window) {
+				bad(b.line, "regra %q contradiz %q: limites diferentes (%.0f e %.0f dB) para a mesma zona e horário; separe as zonas ou os horários",
+					b.ID, a.ID, *a.LimitDBA, *b.LimitDBA)
+			}
+		}
+	}
+}
+
+func overlap(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// windowsOverlap checks minute by minute over one week.
+func windowsOverlap(a, b *Window) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	for m := 0; m < 1440; m++ {
+		if a.containsMinute(m) && b.containsMinute(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Set is a collection of codes by id.
+type Set struct {
+	byID map[string]*Code
+}
+
+// Builtin returns the five embedded seed codes.
+func Builtin() (*Set, error) {
+	return loadFS(builtin, "data")
+}
+
+// LoadDir returns the embedded codes plus every *.yaml in dir; a file in
+// dir with the id of an embedded code replaces it.
+func LoadDir(dir string) (*Set, error) {
+	s, err := Builtin()
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return s, nil
+	}
+	extra, err := loadFS(os.DirFS(dir), ".")
+	if err != nil {
+		return nil, err
+	}
+	for id, c := range extra.byID {
+		c.file = filepath.Join(dir, c.file)
+		s.byID[id] = c
+	}
+	return s, nil
+}
+
+func loadFS(fsys fs.FS, dir string) (*Set, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("codes: read %s: %w", dir, err)
+	}
+	s := &Set{byID: map[string]*Code{}}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		p := e.Name()
+		if dir != "." {
+			p = dir + "/" + e.Name()
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("codes: read %s: %w", p, err)
+		}
+		c, err := Parse(e.Name(), data)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := s.byID[c.ID]; dup {
+			return nil, &Error{File: e.Name(), Msg: fmt.Sprintf("id %q já usado por %s", c.ID, prev.file)}
+		}
+		s.byID[c.ID] = c
+	}
+	return s, nil
+}
+
+// Code returns the code with id.
+func (s *Set) Code(id string) (*Code, bool) {
+	c, ok := s.byID[id]
+	return c, ok
+}
+
+// IDs returns the code ids in order.
+func (s *Set) IDs() []string {
+	ids := make([]string, 0, len(s.byID))
+	for id := range s.byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
