@@ -382,3 +382,7 @@ func TestNoDataSurvivesRestart(t *testing.T) {
 		t.Fatalf("gaps %+v", gaps)
 	}
 }
+
+func casestoreOpen(tb testing.TB, path string) (*casestore.Store, error) {
+	return casestore.Open(tb.Context(), path)
+}
