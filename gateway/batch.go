@@ -8,15 +8,17 @@ import (
 )
 
 // Batcher groups finished records into batches of at most MaxRecords
-// records spanning at most MaxAge of record time. A batch is also cut when
+// records, spanning at most MaxAge of record time and waiting at most MaxAge
+// of wall time (passed in) since the batch's first record arrived. A batch is also cut when
 // the device or the clock's synced flag changes, so that the device and
 // clock fields of a batch are true for every record in it. It is pure.
 type Batcher struct {
 	MaxRecords int
 	MaxAge     time.Duration
 
-	recs  []wire.Record
-	dev   bridge.Device
+	recs   []wire.Record
+	opened time.Time // wall time of the first record
+	dev    bridge.Device
 	clock wire.Clock
 }
 
@@ -27,15 +29,16 @@ type Pending struct {
 	Records []wire.Record
 }
 
-// Add appends o and returns the batches it completed (zero, one or two).
-func (b *Batcher) Add(o Output) []Pending {
+// Add appends o, which arrived at wall time now, and returns the batches it
+// completed (zero, one or two).
+func (b *Batcher) Add(o Output, now time.Time) []Pending {
 	var out []Pending
 	if len(b.recs) > 0 && (o.Device != b.dev || o.Clock.Synced != b.clock.Synced ||
 		(b.MaxAge > 0 && o.Record.T.Sub(b.recs[0].T) >= b.MaxAge)) {
 		out = append(out, b.cut())
 	}
 	if len(b.recs) == 0 {
-		b.dev, b.clock = o.Device, o.Clock
+		b.dev, b.clock, b.opened = o.Device, o.Clock, now
 	}
 	if o.Clock.OffsetMs > b.clock.OffsetMs {
 		b.clock.OffsetMs = o.Clock.OffsetMs
@@ -47,10 +50,10 @@ func (b *Batcher) Add(o Output) []Pending {
 	return out
 }
 
-// Due returns the open batch if its first record is at least MaxAge older
-// than now (a quiet meter still gets its records out).
+// Due returns the open batch if it was opened at least MaxAge before now
+// (wall time), so records get out even when the batch is not full.
 func (b *Batcher) Due(now time.Time) (Pending, bool) {
-	if len(b.recs) == 0 || b.MaxAge <= 0 || now.Sub(b.recs[0].T) < b.MaxAge+time.Second {
+	if len(b.recs) == 0 || b.MaxAge <= 0 || now.Sub(b.opened) < b.MaxAge {
 		return Pending{}, false
 	}
 	return b.cut(), true

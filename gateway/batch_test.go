@@ -40,7 +40,7 @@ func TestBatcher(t *testing.T) {
 			var sizes []int
 			var all []Pending
 			for _, o := range tc.in {
-				for _, p := range b.Add(o) {
+				for _, p := range b.Add(o, o.Record.T) {
 					sizes = append(sizes, len(p.Records))
 					all = append(all, p)
 				}
@@ -69,12 +69,13 @@ func TestBatcherKeepsWorstOffsetAndDue(t *testing.T) {
 	b := &Batcher{MaxRecords: 10, MaxAge: 5 * time.Second}
 	worse := synced
 	worse.OffsetMs = 40
-	b.Add(out(0, dev, synced))
-	b.Add(out(1, dev, worse))
-	if _, ok := b.Due(t0.Add(5 * time.Second)); ok {
+	wall := t0.Add(24 * time.Hour) // records may be far older than the wall clock (replayed meter)
+	b.Add(out(0, dev, synced), wall)
+	b.Add(out(1, dev, worse), wall.Add(time.Second))
+	if _, ok := b.Due(wall.Add(4999 * time.Millisecond)); ok {
 		t.Error("due too early")
 	}
-	p, ok := b.Due(t0.Add(6 * time.Second))
+	p, ok := b.Due(wall.Add(5 * time.Second))
 	if !ok || len(p.Records) != 2 || p.Clock.OffsetMs != 40 || !p.Clock.Synced {
 		t.Errorf("Due = %+v, %v", p, ok)
 	}

@@ -279,7 +279,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 
 	flush := func(ctx context.Context) error {
 		for _, o := range agg.Flush() {
-			for _, p := range bat.Add(o) {
+			for _, p := range bat.Add(o, g.now()) {
 				if err := g.enqueue(ctx, p); err != nil {
 					return err
 				}
@@ -337,7 +337,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 			continue
 		}
 		for _, o := range outs {
-			for _, p := range bat.Add(o) {
+			for _, p := range bat.Add(o, g.now()) {
 				if err := g.enqueue(ctx, p); err != nil {
 					return err
 				}

@@ -109,8 +109,8 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 		SetMaxReconnectInterval(o.MaxReconnectInterval).
 		SetConnectTimeout(o.ConnectTimeout).
 		SetKeepAlive(o.KeepAlive).
-		SetPingTimeout(10 * time.Second).
-		SetWriteTimeout(10 * time.Second).
+		SetPingTimeout(10*time.Second).
+		SetWriteTimeout(10*time.Second).
 		SetOrderMatters(false).
 		SetBinaryWill(o.StatusTopic, wire.OfflinePayload, 1, true).
 		SetDefaultPublishHandler(onAck).
