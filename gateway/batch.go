@@ -19,7 +19,7 @@ type Batcher struct {
 	recs   []wire.Record
 	opened time.Time // wall time of the first record
 	dev    bridge.Device
-	clock wire.Clock
+	clock  wire.Clock
 }
 
 // Pending is a batch ready to be numbered and sealed.
