@@ -278,3 +278,13 @@ func (c *Code) anyDay(toks []string, d Date) bool {
 	}
 	return false
 }
+
+// dateTime is the law's date at noon in its time zone (a valid instant for
+// smoke evaluations).
+func (l Law) dateTime() time.Time {
+	t, err := time.Parse(time.DateOnly, l.Date)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.Add(12 * time.Hour)
+}

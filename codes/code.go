@@ -17,26 +17,25 @@ import (
 	"time"
 
 	_ "time/tzdata" // the Pi and CI need no system tz database
-
 )
 
 // Code is one municipal code (one law, one version).
 type Code struct {
-	ID           string         `yaml:"id"`      // e.g. "lapa"
-	Version      string         `yaml:"version"` // stable version label cited in alerts
-	Municipality string         `yaml:"municipality"`
-	State        string         `yaml:"state"`
-	Law          Law            `yaml:"law"`
-	Status       Status         `yaml:"status"`
-	Timezone     string         `yaml:"timezone"`
-	Units        []Unit         `yaml:"monetary_units"`
-	Calendar     Calendar       `yaml:"calendar"`
-	Zones        []Zone         `yaml:"zones"`
-	Rules        []Rule         `yaml:"rules"`
-	Penalties    []Penalty      `yaml:"penalties"`
-	Procedure    Procedure      `yaml:"procedure"`
-	NotEncoded   []NotEncoded   `yaml:"not_encoded"`
-	Assumptions  []string       `yaml:"assumptions"`
+	ID           string       `yaml:"id"`      // e.g. "lapa"
+	Version      string       `yaml:"version"` // stable version label cited in alerts
+	Municipality string       `yaml:"municipality"`
+	State        string       `yaml:"state"`
+	Law          Law          `yaml:"law"`
+	Status       Status       `yaml:"status"`
+	Timezone     string       `yaml:"timezone"`
+	Units        []Unit       `yaml:"monetary_units"`
+	Calendar     Calendar     `yaml:"calendar"`
+	Zones        []Zone       `yaml:"zones"`
+	Rules        []Rule       `yaml:"rules"`
+	Penalties    []Penalty    `yaml:"penalties"`
+	Procedure    Procedure    `yaml:"procedure"`
+	NotEncoded   []NotEncoded `yaml:"not_encoded"`
+	Assumptions  []string     `yaml:"assumptions"`
 	loc          *time.Location
 	file         string
 	levels       []compiledLevel
@@ -113,17 +112,17 @@ type Zone struct {
 
 // Rule kinds.
 const (
-	KindLevelLimit      = "level_limit"       // measured LAeq strictly above a limit
-	KindProhibitedHours = "prohibited_hours"  // the activity is banned inside the window
-	KindPermittedHours  = "permitted_hours"   // the activity is allowed only inside the window
-	KindDuration        = "duration_limit"    // an event longer than N seconds
+	KindLevelLimit      = "level_limit"        // measured LAeq strictly above a limit
+	KindProhibitedHours = "prohibited_hours"   // the activity is banned inside the window
+	KindPermittedHours  = "permitted_hours"    // the activity is allowed only inside the window
+	KindDuration        = "duration_limit"     // an event longer than N seconds
 	KindSchedule        = "operating_schedule" // opening/closing by service day
-	KindLicence         = "licence_required"  // unlawful without a licence
-	KindLocationBan     = "location_ban"      // banned in a zone or radius
-	KindMinInterval     = "min_interval"      // successive events at least N s apart
-	KindQualitative     = "qualitative"       // prohibited, but no criterion a machine can evaluate
-	KindOutOfScope      = "out_of_scope"      // governed by other legislation
-	KindRequiredSignal  = "required_signal"   // a sound the law requires: never a violation
+	KindLicence         = "licence_required"   // unlawful without a licence
+	KindLocationBan     = "location_ban"       // banned in a zone or radius
+	KindMinInterval     = "min_interval"       // successive events at least N s apart
+	KindQualitative     = "qualitative"        // prohibited, but no criterion a machine can evaluate
+	KindOutOfScope      = "out_of_scope"       // governed by other legislation
+	KindRequiredSignal  = "required_signal"    // a sound the law requires: never a violation
 )
 
 var ruleKinds = map[string]bool{
@@ -222,12 +221,12 @@ type Penalty struct {
 	Unit       string   `yaml:"unit"`    // monetary unit id
 	// Reincidence doubling: fines double when the infractor was already
 	// "autuado e punido" (facts.prior_punished).
-	Doubling        *Doubling `yaml:"doubling"`
-	Accessory       []string  `yaml:"accessory"`
-	AppealMinPct    *float64  `yaml:"appeal_min_percent"`
-	AppealArticle   string    `yaml:"appeal_article"`
-	CountingNote    string    `yaml:"counting_note"`
-	line            int
+	Doubling      *Doubling `yaml:"doubling"`
+	Accessory     []string  `yaml:"accessory"`
+	AppealMinPct  *float64  `yaml:"appeal_min_percent"`
+	AppealArticle string    `yaml:"appeal_article"`
+	CountingNote  string    `yaml:"counting_note"`
+	line          int
 }
 
 // Step is one rung of a ladder.
@@ -242,8 +241,8 @@ type Step struct {
 
 // Doubling describes reincidência.
 type Doubling struct {
-	Article  string `yaml:"article"`
-	Quote    string `yaml:"quote"`
+	Article  string  `yaml:"article"`
+	Quote    string  `yaml:"quote"`
 	Factor   float64 `yaml:"factor"`
 	Requires string  `yaml:"requires"` // "autuado e punido"
 }

@@ -87,7 +87,7 @@ func Evaluate(c *Code, o Observation) Verdict {
 				overridden[id] = true
 			}
 		}
-		if r.Kind == KindLevelLimit && !outs[i].skip && v.LimitDBA == nil && ctx.levelScope[r.ID] {
+		if r.Kind == KindLevelLimit && v.LimitDBA == nil && ctx.levelScope[r.ID] {
 			l := *r.LimitDBA
 			v.LimitDBA = &l
 		}
