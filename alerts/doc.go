@@ -27,6 +27,9 @@
 //     (pending → cancelled, firing → resolved with resolution "period_end" at
 //     the instant the old period ended). An alert therefore always cites exactly
 //     one rule, one limit and one period.
+//   - A change of the sensor's meter grade (another instrument) likewise
+//     restarts the window and closes the open alert (resolution
+//     "meter_changed"): records and margins of two instruments never mix.
 //   - The window LAeq is the energy mean over the records whose start lies in
 //     [end − Window, end), end being the end of the newest record; LAFmax is the
 //     maximum LAFmax of the same records. Partial windows (right after a period

@@ -94,6 +94,7 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 	if s.Sensor == "" {
 		s.Sensor = r.Sensor
 	}
+	meterChanged := !s.LastStart.IsZero() && s.Info.Grade != r.Grade
 	s.Info = r.SensorInfo
 
 	if s.Gap != nil {
@@ -111,6 +112,12 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 	s.GatewayOffline = false
 	s.LastStart, s.LastEnd, s.LastRecv = r.T, end, now
 
+	if meterChanged {
+		// Another instrument (or grade): its records and margin do not mix
+		// with the previous one's.
+		evs = e.closeOpen(&s, ResolutionMeterChanged, r.T, evs)
+		s.Window = s.Window[:0]
+	}
 	switch {
 	case in.LimitErr != "":
 		evs = e.closeOpen(&s, ResolutionLimitError, r.T, evs)

@@ -345,6 +345,13 @@ func TestLifecycle(t *testing.T) {
 			},
 		},
 		{
+			// Another instrument: the class 1 alert closes; the screening
+			// meter (71 − 5 > 65) starts its own alert.
+			name: "meter grade change closes the open alert",
+			ops:  []op{rec("10:00:00", 25, 70), graded(rec("10:00:25", 21, 71), alerts.GradeScreening)},
+			want: []string{"pending@10:00:00", "firing@10:00:20", "resolved@10:00:25[meter_changed]", "pending@10:00:25", "firing@10:00:45"},
+		},
+		{
 			name:   "no numeric limit: never exceeds, status no_limit",
 			ops:    []op{zoned(rec("10:00:00", 30, 90), alertstest.ZoneNoLimit)},
 			status: alerts.StatusNoLimit,

@@ -95,7 +95,9 @@ func NewMonitor(cfg Config, limits Limits, opts Options) (*Monitor, error) {
 }
 
 // Restore loads the saved sensor states. Call it once, before the first
-// Observe.
+// Observe. Open alerts (pending, firing, no_data) continue with their ids.
+// Every restored sensor gets a fresh NoDataTimeout from now before it can be
+// declared silent, since the service itself was not receiving while down.
 func (m *Monitor) Restore(ctx context.Context) error {
 	if m.store == nil {
 		return nil
@@ -110,6 +112,11 @@ func (m *Monitor) Restore(ctx context.Context) error {
 	for _, st := range states {
 		if st.Sensor == "" {
 			continue
+		}
+		// The service itself was not listening while it was down: every
+		// sensor gets a fresh NoDataTimeout to reconnect and replay.
+		if !st.LastRecv.IsZero() && st.LastRecv.Before(now) {
+			st.LastRecv = now
 		}
 		e := &entry{st: st, savedAt: now}
 		m.sensors[st.Sensor] = e

@@ -127,13 +127,14 @@ func (s State) Rank() int {
 
 // Resolutions say why an alert closed.
 const (
-	ResolutionQuiet      = "quiet"       // below limit − hysteresis for the resolve time
-	ResolutionBelowLimit = "below_limit" // pending alert whose window stopped exceeding
-	ResolutionPeriodEnd  = "period_end"  // the limit it cited is no longer in force
-	ResolutionNoLimit    = "no_limit"    // the code sets no numeric limit any more
-	ResolutionLimitError = "limit_error" // the limit could not be looked up
-	ResolutionDataGap    = "data_gap"    // pending alert interrupted by missing data
-	ResolutionDataBack   = "data_back"   // no_data alert closed by a new record
+	ResolutionQuiet        = "quiet"         // below limit − hysteresis for the resolve time
+	ResolutionBelowLimit   = "below_limit"   // pending alert whose window stopped exceeding
+	ResolutionPeriodEnd    = "period_end"    // the limit it cited is no longer in force
+	ResolutionNoLimit      = "no_limit"      // the code sets no numeric limit any more
+	ResolutionLimitError   = "limit_error"   // the limit could not be looked up
+	ResolutionDataGap      = "data_gap"      // pending alert interrupted by missing data
+	ResolutionMeterChanged = "meter_changed" // the sensor's meter grade changed (another instrument)
+	ResolutionDataBack     = "data_back"     // no_data alert closed by a new record
 )
 
 // Reasons of a no_data alert.
