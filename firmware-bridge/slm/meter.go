@@ -61,7 +61,8 @@ type Options struct {
 	// 1 s). It must be a whole number of samples and of StatsIntervals.
 	RecordInterval time.Duration
 	// StatsInterval is how often L_AF is sampled into the histogram from
-	// which L10, L50 and L90 are read (default 100 ms).
+	// which L10, L50 and L90 are read (default 100 ms, or RecordInterval
+	// when that is not a multiple of 100 ms).
 	StatsInterval time.Duration
 }
 
@@ -173,6 +174,9 @@ func NewMeter(opts Options) (*Meter, error) {
 	}
 	if opts.StatsInterval == 0 {
 		opts.StatsInterval = DefaultStatsInterval
+		if opts.RecordInterval%DefaultStatsInterval != 0 {
+			opts.StatsInterval = opts.RecordInterval
+		}
 	}
 	fs := float64(opts.SampleRate)
 	recN, okR := samplesIn(opts.RecordInterval, opts.SampleRate)

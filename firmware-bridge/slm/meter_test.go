@@ -319,7 +319,7 @@ func TestNewMeterRejects(t *testing.T) {
 		{"rate 384 kHz", Options{SampleRate: 384000}, ReasonRate},
 		{"NaN offset", Options{SampleRate: 48000, OffsetDB: math.NaN()}, ""},
 		{"record not whole samples", Options{SampleRate: 44100, RecordInterval: time.Millisecond / 3}, ""},
-		{"record not multiple of stats", Options{SampleRate: 48000, RecordInterval: 150 * time.Millisecond}, ""},
+		{"record not multiple of stats", Options{SampleRate: 48000, RecordInterval: 150 * time.Millisecond, StatsInterval: 100 * time.Millisecond}, ""},
 		{"negative stats", Options{SampleRate: 48000, StatsInterval: -time.Second}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,3 +120,25 @@ func TestNewSourceRejects(t *testing.T) {
 		t.Error("invalid grade accepted")
 	}
 }
+
+// TestSourceShortRecords: a gateway sampling at 8 Hz asks for 125 ms
+// records: as long as the meter's warm-up, and not a multiple of the
+// default 100 ms histogram tick.
+func TestSourceShortRecords(t *testing.T) {
+	const fs = 48000
+	raw := encodePCM(t, S16LE, sine(fs, 1000, ampFor(-20), 1))
+	st, _ := NewStream(bytes.NewReader(raw), S16LE, 1, 0)
+	src, err := NewSource(st, SourceOptions{Meter: Options{SampleRate: fs, RecordInterval: 125 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		var s bridge.Sample
+		if err := src.Sense(&s); err != nil {
+			t.Fatalf("Sense %d: %v", i, err)
+		}
+		if s.Duration != 125*time.Millisecond || !near(s.Level, -20, 0.2) || src.Last().Start != int64(i*fs/8) {
+			t.Errorf("Sense %d: %v over %v from sample %d", i, s.Level, s.Duration, src.Last().Start)
+		}
+	}
+}
