@@ -246,3 +246,34 @@ func TestRun(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreGrace: after a restart every sensor gets a fresh NoDataTimeout
+// (the service was not listening), then silence is reported as usual.
+func TestRestoreGrace(t *testing.T) {
+	store := &alertstest.MemStore{}
+	m, _, _, clk := newMonitor(t, testConfig(), store)
+	observeAll(t, m, clk, rec("10:00:00", 3, 50))
+	if err := m.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m2, rec2, _, clk2 := newMonitor(t, testConfig(), store)
+	clk2.Set(at("10:30:00")) // restarted half an hour later
+	if err := m2.Restore(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Tick(t.Context(), at("10:30:04")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec2.Events()); n != 0 {
+		t.Fatalf("%d events within the grace after restart", n)
+	}
+	if err := m2.Tick(t.Context(), at("10:30:05")); err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(rec2.Events()); got != "[no_data@10:30:05[silent]]" {
+		t.Fatalf("after the grace: %s", got)
+	}
+	if g := rec2.Events()[0].Alert; !g.WindowStart.Equal(at("10:00:03")) {
+		t.Errorf("gap starts %s, want the end of the last data 10:00:03", hms(g.WindowStart))
+	}
+}
