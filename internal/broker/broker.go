@@ -1,0 +1,338 @@
+// Package broker embeds a mochi-mqtt v2 broker for the zero-setup single
+// node, with Sossego's authentication and ACL:
+//
+//   - anonymous clients are refused;
+//   - a gateway authenticates as username = its id with the password whose
+//     bcrypt hash is in the registry, or (on the TLS listener with client
+//     certificates) by a certificate whose CN is its id;
+//   - a gateway may publish only under sossego/v1/{its municipality}/{its
+//     id}/ — its sensors' levels and env topics and its status topic — and
+//     may subscribe only to its own ack topic;
+//   - the central service's own client (an internal credential) may
+//     subscribe to everything under sossego/v1/ and publish acks.
+//
+// Packets larger than wire.MaxPayload plus headroom for the topic are
+// refused. With MQTT 3.1.1 a denied publish is acknowledged and silently
+// dropped (the protocol has no way to say no), so tests must check what
+// subscribers and the store received, never the publisher's return code.
+//
+// The same policy for an external Mosquitto is in docs/mosquitto/.
+package broker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Gateway is what the broker needs to know about a gateway.
+type Gateway struct {
+	ID           string
+	Municipality string
+	PasswordHash []byte // bcrypt; nil: password login refused (certificate only)
+}
+
+// Directory looks gateways up; the registry implements it through an
+// adapter in internal/central. It is consulted at every connect, so
+// registry reloads take effect for new connections.
+type Directory interface {
+	Gateway(id string) (Gateway, bool)
+}
+
+// DirectoryFunc adapts a function to Directory.
+type DirectoryFunc func(id string) (Gateway, bool)
+
+// Gateway calls f.
+func (f DirectoryFunc) Gateway(id string) (Gateway, bool) { return f(id) }
+
+// Options configures the broker.
+type Options struct {
+	Listen    string      // TCP address, e.g. 127.0.0.1:1883; "" for none
+	TLSListen string      // TLS address; "" for none
+	TLS       *tls.Config // for TLSListen; set ClientAuth to require gateway certificates
+	Directory Directory
+	// ServiceUser and ServicePassword are the central service's own
+	// credential (full read, ack publish).
+	ServiceUser     string
+	ServicePassword string
+	Log             *slog.Logger
+}
+
+// MaxPacket is the largest MQTT packet accepted: a full wire.MaxPayload
+// body plus room for the fixed header and topic.
+const MaxPacket = wire.MaxPayload + 4096
+
+// Broker is the embedded broker.
+type Broker struct {
+	srv  *mqtt.Server
+	hook *authHook
+	tcp  net.Addr
+	tls  net.Addr
+}
+
+// New configures the broker and binds its listeners (so that the actual
+// addresses are known before Run).
+func New(o Options) (*Broker, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Directory == nil {
+		return nil, errors.New("broker: no gateway directory")
+	}
+	if o.ServiceUser == "" || o.ServicePassword == "" {
+		return nil, errors.New("broker: the central service credential is required")
+	}
+	caps := mqtt.NewDefaultServerCapabilities()
+	caps.MaximumPacketSize = MaxPacket
+	caps.MaximumClientWritesPending = 64 * 1024
+	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: o.Log.With("componente", "broker"),
+		InlineClient: false})
+	h := &authHook{dir: o.Directory, svcUser: o.ServiceUser, svcPass: sha256.Sum256([]byte(o.ServicePassword)),
+		who: map[*mqtt.Client]principal{}, cache: map[string][]byte{}}
+	if err := srv.AddHook(h, nil); err != nil {
+		return nil, fmt.Errorf("broker: add auth hook: %w", err)
+	}
+	b := &Broker{srv: srv, hook: h}
+	if o.Listen != "" {
+		ln, err := net.Listen("tcp", o.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("broker: listen %s: %w", o.Listen, err)
+		}
+		b.tcp = ln.Addr()
+		if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("broker: add listener: %w", err)
+		}
+	}
+	if o.TLSListen != "" {
+		if o.TLS == nil {
+			return nil, errors.New("broker: TLS listener without TLS configuration")
+		}
+		ln, err := tls.Listen("tcp", o.TLSListen, o.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("broker: listen TLS %s: %w", o.TLSListen, err)
+		}
+		b.tls = ln.Addr()
+		if err := srv.AddListener(listeners.NewNet("tls", ln)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("broker: add TLS listener: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// Addr is the TCP listener's address (nil without one).
+func (b *Broker) Addr() net.Addr { return b.tcp }
+
+// TLSAddr is the TLS listener's address (nil without one).
+func (b *Broker) TLSAddr() net.Addr { return b.tls }
+
+// URL is a tcp:// URL for the TCP listener.
+func (b *Broker) URL() string {
+	if b.tcp == nil {
+		return ""
+	}
+	return "tcp://" + b.tcp.String()
+}
+
+// Run serves until ctx ends, then closes every connection.
+func (b *Broker) Run(ctx context.Context) error {
+	if err := b.srv.Serve(); err != nil {
+		return fmt.Errorf("broker: serve: %w", err)
+	}
+	<-ctx.Done()
+	if err := b.srv.Close(); err != nil {
+		return fmt.Errorf("broker: close: %w", err)
+	}
+	return nil
+}
+
+type principal struct {
+	service      bool
+	gateway      string
+	municipality string
+}
+
+type authHook struct {
+	mqtt.HookBase
+	dir     Directory
+	svcUser string
+	svcPass [32]byte
+
+	mu    sync.Mutex
+	who   map[*mqtt.Client]principal
+	cache map[string][]byte // user + sha256(password) → the bcrypt hash it matched
+}
+
+func (h *authHook) ID() string { return "sossego-auth" }
+
+func (h *authHook) Provides(b byte) bool {
+	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect}, []byte{b})
+}
+
+func peerCN(c net.Conn) (string, bool) {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return "", false
+	}
+	cs := tc.ConnectionState()
+	if !cs.HandshakeComplete || len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
+		return "", false
+	}
+	return cs.PeerCertificates[0].Subject.CommonName, true
+}
+
+// OnConnectAuthenticate decides who the client is.
+func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	user := string(pk.Connect.Username)
+	pass := pk.Connect.Password
+	if cn, ok := peerCN(cl.Net.Conn); ok {
+		// Certificate login: the CN is the gateway id; a username, if
+		// sent, must agree.
+		if user != "" && user != cn {
+			return false
+		}
+		g, ok := h.dir.Gateway(cn)
+		if !ok || !gatewayConnectAllowed(g, cl.ID, pk) {
+			return false
+		}
+		h.remember(cl, principal{gateway: g.ID, municipality: g.Municipality})
+		return true
+	}
+	if user == "" {
+		return false // anonymous
+	}
+	if user == h.svcUser {
+		sum := sha256.Sum256(pass)
+		if subtle.ConstantTimeCompare(sum[:], h.svcPass[:]) != 1 {
+			return false
+		}
+		h.remember(cl, principal{service: true})
+		return true
+	}
+	g, ok := h.dir.Gateway(user)
+	if !ok || len(g.PasswordHash) == 0 || !gatewayConnectAllowed(g, cl.ID, pk) {
+		return false
+	}
+	if !h.checkPassword(user, pass, g.PasswordHash) {
+		return false
+	}
+	h.remember(cl, principal{gateway: g.ID, municipality: g.Municipality})
+	return true
+}
+
+// gatewayConnectAllowed checks what a gateway's CONNECT may claim: its
+// client id must be its gateway id (or start with "<id>:"), so that it
+// cannot take over another client's session, and its Will, if any, must be
+// a topic it may publish to (mochi publishes Wills without an ACL check).
+func gatewayConnectAllowed(g Gateway, clientID string, pk packets.Packet) bool {
+	if clientID != g.ID && !strings.HasPrefix(clientID, g.ID+":") {
+		return false
+	}
+	if pk.Connect.WillFlag && !Allowed(false, g.Municipality, g.ID, pk.Connect.WillTopic, true) {
+		return false
+	}
+	return true
+}
+
+// checkPassword runs bcrypt once per (user, password, hash) and caches
+// success, so that reconnect storms do not burn CPU.
+func (h *authHook) checkPassword(user string, pass, hash []byte) bool {
+	sum := sha256.Sum256(pass)
+	key := user + "\x00" + string(sum[:])
+	h.mu.Lock()
+	cached, ok := h.cache[key]
+	h.mu.Unlock()
+	if ok && bytes.Equal(cached, hash) {
+		return true
+	}
+	if bcrypt.CompareHashAndPassword(hash, pass) != nil {
+		return false
+	}
+	h.mu.Lock()
+	if len(h.cache) > 100000 {
+		clear(h.cache)
+	}
+	h.cache[key] = bytes.Clone(hash)
+	h.mu.Unlock()
+	return true
+}
+
+func (h *authHook) remember(cl *mqtt.Client, p principal) {
+	h.mu.Lock()
+	h.who[cl] = p
+	h.mu.Unlock()
+}
+
+// OnDisconnect forgets the client.
+func (h *authHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
+	h.mu.Lock()
+	delete(h.who, cl)
+	h.mu.Unlock()
+}
+
+// OnACLCheck applies the topic policy. write is true for publishes; for
+// subscriptions (and deliveries) topic is the filter or topic name.
+func (h *authHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	h.mu.Lock()
+	p, ok := h.who[cl]
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	return Allowed(p.service, p.municipality, p.gateway, topic, write)
+}
+
+// Allowed is the ACL as a pure function: may this principal publish
+// (write) to, or subscribe to / receive (read), topic?
+func Allowed(service bool, municipality, gateway, topic string, write bool) bool {
+	if service {
+		if write {
+			t, err := wire.ParseTopic(topic)
+			return err == nil && t.Kind == wire.KindAck
+		}
+		f := strings.TrimPrefix(topic, "$share/")
+		if f != topic { // $share/<group>/<filter>
+			i := strings.IndexByte(f, '/')
+			if i < 0 {
+				return false
+			}
+			f = f[i+1:]
+		}
+		return f == "#" || strings.HasPrefix(f, wire.Root+"/v1/") || strings.HasPrefix(f, wire.Root+"/+/") ||
+			f == wire.Root+"/#"
+	}
+	if gateway == "" {
+		return false
+	}
+	if !write {
+		return topic == wire.AckTopic(municipality, gateway)
+	}
+	if strings.ContainsAny(topic, "+#") {
+		return false
+	}
+	t, err := wire.ParseTopic(topic)
+	if err != nil || t.Municipality != municipality || t.Gateway != gateway {
+		return false
+	}
+	switch t.Kind {
+	case wire.KindLevels, wire.KindEnv, wire.KindStatus:
+		return true
+	}
+	return false
+}
