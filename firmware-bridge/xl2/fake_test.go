@@ -1,0 +1,177 @@
+package xl2
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// meter is a fake XL2 speaking the remote measurement protocol, with fault
+// injection. feed takes what the host wrote and returns the reply bytes.
+type meter struct {
+	mu      sync.Mutex
+	idn     string
+	snaps   []map[string]string // dt values per MEAS:INIT; the last repeats
+	cur     map[string]string
+	errs    []int
+	silent  map[string]bool   // commands (upper case, without parameters) never answered
+	replace map[string]string // raw reply (with line ends) instead of the normal one
+	prefix  string            // garbage before the next reply, once
+	in      []byte
+
+	commands []string
+	started  bool
+}
+
+func newMeter() *meter {
+	return &meter{idn: "NTiAudio,XL2,A2A-10242-E0,V4.21", snaps: []map[string]string{snap("A", 48.2, 55.0, 44.1, 70.3)}}
+}
+
+// snap is one dt period's values for weighting w.
+func snap(w string, leq, fmax, fmin, pk float64) map[string]string {
+	return map[string]string{
+		"L" + w + "EQ":   fmt.Sprintf("%.1f dB", leq),
+		"L" + w + "FMAX": fmt.Sprintf("%.1f dB", fmax),
+		"L" + w + "FMIN": fmt.Sprintf("%.1f dB", fmin),
+		"LCPKMAX":        fmt.Sprintf("%.1f dB, OK", pk),
+	}
+}
+
+func (m *meter) feed(p []byte) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.in = append(m.in, p...)
+	var out strings.Builder
+	for {
+		i := strings.IndexByte(string(m.in), '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(m.in[:i]), "\r")
+		m.in = m.in[i+1:]
+		m.commands = append(m.commands, line)
+		f := strings.Fields(strings.ToUpper(line))
+		if len(f) == 0 {
+			continue
+		}
+		head := f[0]
+		if head == "INIT" && len(f) > 1 {
+			head += " " + f[1]
+		}
+		var reply []string
+		switch head {
+		case "*IDN?":
+			reply = []string{m.idn}
+		case "*RST":
+			m.started, m.errs = false, nil
+		case "INIT START":
+			m.started = true
+		case "INIT STOP":
+			m.started = false
+		case "MEAS:INIT":
+			m.cur = m.snaps[0]
+			if len(m.snaps) > 1 {
+				m.snaps = m.snaps[1:]
+			}
+		case "SYST:ERR?":
+			if len(m.errs) == 0 {
+				reply = []string{"0"}
+			} else {
+				s := make([]string, len(m.errs))
+				for i, e := range m.errs {
+					s[i] = fmt.Sprint(e)
+				}
+				reply, m.errs = []string{strings.Join(s, ",")}, nil
+			}
+		case "MEAS:SLM:123:DT?":
+			for _, p := range f[1:] {
+				v, ok := m.cur[p]
+				if !ok {
+					m.errs = append(m.errs, 6)
+					continue
+				}
+				reply = append(reply, v)
+			}
+		default:
+			m.errs = append(m.errs, -113)
+		}
+		if m.silent[head] {
+			continue
+		}
+		if r, ok := m.replace[head]; ok {
+			out.WriteString(m.prefix + r)
+			m.prefix = ""
+			continue
+		}
+		if len(reply) > 0 {
+			out.WriteString(m.prefix)
+			m.prefix = ""
+			for _, r := range reply {
+				out.WriteString(r + "\r\n")
+			}
+		}
+	}
+	return []byte(out.String())
+}
+
+// fakePort connects the driver to a meter in memory. A Read with nothing to
+// deliver times out at once, like go.bug.st/serial (0, nil).
+type fakePort struct {
+	mu        sync.Mutex
+	m         *meter
+	out       []byte
+	chunk     int // bytes per Read; 0 means all available
+	failWrite int // fail this many writes
+	timeouts  []time.Duration
+	closed    int
+}
+
+func (p *fakePort) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	if p.failWrite > 0 {
+		p.failWrite--
+		p.mu.Unlock()
+		return 0, errors.New("write /dev/ttyACM0: input/output error")
+	}
+	p.mu.Unlock()
+	r := p.m.feed(b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.out = append(p.out, r...)
+	return len(b), nil
+}
+
+func (p *fakePort) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.out)
+	if p.chunk > 0 && n > p.chunk {
+		n = p.chunk
+	}
+	n = copy(b, p.out[:n])
+	p.out = p.out[n:]
+	return n, nil
+}
+
+func (p *fakePort) SetReadTimeout(d time.Duration) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timeouts = append(p.timeouts, d)
+	return nil
+}
+
+func (p *fakePort) ResetInputBuffer() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.out = nil
+	return nil
+}
+
+func (p *fakePort) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed++
+	return nil
+}
