@@ -381,3 +381,31 @@ func TestDST(t *testing.T) {
 		t.Errorf("night ends at %02d:%02d local, want 07:00", h, m)
 	}
 }
+
+// TestActiveLimitConcurrent exercises the memoised fast path from many
+// goroutines (run with -race) and checks it against fresh lookups.
+func TestActiveLimitConcurrent(t *testing.T) {
+	s := builtinSet(t)
+	lapa, _ := s.Code("lapa")
+	fresh, _ := builtinSet(t).Code("lapa")
+	t0 := time.Date(2026, 3, 10, 20, 0, 0, 0, time.UTC)
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 2000; i++ {
+				ts := t0.Add(time.Duration((i*37+g*1000)%172800) * time.Second)
+				zone := []string{"other", "hospital_surroundings"}[i%2]
+				got, ok1 := lapa.ActiveLimit(zone, "bar", ts)
+				want, ok2 := fresh.ActiveLimit(zone, "bar", ts)
+				if ok1 != ok2 || got.DBA != want.DBA || !got.Start.Equal(want.Start) {
+					t.Errorf("%s %s: memoised %v [%s], fresh %v [%s]", zone, ts, got.DBA, got.Start, want.DBA, want.Start)
+					return
+				}
+			}
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}

@@ -1,6 +1,9 @@
 package codes
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Limit is the numeric limit in force for a zone and establishment at an
 // instant, with the period it belongs to. A level exceeds it only when
@@ -25,7 +28,13 @@ type compiledLevel struct {
 	fromExcl    bool
 	hasWindow   bool
 	crossesNite bool
+	// last memoises the most recent period occurrence computed for this
+	// rule, so that consecutive lookups inside one period need no time-zone
+	// arithmetic. It is a cache of a pure function: safe to share.
+	last *atomic.Pointer[occurrence]
 }
+
+type occurrence struct{ start, end time.Time }
 
 var zoneIndex, estIndex = indexOf(knownZones), indexOf(knownEstablishments)
 
@@ -59,7 +68,7 @@ func (c *Code) compile() {
 		if r.Kind != KindLevelLimit || len(r.Match.Facts) > 0 {
 			continue
 		}
-		cl := compiledLevel{rule: r}
+		cl := compiledLevel{rule: r, last: new(atomic.Pointer[occurrence])}
 		for _, z := range r.Match.Zones {
 			cl.zones |= 1 << zoneIndex[z]
 		}
@@ -85,19 +94,27 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 	}
 	zi, zok := zoneIndex[zone]
 	ei, eok := estIndex[establishment]
+	// Fast path: an occurrence computed before still contains t.
+	for i := range c.levels {
+		cl := &c.levels[i]
+		if !cl.hasWindow || !cl.matches(zi, zok, ei, eok) {
+			continue
+		}
+		if o := cl.last.Load(); o != nil && !t.Before(o.start) && t.Before(o.end) {
+			l := cl.limit(c)
+			l.Start, l.End = o.start, o.end
+			return l, true
+		}
+	}
 	lt := t.In(c.loc)
 	h, mi, _ := lt.Clock()
 	m := h*60 + mi
 	for i := range c.levels {
 		cl := &c.levels[i]
-		if cl.zones != 0 && (!zok || cl.zones&(1<<zi) == 0) {
+		if !cl.matches(zi, zok, ei, eok) {
 			continue
 		}
-		if cl.ests != 0 && (!eok || cl.ests&(1<<ei) == 0) {
-			continue
-		}
-		l := Limit{DBA: *cl.rule.LimitDBA, Period: cl.rule.Period, PeriodLabel: cl.rule.Label, RuleID: cl.rule.ID,
-			Article: cl.rule.Article, Quote: cl.rule.Quote, CodeID: c.ID, CodeVersion: c.Version}
+		l := cl.limit(c)
 		if !cl.hasWindow {
 			return l, true
 		}
@@ -123,7 +140,20 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 		}
 		l.Start = time.Date(y, mo, d+startDayOffset, 0, cl.from, 0, 0, c.loc)
 		l.End = time.Date(y, mo, d+startDayOffset, 0, cl.from+dur, 0, 0, c.loc)
+		cl.last.Store(&occurrence{start: l.Start, end: l.End})
 		return l, true
 	}
 	return Limit{}, false
+}
+
+func (cl *compiledLevel) matches(zi uint, zok bool, ei uint, eok bool) bool {
+	if cl.zones != 0 && (!zok || cl.zones&(1<<zi) == 0) {
+		return false
+	}
+	return cl.ests == 0 || (eok && cl.ests&(1<<ei) != 0)
+}
+
+func (cl *compiledLevel) limit(c *Code) Limit {
+	return Limit{DBA: *cl.rule.LimitDBA, Period: cl.rule.Period, PeriodLabel: cl.rule.Label, RuleID: cl.rule.ID,
+		Article: cl.rule.Article, Quote: cl.rule.Quote, CodeID: c.ID, CodeVersion: c.Version}
 }
