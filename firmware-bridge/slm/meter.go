@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/internal/level"
 )
 
@@ -137,7 +136,7 @@ func (a *acc) merge(b *acc) {
 type Meter struct {
 	opts           Options
 	fs             float64
-	a, c           cascade
+	w              *bank
 	alphaF, alphaS float64
 	eF, eS         float64
 
@@ -185,19 +184,14 @@ func NewMeter(opts Options) (*Meter, error) {
 		return nil, fmt.Errorf("slm: record interval %v and stats interval %v must be whole numbers of samples at %d Hz, the first a multiple of the second",
 			opts.RecordInterval, opts.StatsInterval, opts.SampleRate)
 	}
-	a, err := design(bridge.WeightingA, fs)
-	if err != nil {
-		return nil, err
-	}
-	c, err := design(bridge.WeightingC, fs)
+	p, err := designParts(fs)
 	if err != nil {
 		return nil, err
 	}
 	m := &Meter{
 		opts:   opts,
 		fs:     fs,
-		a:      newCascade(a),
-		c:      newCascade(c),
+		w:      newBank(p),
 		alphaF: 1 - math.Exp(-1/(TauFast.Seconds()*fs)),
 		alphaS: 1 - math.Exp(-1/(TauSlow.Seconds()*fs)),
 		nWarm:  int(math.Round(TauFast.Seconds() * fs)),
@@ -265,15 +259,14 @@ func (m *Meter) start() []float64 {
 	if len(p) == 0 {
 		return nil
 	}
-	m.a.prime(p[0])
-	m.c.prime(p[0])
-	probe := m.a.clone()
+	m.w.prime(p[0])
+	probe := m.w.clone()
 	w := p[:min(len(p), m.nWarm)] // exactly the warm-up: the result must not depend on block sizes
 	var sum float64
 	for i := 0; i < len(w); i += blockLen {
-		b := m.bufA[:copy(m.bufA, w[i:min(len(w), i+blockLen)])]
-		probe.run(b)
-		for _, v := range b {
+		b := w[i:min(len(w), i+blockLen)]
+		probe.run(b, m.bufA, m.bufC)
+		for _, v := range m.bufA[:len(b)] {
 			sum += v * v
 		}
 	}
@@ -304,10 +297,7 @@ func (m *Meter) feed(x []float64) {
 func (m *Meter) block(x []float64) {
 	a := m.bufA[:len(x)]
 	c := m.bufC[:len(x)]
-	copy(a, x)
-	copy(c, x)
-	m.a.run(a)
-	m.c.run(c)
+	m.w.run(x, a, c)
 	r := &m.rec
 	eF, eS := m.eF, m.eS
 	aF, aS := m.alphaF, m.alphaS

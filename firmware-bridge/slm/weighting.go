@@ -128,38 +128,29 @@ func lowPass2Matched(fc, fs, fa, fb float64) (biquad, error) {
 }
 
 // design returns the cascade of biquads that realises weighting w at rate
-// fs, normalised to exactly 0 dB at 1 kHz.
+// fs, normalised to exactly 0 dB at 1 kHz (the meter runs the same
+// sections through a bank; design serves the response tests).
 func design(w bridge.Weighting, fs float64) ([]biquad, error) {
 	if !(fs >= minFs && fs <= maxFs) {
 		return nil, fmt.Errorf("slm: sample rate %g Hz outside %g..%g Hz", fs, minFs, maxFs)
 	}
-	var secs []biquad
-	switch w {
-	case bridge.WeightingZ:
+	if w == bridge.WeightingZ {
 		return []biquad{{b0: 1}}, nil
-	case bridge.WeightingA:
-		hp1 := highPass1(poleF1, fs)
-		secs = append(secs, hp1.times(hp1), highPass1(poleF2, fs).times(highPass1(poleF3, fs)))
-	case bridge.WeightingC:
-		hp1 := highPass1(poleF1, fs)
-		secs = append(secs, hp1.times(hp1))
-	default:
+	}
+	if w != bridge.WeightingA && w != bridge.WeightingC {
 		return nil, fmt.Errorf("slm: unknown weighting %q", w)
 	}
-	lp, err := lowPass2Matched(poleF4, fs, math.Min(matchFa, 0.31*fs), math.Min(matchFb, 0.437*fs))
+	p, err := designParts(fs)
 	if err != nil {
 		return nil, err
 	}
-	secs = append(secs, lp)
-	// Normalise: the product of the sections is exactly 0 dB at 1 kHz.
-	g := complex(1, 0)
-	for _, s := range secs {
-		g *= s.response(refHz, fs)
+	secs, g := []biquad{p.hp1, p.lp}, p.gC
+	if w == bridge.WeightingA {
+		secs, g = append(secs, p.hp23), p.gA
 	}
-	k := 1 / cmplx.Abs(g)
-	secs[0].b0 *= k
-	secs[0].b1 *= k
-	secs[0].b2 *= k
+	secs[0].b0 *= g
+	secs[0].b1 *= g
+	secs[0].b2 *= g
 	return secs, nil
 }
 
