@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sossego/sossego/internal/users"
+)
+
+func TestUsersCLI(t *testing.T) {
+	old := usersOptions
+	usersOptions = users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}}
+	t.Cleanup(func() { usersOptions = old })
+	dir := t.TempDir()
+	steps := []struct {
+		name     string
+		args     []string
+		stdin    string
+		code     int
+		out, err string // substrings
+	}{
+		{"empty list", []string{"list", "--data-dir", dir}, "", 0, "nenhum usuário cadastrado", ""},
+		{"first admin", []string{"add", "--data-dir", dir, "--role", "admin", "ana"}, "senha-da-ana-123\n", 0, `usuário "ana" criado com o papel admin`, ""},
+		{"flags after name", []string{"add", "joao", "--role", "fiscal", "--data-dir", dir}, "senha-do-joao-1\n", 0, `"joao" criado com o papel fiscal`, ""},
+		{"duplicate", []string{"add", "--data-dir", dir, "--role", "fiscal", "ana"}, "senha-da-ana-123\n", 1, "", `"ana" já existe`},
+		{"bad role", []string{"add", "--data-dir", dir, "--role", "chefe", "bia"}, "senha-da-bia-123\n", 2, "", `papel inválido "chefe"`},
+		{"missing role", []string{"add", "--data-dir", dir, "bia"}, "senha-da-bia-123\n", 2, "", "papel inválido"},
+		{"short password", []string{"add", "--data-dir", dir, "--role", "operador", "bia"}, "curta\n", 1, "", "senha curta demais"},
+		{"empty password", []string{"add", "--data-dir", dir, "--role", "operador", "bia"}, "", 1, "", "senha vazia"},
+		{"bad name", []string{"add", "--data-dir", dir, "--role", "operador", "bia souza"}, "senha-da-bia-123\n", 2, "", "nome inválido"},
+		{"no name", []string{"add", "--data-dir", dir, "--role", "operador"}, "x\n", 2, "", "exatamente um nome"},
+		{"no data dir", []string{"add", "--role", "operador", "bia"}, "senha-da-bia-123\n", 2, "", "--data-dir"},
+		{"passwd", []string{"passwd", "--data-dir", dir, "joao"}, "nova-senha-do-joao\r\n", 0, "senha de \"joao\" alterada", ""},
+		{"passwd unknown", []string{"passwd", "--data-dir", dir, "zeca"}, "nova-senha-do-zeca\n", 1, "", `"zeca" não existe`},
+		{"unknown sub", []string{"remove", "--data-dir", dir}, "", 2, "", "subcomando desconhecido"},
+		{"list", []string{"list", "--data-dir", dir}, "", 0, "ana                      admin", ""},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"users"}, st.args...), stdio{in: strings.NewReader(st.stdin), out: &out, err: &errb})
+			if code != st.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, st.code, errb.String())
+			}
+			if !strings.Contains(out.String(), st.out) || !strings.Contains(errb.String(), st.err) {
+				t.Fatalf("stdout %q (want %q), stderr %q (want %q)", out.String(), st.out, errb.String(), st.err)
+			}
+		})
+	}
+	s, err := users.OpenDir(context.Background(), dir, usersOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ name, pw, role string }{{"ana", "senha-da-ana-123", "admin"}, {"joao", "nova-senha-do-joao", "fiscal"}} {
+		u, err := s.Authenticate(context.Background(), c.name, c.pw)
+		if err != nil || string(u.Role) != c.role {
+			t.Errorf("Authenticate(%s) = %+v, %v", c.name, u, err)
+		}
+	}
+}

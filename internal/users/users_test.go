@@ -1,0 +1,291 @@
+package users
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fast keeps the tests quick under -race; production uses DefaultParams.
+var fast = Options{Params: Params{Time: 1, MemKiB: 64, Threads: 1}}
+
+var t0 = time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)
+
+func open(t *testing.T) *Store {
+	t.Helper()
+	s, err := OpenDir(context.Background(), t.TempDir(), fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestAdd(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	if _, err := s.Add(ctx, "ana", Admin, "senha-muito-boa", t0); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, user string
+		role       Role
+		pw         string
+		want       error
+	}{
+		{"ok fiscal", "joao.silva", Fiscal, "0123456789", nil},
+		{"ok accented name", "joão", Operador, "0123456789", nil},
+		{"duplicate", "ana", Fiscal, "0123456789", ErrExists},
+		{"empty name", "", Fiscal, "0123456789", ErrBadName},
+		{"space in name", "ana maria", Fiscal, "0123456789", ErrBadName},
+		{"leading dot", ".ana", Fiscal, "0123456789", ErrBadName},
+		{"too long", strings.Repeat("a", 65), Fiscal, "0123456789", ErrBadName},
+		{"bad role", "bia", Role("root"), "0123456789", ErrBadRole},
+		{"short password", "bia", Fiscal, "012345678", ErrWeakPassword},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := s.Add(ctx, tc.user, tc.role, tc.pw, t0)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Add(%q) error = %v, want %v", tc.user, err, tc.want)
+			}
+			if err == nil && (u.Name != tc.user || u.Role != tc.role || !u.Created.Equal(t0)) {
+				t.Fatalf("Add returned %+v", u)
+			}
+		})
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range list {
+		names = append(names, u.Name+":"+string(u.Role))
+	}
+	if got, want := strings.Join(names, ","), "ana:admin,joao.silva:fiscal,joão:operador"; got != want {
+		t.Fatalf("List = %s, want %s", got, want)
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	for _, u := range []struct {
+		name string
+		role Role
+	}{{"fiscal1", Fiscal}, {"inativo", Operador}} {
+		if _, err := s.Add(ctx, u.name, u.role, "correct horse battery", t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetDisabled(ctx, "inativo", true); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, user, pw string
+		want           error
+		role           Role
+	}{
+		{"right password", "fiscal1", "correct horse battery", nil, Fiscal},
+		{"wrong password", "fiscal1", "correct horse batterY", ErrBadCredentials, ""},
+		{"empty password", "fiscal1", "", ErrBadCredentials, ""},
+		{"unknown user", "ninguem", "correct horse battery", ErrBadCredentials, ""},
+		{"disabled user", "inativo", "correct horse battery", ErrBadCredentials, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := s.Authenticate(ctx, tc.user, tc.pw)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+			if u.Role != tc.role {
+				t.Fatalf("role = %q, want %q", u.Role, tc.role)
+			}
+		})
+	}
+}
+
+func TestSessions(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	u, err := s.Add(ctx, "op", Operador, "correct horse battery", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := s.CreateSession(ctx, u, t0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Token) < 40 || len(ss.CSRF) < 40 || ss.Token == ss.CSRF {
+		t.Fatalf("weak tokens: %+v", ss)
+	}
+	other, err := s.CreateSession(ctx, u, t0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Token == ss.Token {
+		t.Fatal("two sessions share a token")
+	}
+	tests := []struct {
+		name  string
+		token string
+		now   time.Time
+		want  error
+	}{
+		{"fresh", ss.Token, t0, nil},
+		{"just before expiry", ss.Token, t0.Add(time.Hour - time.Millisecond), nil},
+		{"at expiry", ss.Token, t0.Add(time.Hour), ErrNoSession},
+		{"unknown token", "x" + ss.Token[1:], t0, ErrNoSession},
+		{"empty token", "", t0, ErrNoSession},
+		{"huge token", strings.Repeat("a", 4096), t0, ErrNoSession},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Session(ctx, tc.token, tc.now)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error = %v, want %v", err, tc.want)
+			}
+			if err == nil && (got.User.Name != "op" || got.User.Role != Operador || got.CSRF != ss.CSRF || !got.Expires.Equal(ss.Expires)) {
+				t.Fatalf("session = %+v, want %+v", got, ss)
+			}
+		})
+	}
+
+	if err := s.DeleteSession(ctx, ss.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("after logout: %v", err)
+	}
+	if _, err := s.Session(ctx, other.Token, t0); err != nil {
+		t.Fatalf("logout ended another session: %v", err)
+	}
+	if err := s.SetPassword(ctx, "op", "another good password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session(ctx, other.Token, t0); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("password change kept a session: %v", err)
+	}
+	if _, err := s.Authenticate(ctx, "op", "another good password"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPassword(ctx, "ghost", "another good password"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SetPassword(ghost) = %v", err)
+	}
+}
+
+func TestPurgeExpired(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	u, err := s.Add(ctx, "op", Operador, "correct horse battery", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ttl := range []time.Duration{time.Minute, time.Hour, 2 * time.Hour} {
+		if _, err := s.CreateSession(ctx, u, t0, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.PurgeExpired(ctx, t0.Add(time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("PurgeExpired = %d, %v; want 2", n, err)
+	}
+}
+
+func TestReopenKeepsUsersAndSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := OpenDir(ctx, dir, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Add(ctx, "ana", Admin, "correct horse battery", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := s.CreateSession(ctx, u, t0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Reopen with other cost parameters: old hashes still verify.
+	s, err = OpenDir(ctx, dir, Options{Params: Params{Time: 2, MemKiB: 128, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Authenticate(ctx, "ana", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session(ctx, ss.Token, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHashFormat(t *testing.T) {
+	h, err := hashPassword("pw", Params{Time: 2, MemKiB: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h, "$argon2id$v=19$m=256,t=2,p=1$") {
+		t.Fatalf("hash %q is not a PHC argon2id string", h)
+	}
+	h2, _ := hashPassword("pw", Params{Time: 2, MemKiB: 256, Threads: 1})
+	if h == h2 {
+		t.Fatal("two hashes of one password are equal: salt not random")
+	}
+	for _, bad := range []string{
+		"", "plain", "$2a$10$abcdefghijklmnopqrstuv",
+		"$argon2id$v=18$m=256,t=2,p=1$c2FsdA$a2V5",
+		"$argon2id$v=19$m=0,t=2,p=1$c2FsdA$a2V5",
+		"$argon2id$v=19$m=99999999,t=2,p=1$c2FsdA$a2V5",
+		"$argon2id$v=19$m=256,t=2,p=1$!!$a2V5",
+		"$argon2id$v=19$m=256,t=2,p=1$c2FsdA$",
+	} {
+		if ok, err := checkPassword(bad, "pw"); ok || err == nil {
+			t.Errorf("checkPassword(%q) = %v, %v; want an error", bad, ok, err)
+		}
+	}
+}
+
+func TestParseRole(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Role
+		ok   bool
+	}{{"admin", Admin, true}, {"fiscal", Fiscal, true}, {"operador", Operador, true}, {"Admin", "", false}, {"", "", false}} {
+		got, err := ParseRole(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseRole(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
+
+// FuzzCheckName: user names come from the login form.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"ana", "joão.silva", "", ".x", "a b", strings.Repeat("z", 70), "a\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if err := CheckName(name); err == nil {
+			if len(name) == 0 || len(name) > 64 || strings.ContainsAny(name, " \x00/\\'\"") {
+				t.Fatalf("CheckName accepted %q", name)
+			}
+		}
+	})
+}
+
+// FuzzCheckPassword: a corrupted database must not crash the login path.
+func FuzzCheckPassword(f *testing.F) {
+	h, _ := hashPassword("pw", Params{Time: 1, MemKiB: 64, Threads: 1})
+	f.Add(h, "pw")
+	f.Add("$argon2id$v=19$m=64,t=1,p=1$$", "")
+	f.Fuzz(func(t *testing.T, phc, pw string) {
+		if strings.Contains(phc, "m=") && !strings.Contains(phc, "m=64,") {
+			return // keep the fuzzer off expensive cost parameters
+		}
+		_, _ = checkPassword(phc, pw)
+	})
+}
