@@ -192,4 +192,3 @@ func readPassword(std stdio) (string, error) {
 	}
 	return line, nil
 }
-
