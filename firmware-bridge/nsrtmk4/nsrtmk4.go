@@ -463,7 +463,7 @@ func parseDate(b []byte) (time.Time, error) {
 	if s < lo || s > hi {
 		return time.Time{}, &ReplyError{What: "calibration date", Msg: fmt.Sprintf("%d s after 1904 is not a plausible date", s)}
 	}
-	return epoch1904.Add(time.Duration(s) * time.Second), nil
+	return time.Unix(int64(s)+epoch1904.Unix(), 0).UTC(), nil
 }
 
 // ErrNotReady is returned by the first Sense after a failed exchange: the

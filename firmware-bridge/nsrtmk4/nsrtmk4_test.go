@@ -380,6 +380,14 @@ func TestParseEdges(t *testing.T) {
 	if got, err := parseDate(b); err != nil || !got.Equal(day) {
 		t.Errorf("parseDate = %v, %v; want %v", got, err, day)
 	}
+	late := time.Date(2199, 12, 31, 0, 0, 0, 0, time.UTC) // beyond time.Duration's 292 years from 1904
+	s = uint64(late.Unix() - epoch1904.Unix())
+	for i := range b {
+		b[i] = byte(s >> (8 * i))
+	}
+	if got, err := parseDate(b); err != nil || !got.Equal(late) {
+		t.Errorf("parseDate = %v, %v; want %v", got, err, late)
+	}
 	if _, err := parseDate(b[:7]); err == nil {
 		t.Error("7-byte date accepted")
 	}
