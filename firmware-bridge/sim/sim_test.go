@@ -370,7 +370,11 @@ func TestChurchBellsStrikeTheHour(t *testing.T) {
 }
 
 func TestSirenEvents(t *testing.T) {
-	for seed := int64(0); seed < 2; seed++ {
+	seeds := int64(2)
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := int64(0); seed < seeds; seed++ {
 		d := newDev(t, Siren, seed)
 		from := local(2026, 3, 10, 0, 0, 0)
 		events, last := 0, time.Time{}
