@@ -1,0 +1,488 @@
+// Package ingest turns the MQTT messages gateways publish into durable
+// records: decode (wire.Open), look the gateway and sensor up in the
+// registry, verify the ed25519 signature, validate values and timestamps
+// against the receive time, dedupe on (gateway, seq), store, and only then
+// acknowledge — both the MQTT PUBACK and the application-level wire.Ack
+// (the highest contiguous seq durably stored) that lets the gateway drop
+// the batch from its outbox. Rejected messages go to the dead-letter table
+// with their reason; nothing a gateway sends can crash or stall ingest.
+//
+// Flow and back-pressure:
+//
+//	MQTT callback ─Offer (never blocks)─► bounded queue ─► N workers (decode,
+//	verify, validate) ─► one writer (group commit: one SQLite transaction for
+//	everything waiting) ─► PUBACK + wire.Ack ─► Observers (alerts, dashboard)
+//
+// The subscriber disables paho's automatic PUBACK: a message is
+// acknowledged to the broker only after it has been stored (or
+// dead-lettered). If the queue is full, Offer refuses the message without
+// acknowledging it; with QoS 1 and a persistent session (CleanSession=false)
+// the broker still holds it and redelivers it when the subscriber resumes
+// its session, which Subscriber forces (a reconnect) once the queue has
+// drained. The gateway's outbox is a second safety net: it keeps every
+// batch until the application-level ack covers it. Nothing is dropped; the
+// cost of overload is latency, never data. If the store fails, the writer
+// retries with backoff and acknowledges nothing meanwhile, so the queue
+// fills and the same back-pressure applies.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Reading is one stored level record with what the registry says about its
+// sensor: everything the alerts monitor and the live dashboard need.
+type Reading struct {
+	Sensor         string
+	Gateway        string
+	Municipality   string // topic segment (the gateway's municipality)
+	Code           string // municipal code id for the codes engine, e.g. "lapa"
+	Zone           string // codes-eval.md zone
+	Location       registry.Location
+	Address        string
+	Establishments []registry.Establishment
+	// Grade is the less trustworthy of the registered meter grade and the
+	// grade the device reports (screening < class2 < class1).
+	Grade      string
+	Meter      registry.Meter // as registered
+	Device     wire.Device    // as reported in the batch
+	Clock      wire.Clock     // gateway clock state when the batch was built
+	Verified   bool           // the batch's signature verified
+	Seq        uint64
+	ReceivedAt time.Time
+	Record     wire.Record
+}
+
+// Observer receives every newly stored level record, after the write is
+// durable. Observe is called from the ingest writer goroutine, in store
+// order: it must return quickly (hand off if it has real work to do).
+type Observer interface {
+	Observe(ctx context.Context, r Reading)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(ctx context.Context, r Reading)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(ctx context.Context, r Reading) { f(ctx, r) }
+
+// StatusObserver optionally receives gateway status changes (the alerts
+// monitor uses them for no_data; the dashboard shows them).
+type StatusObserver interface {
+	ObserveStatus(ctx context.Context, s store.GatewayStatus)
+}
+
+// Store is where ingest writes.
+type Store interface {
+	Apply(ctx context.Context, w store.Write) (store.Result, error)
+}
+
+// Registry gives the register in force.
+type Registry interface {
+	Current() *registry.Registry
+}
+
+// Acker publishes the application-level ack to a gateway. It must not
+// block for long: a lost ack is repaired by the next one.
+type Acker interface {
+	Ack(municipality, gateway string, seq uint64) error
+}
+
+// Message is one MQTT message as received.
+type Message struct {
+	Topic      string
+	Payload    []byte
+	ReceivedAt time.Time
+	// Done is called once the message has been stored or dead-lettered
+	// (the MQTT PUBACK). May be nil.
+	Done func()
+}
+
+// Options configures an Ingester. Zero values take the documented defaults.
+type Options struct {
+	Store     Store
+	Registry  Registry
+	Acks      Acker      // may be nil (no acks, e.g. tests)
+	Observers []Observer // each also gets statuses if it implements StatusObserver
+	Log       *slog.Logger
+	Metrics   *Metrics // may be nil
+
+	Workers   int           // decode/verify workers; default GOMAXPROCS
+	QueueSize int           // messages waiting for a worker; default 4096
+	MaxGroup  int           // messages per group commit; default 512
+	Skew      time.Duration // how far in the future a record may be; default wire.DefaultSkew
+	Stale     time.Duration // how old a record may be; default wire.DefaultStale
+	Now       func() time.Time
+}
+
+// Ingester is the ingest pipeline. Create with New, feed with Offer, run
+// with Run.
+type Ingester struct {
+	o     Options
+	queue chan Message
+	items chan item
+}
+
+// New returns an Ingester with defaults applied.
+func New(o Options) *Ingester {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 4096
+	}
+	if o.MaxGroup <= 0 {
+		o.MaxGroup = 512
+	}
+	if o.Skew <= 0 {
+		o.Skew = wire.DefaultSkew
+	}
+	if o.Stale <= 0 {
+		o.Stale = wire.DefaultStale
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil)
+	}
+	in := &Ingester{o: o, queue: make(chan Message, o.QueueSize), items: make(chan item, o.MaxGroup)}
+	o.Metrics.queueDepth(func() float64 { return float64(len(in.queue)) })
+	return in
+}
+
+// Offer queues m without blocking. It returns false when the queue is full:
+// the caller must then not acknowledge m (see the package doc).
+func (in *Ingester) Offer(m Message) bool {
+	if m.ReceivedAt.IsZero() {
+		m.ReceivedAt = in.o.Now()
+	}
+	select {
+	case in.queue <- m:
+		return true
+	default:
+		in.o.Metrics.overflow.Inc()
+		return false
+	}
+}
+
+// QueueLen is the number of messages waiting.
+func (in *Ingester) QueueLen() int { return len(in.queue) }
+
+// QueueCap is the queue's capacity.
+func (in *Ingester) QueueCap() int { return cap(in.queue) }
+
+// item is a processed message on its way to the writer.
+type item struct {
+	msg    Message
+	batch  *store.Batch
+	dead   *store.DeadLetter
+	status *store.GatewayStatus
+	sensor registry.Sensor
+	grade  string
+}
+
+// Run processes messages until ctx ends. Messages not yet stored when it
+// returns were not acknowledged and will be redelivered.
+func (in *Ingester) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range in.o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case m := <-in.queue:
+					it := in.process(m)
+					select {
+					case in.items <- it:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	err := in.write(ctx)
+	wg.Wait()
+	return err
+}
+
+// process decodes, authenticates and validates one message. It never
+// panics on input and always yields exactly one item.
+func (in *Ingester) process(m Message) (it item) {
+	it.msg = m
+	defer func() {
+		if r := recover(); r != nil {
+			it = item{msg: m, dead: in.dead(m, "", 0, &wire.Error{Reason: "internal", Msg: fmt.Sprintf("erro interno ao processar a mensagem: %v", r)})}
+		}
+	}()
+	if len(m.Payload) > wire.MaxPayload {
+		it.dead = in.dead(m, "", 0, &wire.Error{Reason: wire.ReasonSize,
+			Msg: fmt.Sprintf("mensagem com %d bytes excede o máximo de %d", len(m.Payload), wire.MaxPayload)})
+		return it
+	}
+	tp, err := wire.ParseTopic(m.Topic)
+	if err != nil {
+		it.dead = in.dead(m, "", 0, err)
+		return it
+	}
+	reg := in.o.Registry.Current()
+	gw, known := reg.Gateway(tp.Gateway)
+	switch tp.Kind {
+	case wire.KindStatus:
+		st, err := decodeStatus(m.Payload)
+		if err == nil && !known {
+			err = &wire.Error{Reason: wire.ReasonUnknown, Msg: fmt.Sprintf("gateway %q não está cadastrado", tp.Gateway)}
+		}
+		if err == nil && gw.Municipality != tp.Municipality {
+			err = &wire.Error{Reason: wire.ReasonMismatch, Msg: fmt.Sprintf("gateway %q é do município %q, não %q", tp.Gateway, gw.Municipality, tp.Municipality)}
+		}
+		if err != nil {
+			it.dead = in.dead(m, tp.Gateway, 0, err)
+			return it
+		}
+		at := st.At
+		if at.IsZero() {
+			at = m.ReceivedAt
+		}
+		it.status = &store.GatewayStatus{Gateway: tp.Gateway, Municipality: tp.Municipality, State: st.State, At: at,
+			ReceivedAt: m.ReceivedAt, Clock: st.Clock, Outbox: st.Outbox, Version: st.Version}
+		return it
+	case wire.KindAck:
+		it.dead = in.dead(m, tp.Gateway, 0, &wire.Error{Reason: wire.ReasonTopic, Msg: "o serviço central não aceita acks"})
+		return it
+	}
+	env, b, err := wire.Open(m.Payload)
+	if err != nil {
+		it.dead = in.dead(m, tp.Gateway, 0, err)
+		return it
+	}
+	if !known {
+		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonUnknown,
+			Msg: fmt.Sprintf("gateway %q não está cadastrado; inclua-o no cadastro (registry)", tp.Gateway)})
+		return it
+	}
+	if gw.Municipality != tp.Municipality {
+		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonMismatch,
+			Msg: fmt.Sprintf("gateway %q é do município %q no cadastro, mas publicou em %q", tp.Gateway, gw.Municipality, tp.Municipality)})
+		return it
+	}
+	verified := false
+	if len(env.Sig) > 0 || gw.SignatureRequired() {
+		verr := wire.Verify(env, gw.Key())
+		if verr != nil && gw.SignatureRequired() {
+			it.dead = in.dead(m, tp.Gateway, b.Seq, verr)
+			return it
+		}
+		verified = verr == nil
+	}
+	if err := wire.Validate(tp, env, b, m.ReceivedAt, in.o.Skew, in.o.Stale); err != nil {
+		it.dead = in.dead(m, tp.Gateway, b.Seq, err)
+		return it
+	}
+	sn, ok := reg.Sensor(tp.Sensor)
+	if !ok {
+		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonUnknown,
+			Msg: fmt.Sprintf("sensor %q não está cadastrado; inclua-o no cadastro (registry)", tp.Sensor)})
+		return it
+	}
+	if sn.Gateway != tp.Gateway {
+		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonUnknown,
+			Msg: fmt.Sprintf("sensor %q está cadastrado no gateway %q, não em %q", tp.Sensor, sn.Gateway, tp.Gateway)})
+		return it
+	}
+	it.sensor = sn
+	it.grade = worseGrade(sn.Meter.Grade, b.Device.Grade)
+	it.batch = &store.Batch{Gateway: tp.Gateway, Municipality: tp.Municipality, Sensor: tp.Sensor, Kind: tp.Kind,
+		Topic: m.Topic, Seq: b.Seq, Body: env.Body, Sig: env.Sig, Verified: verified, ReceivedAt: m.ReceivedAt,
+		Device: b.Device, Clock: b.Clock, Records: b.Records, Env: b.Env}
+	return it
+}
+
+func worseGrade(a, b string) string {
+	rank := map[string]int{"class1": 1, "class2": 2, "screening": 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func decodeStatus(p []byte) (*wire.Status, error) {
+	var st wire.Status
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return nil, &wire.Error{Reason: wire.ReasonJSON, Msg: fmt.Sprintf("status JSON inválido: %v", err)}
+	}
+	if dec.More() {
+		return nil, &wire.Error{Reason: wire.ReasonJSON, Msg: "status JSON inválido: dados depois do objeto"}
+	}
+	if st.V != wire.Version {
+		return nil, &wire.Error{Reason: wire.ReasonSchema, Msg: fmt.Sprintf("status com v=%d não suportado (esperado %d)", st.V, wire.Version)}
+	}
+	if st.State != "online" && st.State != "offline" {
+		return nil, &wire.Error{Reason: wire.ReasonSchema, Msg: fmt.Sprintf("status state %q inválido; use online ou offline", st.State)}
+	}
+	return &st, nil
+}
+
+func (in *Ingester) dead(m Message, gateway string, seq uint64, err error) *store.DeadLetter {
+	reason := wire.ReasonOf(err)
+	msg := err.Error()
+	var we *wire.Error
+	if errors.As(err, &we) {
+		msg = we.Msg
+	}
+	p, trunc := m.Payload, false
+	if len(p) > wire.MaxPayload {
+		p, trunc = p[:wire.MaxPayload], true
+	}
+	in.o.Metrics.rejections.WithLabelValues(reason).Inc()
+	return &store.DeadLetter{ReceivedAt: m.ReceivedAt, Topic: m.Topic, Reason: reason, Message: msg,
+		Gateway: gateway, Seq: seq, Payload: bytes.Clone(p), Truncated: trunc}
+}
+
+// write is the single writer: it group-commits whatever is waiting, then
+// acknowledges and notifies observers.
+func (in *Ingester) write(ctx context.Context) error {
+	group := make([]item, 0, in.o.MaxGroup)
+	for {
+		group = group[:0]
+		select {
+		case <-ctx.Done():
+			return nil
+		case it := <-in.items:
+			group = append(group, it)
+		}
+	drain:
+		for len(group) < in.o.MaxGroup {
+			select {
+			case it := <-in.items:
+				group = append(group, it)
+			default:
+				break drain
+			}
+		}
+		if err := in.commit(ctx, group); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (in *Ingester) commit(ctx context.Context, group []item) error {
+	var w store.Write
+	var idx []int // group index of each batch in w.Batches
+	for i, it := range group {
+		switch {
+		case it.batch != nil:
+			w.Batches = append(w.Batches, *it.batch)
+			idx = append(idx, i)
+		case it.dead != nil:
+			w.DeadLetters = append(w.DeadLetters, *it.dead)
+		case it.status != nil:
+			w.Statuses = append(w.Statuses, *it.status)
+		}
+	}
+	var res store.Result
+	backoff := 50 * time.Millisecond
+	for {
+		start := time.Now()
+		var err error
+		res, err = in.o.Store.Apply(ctx, w)
+		if err == nil {
+			in.o.Metrics.storeLatency.Observe(time.Since(start).Seconds())
+			break
+		}
+		in.o.Metrics.storeErrors.Inc()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		in.o.Log.Error("falha ao gravar; nada foi confirmado, nova tentativa", "erro", err, "espera", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	now := in.o.Now()
+	for _, it := range group {
+		if it.msg.Done != nil {
+			it.msg.Done()
+		}
+		in.o.Metrics.receiveToStore.Observe(now.Sub(it.msg.ReceivedAt).Seconds())
+	}
+	// Application-level acks: one per gateway, with the new watermark.
+	muni := map[string]string{}
+	for _, b := range w.Batches {
+		muni[b.Gateway] = b.Municipality
+	}
+	for gw, seq := range res.Watermarks {
+		m, ok := muni[gw]
+		if !ok || in.o.Acks == nil || seq == 0 {
+			continue
+		}
+		if err := in.o.Acks.Ack(m, gw, seq); err != nil {
+			in.o.Log.Warn("ack não publicado", "gateway", gw, "seq", seq, "erro", err)
+		} else {
+			in.o.Metrics.acks.Inc()
+		}
+	}
+	stored := -res.RecordsIgnored
+	for j, b := range w.Batches {
+		if !res.New[j] {
+			in.o.Metrics.messages.WithLabelValues(b.Kind, "duplicate").Inc()
+			continue
+		}
+		in.o.Metrics.messages.WithLabelValues(b.Kind, "stored").Inc()
+		stored += len(b.Records) + len(b.Env)
+		if len(in.o.Observers) == 0 || b.Kind != wire.KindLevels {
+			continue
+		}
+		it := group[idx[j]]
+		sn := it.sensor
+		for _, rec := range b.Records {
+			r := Reading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Code: sn.Code, Zone: sn.Zone,
+				Location: sn.Location, Address: sn.Address, Establishments: sn.Establishments, Grade: it.grade,
+				Meter: sn.Meter, Device: b.Device, Clock: b.Clock, Verified: b.Verified, Seq: b.Seq,
+				ReceivedAt: b.ReceivedAt, Record: rec}
+			for _, o := range in.o.Observers {
+				o.Observe(ctx, r)
+			}
+		}
+	}
+	if stored > 0 {
+		in.o.Metrics.records.Add(float64(stored))
+	}
+	in.o.Metrics.messages.WithLabelValues("any", "rejected").Add(float64(len(w.DeadLetters)))
+	for _, st := range w.Statuses {
+		in.o.Metrics.messages.WithLabelValues(wire.KindStatus, "stored").Inc()
+		for _, o := range in.o.Observers {
+			if so, ok := o.(StatusObserver); ok {
+				so.ObserveStatus(ctx, st)
+			}
+		}
+	}
+	return nil
+}

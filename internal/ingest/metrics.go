@@ -1,0 +1,74 @@
+package ingest
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the ingest pipeline's Prometheus collectors.
+type Metrics struct {
+	messages       *prometheus.CounterVec
+	records        prometheus.Counter
+	rejections     *prometheus.CounterVec
+	overflow       prometheus.Counter
+	acks           prometheus.Counter
+	storeErrors    prometheus.Counter
+	storeLatency   prometheus.Histogram
+	receiveToStore prometheus.Histogram
+	reg            prometheus.Registerer
+}
+
+// NewMetrics creates the collectors and registers them with reg (nil: not
+// registered, e.g. in tests).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sossego_ingest_messages_total",
+			Help: "MQTT messages handled, by kind (levels, env, status) and result (stored, duplicate, rejected).",
+		}, []string{"kind", "result"}),
+		records: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_records_total",
+			Help: "Level and environment records newly stored.",
+		}),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sossego_ingest_rejections_total",
+			Help: "Messages rejected to the dead-letter table, by reason.",
+		}, []string{"reason"}),
+		overflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_queue_overflow_total",
+			Help: "Messages refused (not acknowledged, redelivered later) because the ingest queue was full.",
+		}),
+		acks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_acks_published_total",
+			Help: "Application-level acks published to gateways.",
+		}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_store_write_errors_total",
+			Help: "Failed store transactions (retried; nothing is acknowledged until they succeed).",
+		}),
+		storeLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sossego_store_write_seconds",
+			Help:    "Duration of one group-commit store transaction.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		receiveToStore: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sossego_ingest_receive_to_store_seconds",
+			Help:    "Time from receiving a message to its durable storage.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		reg: reg,
+	}
+	if reg != nil {
+		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.acks, m.storeErrors, m.storeLatency, m.receiveToStore)
+	}
+	return m
+}
+
+func (m *Metrics) queueDepth(f func() float64) {
+	if m.reg == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sossego_ingest_queue_depth",
+		Help: "Messages waiting in the ingest queue.",
+	}, f))
+}
