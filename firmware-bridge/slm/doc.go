@@ -15,15 +15,18 @@
 //
 // # Frequency weightings
 //
-// A and C are realised as cascades of float64 biquads (transposed direct
-// form II), designed for the actual sample rate when the Meter is built:
+// A and C are realised as float64 biquads (transposed direct form II),
+// designed for the actual sample rate when the Meter is built:
 //
 //	A = k · [s²/(s+ω1)²] · [s²/((s+ω2)(s+ω3))] · [ω4²/(s+ω4)²]
 //	C = k · [s²/(s+ω1)²] ·                       [ω4²/(s+ω4)²]
 //
 // with the pole frequencies f1 = 20.598997 Hz, f2 = 107.65265 Hz,
 // f3 = 737.86223 Hz, f4 = 12194.217 Hz of IEC 61672-1 Annex E, and k
-// chosen so that the digital cascade is exactly 0 dB at 1 kHz.
+// chosen so that each digital weighting is exactly 0 dB at 1 kHz. The two
+// weightings share the f1 and f4 sections and linear filters commute, so
+// the meter computes C after two biquads and A after a third one: three
+// biquads per sample for both.
 //
 // The high-pass sections (f1, f2, f3, all below 1 kHz) use the bilinear
 // transform with pre-warped corners; their warping error is under 0.02 dB.
@@ -41,8 +44,7 @@
 // coefficients, so the design is closed-form and runs in microseconds.
 // Against the exact IEC formula, the resulting cascades are within 0.07 dB
 // (48 kHz) and 0.12 dB (44.1 kHz) from 31.5 Hz to 16 kHz, and within
-// 0.15 dB up to 20 kHz; the cost is the same three (A) or two (C) biquads as
-// the uncorrected design. We rejected the alternatives: running at 96 kHz
+// 0.15 dB up to 20 kHz, at the cost of the uncorrected design. We rejected the alternatives: running at 96 kHz
 // doubles the CPU cost and needs a resampler; a correction shelf is a
 // second approximation layered on the first; pre-warping alone can fix one
 // frequency only. The tests check the response at every nominal one-third-
