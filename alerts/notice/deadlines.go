@@ -27,10 +27,10 @@ type DeadlineView struct {
 	From     string    `json:"from"` // ciencia | intimacao | lavratura | decisao | ciencia_decisao
 	Start    time.Time `json:"start,omitzero"`
 	// End is exclusive: the start of the day after the last day.
-	End      time.Time `json:"end,omitzero"`
-	LastDay  string    `json:"last_day,omitempty"` // dd/mm/aaaa
-	Status   string    `json:"status"`
-	Note     string    `json:"note,omitempty"`
+	End     time.Time `json:"end,omitzero"`
+	LastDay string    `json:"last_day,omitempty"` // dd/mm/aaaa
+	Status  string    `json:"status"`
+	Note    string    `json:"note,omitempty"`
 }
 
 var deadlineLabels = map[string]string{

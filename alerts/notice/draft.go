@@ -167,7 +167,7 @@ type Draft struct {
 	Penalty codes.PenaltyOutcome `json:"penalty"`
 	// OnNonCompliance is what a notice announces if the party does not
 	// regularise (the next ladder rung, or the same fine).
-	OnNonCompliance *codes.PenaltyOutcome `json:"on_non_compliance,omitempty"`
+	OnNonCompliance *codes.PenaltyOutcome   `json:"on_non_compliance,omitempty"`
 	History         []codes.PriorInfraction `json:"history"`
 
 	PrazoDaysMax int    `json:"prazo_days_max,omitempty"` // 0 = the code fixes none

@@ -13,7 +13,9 @@ import (
 
 var set = noticetest.Codes()
 
-func fiscal() notice.Actor { return notice.Actor{ID: "u1", Name: "Ana Fiscal", Role: notice.RoleFiscal} }
+func fiscal() notice.Actor {
+	return notice.Actor{ID: "u1", Name: "Ana Fiscal", Role: notice.RoleFiscal}
+}
 
 func agent() *notice.Agent { return &notice.Agent{Name: "Ana Fiscal", Matricula: "F-1234"} }
 

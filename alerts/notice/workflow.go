@@ -52,13 +52,13 @@ type ActionKind string
 
 // Workflow actions.
 const (
-	ActIssue      ActionKind = "issue"
+	ActIssue       ActionKind = "issue"
 	ActAcknowledge ActionKind = "ciente"
-	ActRefuse     ActionKind = "recusa"
-	ActRegularise ActionKind = "regularize"
-	ActEscalate   ActionKind = "auto"
-	ActCancel     ActionKind = "cancel"
-	ActDecide     ActionKind = "decide"
+	ActRefuse      ActionKind = "recusa"
+	ActRegularise  ActionKind = "regularize"
+	ActEscalate    ActionKind = "auto"
+	ActCancel      ActionKind = "cancel"
+	ActDecide      ActionKind = "decide"
 )
 
 // Roles.
@@ -386,7 +386,9 @@ func PrazoEnd(ciencia time.Time, days int) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day()+days+1, 0, 0, 0, 0, saoPaulo)
 }
 
-func lastDay(end time.Time) string { return end.Add(-time.Nanosecond).In(saoPaulo).Format("02/01/2006") }
+func lastDay(end time.Time) string {
+	return end.Add(-time.Nanosecond).In(saoPaulo).Format("02/01/2006")
+}
 
 func br(t time.Time) string { return t.In(saoPaulo).Format("02/01/2006 15:04") }
 
