@@ -1,0 +1,418 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+)
+
+// The HTTP JSON API under /api/v1 (docs/api.md). Every dependency is a
+// small consumer-side interface so that tests use fakes and the central
+// service plugs in the store, the registry, the codes engine and the case
+// store.
+
+// APIRegistry gives the sensor register in force.
+type APIRegistry interface {
+	Current() *registry.Registry
+}
+
+// APIStore answers reading, gateway and dead-letter queries.
+type APIStore interface {
+	Latest(ctx context.Context, sensor string) (store.Record, bool, error)
+	GatewayStatuses(ctx context.Context) ([]store.GatewayStatus, error)
+	DeadLetters(ctx context.Context, f store.DeadLetterFilter) ([]store.DeadLetter, error)
+}
+
+// APIReadings answers window queries (SQLite, or InfluxDB with --store influx).
+type APIReadings interface {
+	Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error)
+	Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]store.Bucket, error)
+}
+
+// Limit is the limit in force for a sensor at an instant, as the codes
+// engine states it.
+type Limit struct {
+	LimitDBA float64 `json:"limit_dba"`
+	Code     string  `json:"code"`
+	Version  string  `json:"code_version,omitempty"`
+	Article  string  `json:"article,omitempty"`
+	Period   string  `json:"period,omitempty"`
+	Until    string  `json:"until,omitempty"` // RFC 3339: when this limit stops applying
+}
+
+// LimitFunc returns the limit in force for a sensor at an instant; ok is
+// false when the code sets no numeric limit there.
+type LimitFunc func(s registry.Sensor, at time.Time) (l Limit, ok bool, err error)
+
+// AlertFilter selects alerts.
+type AlertFilter struct {
+	State        string
+	Municipality string
+	Sensor       string
+	Limit        int
+}
+
+// AlertLister lists alerts (the case store implements it). The result is
+// encoded as the JSON array "alerts".
+type AlertLister interface {
+	ListAlerts(ctx context.Context, f AlertFilter) (any, error)
+}
+
+// APIOptions configures the API handler.
+type APIOptions struct {
+	Registry APIRegistry
+	Store    APIStore
+	Readings APIReadings // default: Store if it implements APIReadings
+	Limits   LimitFunc   // nil: no limit reported
+	Alerts   AlertLister // nil: /alerts answers 503
+	// Health reports extra component states for /api/v1/health (e.g.
+	// "mqtt": "conectado"); an error marks the service unhealthy.
+	Health func(ctx context.Context) (map[string]string, error)
+	Now    func() time.Time
+	Log    *slog.Logger
+	// MaxRecords bounds a 1-s window answer; default 86400 (one day).
+	MaxRecords int
+}
+
+// API serves /api/v1.
+type API struct {
+	o APIOptions
+}
+
+// NewAPI returns the API handler.
+func NewAPI(o APIOptions) *API {
+	if o.Readings == nil {
+		if r, ok := o.Store.(APIReadings); ok {
+			o.Readings = r
+		}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxRecords <= 0 {
+		o.MaxRecords = 86400
+	}
+	return &API{o: o}
+}
+
+// Register adds the API routes to mux.
+func (a *API) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/health", a.health)
+	mux.HandleFunc("GET /api/v1/sensors", a.sensors)
+	mux.HandleFunc("GET /api/v1/sensors/{id}", a.sensor)
+	mux.HandleFunc("GET /api/v1/gateways", a.gateways)
+	mux.HandleFunc("GET /api/v1/alerts", a.alerts)
+	mux.HandleFunc("GET /api/v1/readings", a.readings)
+	mux.HandleFunc("GET /api/v1/dead-letters", a.deadLetters)
+	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "recurso não encontrado: "+r.URL.Path)
+	})
+}
+
+// ServeHTTP makes API an http.Handler on its own mux.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	a.Register(mux)
+	mux.ServeHTTP(w, r)
+}
+
+func apiJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func apiError(w http.ResponseWriter, status int, msg string) {
+	apiJSON(w, status, map[string]string{"erro": msg})
+}
+
+func (a *API) internal(w http.ResponseWriter, err error) {
+	a.o.Log.Error("erro na API", "erro", err)
+	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	out := map[string]any{"status": "ok"}
+	status := http.StatusOK
+	if a.o.Health != nil {
+		comps, err := a.o.Health(r.Context())
+		out["components"] = comps
+		if err != nil {
+			out["status"] = "degradado"
+			out["erro"] = err.Error()
+			status = http.StatusServiceUnavailable
+		}
+	}
+	apiJSON(w, status, out)
+}
+
+// sensorView is one sensor in /sensors.
+type sensorView struct {
+	registry.Sensor
+	Municipality string        `json:"municipality"`
+	Latest       *store.Record `json:"latest"`
+	Limit        *Limit        `json:"limit"`
+	LimitError   string        `json:"limit_erro,omitempty"`
+}
+
+func (a *API) view(ctx context.Context, s registry.Sensor, now time.Time) (sensorView, error) {
+	v := sensorView{Sensor: s, Municipality: s.Municipality()}
+	if rec, ok, err := a.o.Store.Latest(ctx, s.ID); err != nil {
+		return v, err
+	} else if ok {
+		v.Latest = &rec
+	}
+	if a.o.Limits != nil {
+		l, ok, err := a.o.Limits(s, now)
+		switch {
+		case err != nil:
+			v.LimitError = err.Error()
+		case ok:
+			v.Limit = &l
+		}
+	}
+	return v, nil
+}
+
+func (a *API) sensors(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	now := a.o.Now()
+	out := []sensorView{}
+	for _, s := range a.o.Registry.Current().Sensors() {
+		if m := q.Get("municipality"); m != "" && m != s.Municipality() && m != s.Code {
+			continue
+		}
+		if g := q.Get("gateway"); g != "" && g != s.Gateway {
+			continue
+		}
+		v, err := a.view(r.Context(), s, now)
+		if err != nil {
+			a.internal(w, err)
+			return
+		}
+		out = append(out, v)
+	}
+	apiJSON(w, http.StatusOK, map[string]any{"sensors": out, "at": now.UTC()})
+}
+
+func (a *API) sensor(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s, ok := a.o.Registry.Current().Sensor(id)
+	if !ok {
+		apiError(w, http.StatusNotFound, "sensor "+strconv.Quote(id)+" não está cadastrado")
+		return
+	}
+	v, err := a.view(r.Context(), s, a.o.Now())
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	apiJSON(w, http.StatusOK, v)
+}
+
+type gatewayView struct {
+	store.GatewayStatus
+	Name       string `json:"name,omitempty"`
+	Registered bool   `json:"registered"`
+	Sensors    int    `json:"sensors"`
+}
+
+func (a *API) gateways(w http.ResponseWriter, r *http.Request) {
+	sts, err := a.o.Store.GatewayStatuses(r.Context())
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	reg := a.o.Registry.Current()
+	count := map[string]int{}
+	for _, s := range reg.Sensors() {
+		count[s.Gateway]++
+	}
+	seen := map[string]bool{}
+	out := []gatewayView{}
+	for _, st := range sts {
+		g, ok := reg.Gateway(st.Gateway)
+		out = append(out, gatewayView{GatewayStatus: st, Name: g.Name, Registered: ok, Sensors: count[st.Gateway]})
+		seen[st.Gateway] = true
+	}
+	for _, g := range reg.Gateways() {
+		if !seen[g.ID] {
+			out = append(out, gatewayView{GatewayStatus: store.GatewayStatus{Gateway: g.ID, Municipality: g.Municipality},
+				Name: g.Name, Registered: true, Sensors: count[g.ID]})
+		}
+	}
+	apiJSON(w, http.StatusOK, map[string]any{"gateways": out})
+}
+
+var alertStates = map[string]bool{"": true, "pending": true, "firing": true, "resolved": true, "cancelled": true, "no_data": true, "open": true}
+
+func (a *API) alerts(w http.ResponseWriter, r *http.Request) {
+	if a.o.Alerts == nil {
+		apiError(w, http.StatusServiceUnavailable, "alertas indisponíveis neste serviço")
+		return
+	}
+	q := r.URL.Query()
+	f := AlertFilter{State: q.Get("state"), Municipality: q.Get("municipality"), Sensor: q.Get("sensor")}
+	if !alertStates[f.State] {
+		apiError(w, http.StatusBadRequest, "state "+strconv.Quote(f.State)+" inválido; use pending, firing, resolved, cancelled, no_data ou open")
+		return
+	}
+	if n, ok := intParam(w, q.Get("limit"), "limit", 1, 1000); !ok {
+		return
+	} else {
+		f.Limit = n
+	}
+	list, err := a.o.Alerts.ListAlerts(r.Context(), f)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	apiJSON(w, http.StatusOK, map[string]any{"alerts": list})
+}
+
+func intParam(w http.ResponseWriter, s, name string, lo, hi int) (int, bool) {
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		apiError(w, http.StatusBadRequest, name+" deve ser um inteiro entre "+strconv.Itoa(lo)+" e "+strconv.Itoa(hi))
+		return 0, false
+	}
+	return n, true
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errors.New("use RFC 3339, ex.: 2026-11-30T22:00:00-03:00")
+}
+
+func (a *API) readings(w http.ResponseWriter, r *http.Request) {
+	if a.o.Readings == nil {
+		apiError(w, http.StatusServiceUnavailable, "consulta de leituras indisponível")
+		return
+	}
+	q := r.URL.Query()
+	sensor := q.Get("sensor")
+	if sensor == "" {
+		apiError(w, http.StatusBadRequest, "informe o parâmetro sensor")
+		return
+	}
+	if _, ok := a.o.Registry.Current().Sensor(sensor); !ok {
+		apiError(w, http.StatusNotFound, "sensor "+strconv.Quote(sensor)+" não está cadastrado")
+		return
+	}
+	now := a.o.Now()
+	to, from := now, now.Add(-time.Hour)
+	var err error
+	if s := q.Get("to"); s != "" {
+		if to, err = parseTime(s); err != nil {
+			apiError(w, http.StatusBadRequest, "to inválido: "+err.Error())
+			return
+		}
+	}
+	if s := q.Get("from"); s != "" {
+		if from, err = parseTime(s); err != nil {
+			apiError(w, http.StatusBadRequest, "from inválido: "+err.Error())
+			return
+		}
+	} else {
+		from = to.Add(-time.Hour)
+	}
+	if !from.Before(to) {
+		apiError(w, http.StatusBadRequest, "from deve ser anterior a to")
+		return
+	}
+	if to.Sub(from) > 366*24*time.Hour {
+		apiError(w, http.StatusBadRequest, "janela maior que um ano; divida a consulta")
+		return
+	}
+	step := time.Second
+	if s := q.Get("step"); s != "" {
+		if step, err = time.ParseDuration(s); err != nil || step < time.Second || step%time.Second != 0 {
+			apiError(w, http.StatusBadRequest, "step inválido: use uma duração em segundos inteiros ≥ 1s, ex.: 1s, 1m, 15m, 1h")
+			return
+		}
+	}
+	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	if step == time.Second {
+		recs, err := a.o.Readings.Records(r.Context(), sensor, from, to, a.o.MaxRecords+1)
+		if err != nil {
+			a.internal(w, err)
+			return
+		}
+		if len(recs) > a.o.MaxRecords {
+			apiError(w, http.StatusBadRequest, "janela com mais de "+strconv.Itoa(a.o.MaxRecords)+" registros de 1 s; use step (ex.: step=1m) ou uma janela menor")
+			return
+		}
+		if recs == nil {
+			recs = []store.Record{}
+		}
+		out["records"] = recs
+	} else {
+		if to.Sub(from)/step > 100000 {
+			apiError(w, http.StatusBadRequest, "mais de 100000 intervalos; aumente step")
+			return
+		}
+		b, err := a.o.Readings.Buckets(r.Context(), sensor, from, to, step)
+		if err != nil {
+			a.internal(w, err)
+			return
+		}
+		if b == nil {
+			b = []store.Bucket{}
+		}
+		out["buckets"] = b
+	}
+	apiJSON(w, http.StatusOK, out)
+}
+
+func (a *API) deadLetters(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.DeadLetterFilter{Reason: q.Get("reason"), Gateway: q.Get("gateway")}
+	n, ok := intParam(w, q.Get("limit"), "limit", 1, 1000)
+	if !ok {
+		return
+	}
+	f.Limit = n
+	if s := q.Get("before"); s != "" {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			apiError(w, http.StatusBadRequest, "before deve ser o id (inteiro positivo) de uma mensagem rejeitada")
+			return
+		}
+		f.BeforeID = id
+	}
+	list, err := a.o.Store.DeadLetters(r.Context(), f)
+	if err != nil {
+		a.internal(w, err)
+		return
+	}
+	if list == nil {
+		list = []store.DeadLetter{}
+	}
+	resp := map[string]any{"dead_letters": list}
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	if len(list) == limit {
+		resp["next_before"] = list[len(list)-1].ID
+	}
+	apiJSON(w, http.StatusOK, resp)
+}
