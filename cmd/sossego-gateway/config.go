@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Config is the YAML configuration of the gateway daemon (docs/gateway.md
+// documents every field; docs/sossego-gateway.example.yaml is a complete
+// example). Unknown keys are errors. Zero values take the defaults of
+// defaultConfig.
+type Config struct {
+	Municipality string `yaml:"municipality"`
+	Gateway      string `yaml:"gateway"`
+	Sensor       string `yaml:"sensor"`
+	StateDir     string `yaml:"state_dir"`
+	LogLevel     string `yaml:"log_level"`    // debug | info | warn | error
+	ClockSource  string `yaml:"clock_source"` // reported when synchronised: ntp | gps
+
+	Meter  MeterConfig  `yaml:"meter"`
+	MQTT   MQTTConfig   `yaml:"mqtt"`
+	Outbox OutboxConfig `yaml:"outbox"`
+	Batch  BatchConfig  `yaml:"batch"`
+	Replay ReplayConfig `yaml:"replay"`
+
+	StatusInterval time.Duration `yaml:"status_interval"`
+}
+
+// MeterConfig selects and configures the meter driver.
+type MeterConfig struct {
+	Type         string  `yaml:"type"` // sim | pcbartists | sen0232 | nsrt | xl2 | pcm
+	SampleRateHz float64 `yaml:"sample_rate_hz"`
+
+	I2CBus   string `yaml:"i2c_bus"`   // pcbartists, sen0232: periph bus name, "" = first
+	I2CAddr  uint16 `yaml:"i2c_addr"`  // 0 = driver default
+	ADCInput int    `yaml:"adc_input"` // sen0232: ADS1115 input 0–3
+	Serial   string `yaml:"serial"`    // sen0232: id in records (the module has none)
+
+	SerialPort string `yaml:"serial_port"` // nsrt, xl2
+
+	SimScenario string  `yaml:"sim_scenario"`
+	SimSeed     int64   `yaml:"sim_seed"`
+	SimSpeed    float64 `yaml:"sim_speed"`
+
+	PCMInput      string  `yaml:"pcm_input"` // file path, or "-" for stdin (arecord … | sossego-gateway)
+	PCMFormat     string  `yaml:"pcm_format"`
+	PCMSampleRate int     `yaml:"pcm_sample_rate"`
+	PCMChannels   int     `yaml:"pcm_channels"`
+	PCMOffsetDB   float64 `yaml:"pcm_offset_db"`
+}
+
+// MQTTConfig is the broker connection.
+type MQTTConfig struct {
+	Broker               string        `yaml:"broker"`
+	Username             string        `yaml:"username"`
+	Password             string        `yaml:"password"`
+	PasswordFile         string        `yaml:"password_file"`
+	CAFile               string        `yaml:"ca_file"`
+	CertFile             string        `yaml:"cert_file"`
+	KeyFile              string        `yaml:"key_file"`
+	ServerName           string        `yaml:"server_name"`
+	KeepAlive            time.Duration `yaml:"keepalive"`
+	MaxReconnectInterval time.Duration `yaml:"max_reconnect_interval"`
+}
+
+// OutboxConfig sizes the durable queue.
+type OutboxConfig struct {
+	CapacityRecords int    `yaml:"capacity_records"`
+	FullPolicy      string `yaml:"full_policy"` // drop-new | stop-sampling
+}
+
+// BatchConfig says how records are grouped into messages.
+type BatchConfig struct {
+	Records int           `yaml:"records"`
+	MaxAge  time.Duration `yaml:"max_age"`
+}
+
+// ReplayConfig bounds sending.
+type ReplayConfig struct {
+	RatePerSecond float64       `yaml:"rate_per_second"`
+	Window        int           `yaml:"window"`
+	AckTimeout    time.Duration `yaml:"ack_timeout"`
+}
+
+func defaultConfig() Config {
+	d := gateway.DefaultOptions()
+	return Config{
+		Sensor: "m1", StateDir: "/var/lib/sossego-gateway", LogLevel: "info", ClockSource: "ntp",
+		Meter: MeterConfig{Type: "sim", SampleRateHz: 10, SimScenario: "quiet_night", SimSpeed: 1,
+			PCMInput: "-", PCMFormat: "s32le", PCMSampleRate: 48000, PCMChannels: 1},
+		MQTT:   MQTTConfig{Broker: "tcp://localhost:1883", KeepAlive: 30 * time.Second, MaxReconnectInterval: time.Minute},
+		Outbox: OutboxConfig{CapacityRecords: 3 * 86400, FullPolicy: string(d.FullPolicy)},
+		Batch:  BatchConfig{Records: d.BatchRecords, MaxAge: d.BatchMaxAge},
+		Replay: ReplayConfig{RatePerSecond: d.ReplayRate, Window: d.Window, AckTimeout: d.AckTimeout},
+
+		StatusInterval: d.StatusInterval,
+	}
+}
+
+// parseConfig decodes YAML strictly over the defaults.
+func parseConfig(r io.Reader) (Config, error) {
+	c := defaultConfig()
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return c, fmt.Errorf("configuração: leitura: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return c, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("configuração: %w", err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return c, errors.New("configuração: mais de um documento YAML no arquivo")
+	}
+	return c, nil
+}
+
+var meterTypes = []string{"sim", "pcbartists", "sen0232", "nsrt", "xl2", "pcm"}
+
+// validate checks the configuration without I/O; messages are for the
+// operator (pt-BR).
+func (c Config) validate() error {
+	var errs []error
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	for _, id := range []struct{ k, v string }{{"municipality", c.Municipality}, {"gateway", c.Gateway}, {"sensor", c.Sensor}} {
+		if !wire.ValidID(id.v) {
+			bad("%s %q inválido: use 1–64 caracteres [a-z0-9_-], começando por letra ou dígito", id.k, id.v)
+		}
+	}
+	if c.StateDir == "" {
+		bad("state_dir vazio: informe a pasta de estado (chave e fila)")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level %q inválido: use debug, info, warn ou error", c.LogLevel)
+	}
+	switch c.ClockSource {
+	case "ntp", "gps":
+	default:
+		bad("clock_source %q inválido: use ntp ou gps", c.ClockSource)
+	}
+	known := false
+	for _, m := range meterTypes {
+		known = known || m == c.Meter.Type
+	}
+	if !known {
+		bad("meter.type %q inválido: use %v", c.Meter.Type, meterTypes)
+	}
+	if c.Meter.SampleRateHz < 1 || c.Meter.SampleRateHz > 100 {
+		bad("meter.sample_rate_hz %v fora de 1–100", c.Meter.SampleRateHz)
+	}
+	if c.Meter.Type == "nsrt" || c.Meter.Type == "xl2" {
+		if c.Meter.SerialPort == "" {
+			bad("meter.serial_port é obrigatório para o medidor %s (ex.: /dev/ttyACM0)", c.Meter.Type)
+		}
+	}
+	if c.MQTT.Broker == "" {
+		bad("mqtt.broker vazio (ex.: tcp://central:1883 ou mqtts://central:8883)")
+	}
+	if (c.MQTT.CertFile == "") != (c.MQTT.KeyFile == "") {
+		bad("mqtt.cert_file e mqtt.key_file devem ser informados juntos")
+	}
+	if c.MQTT.Password != "" && c.MQTT.PasswordFile != "" {
+		bad("use mqtt.password ou mqtt.password_file, não os dois")
+	}
+	if c.Outbox.CapacityRecords < c.Batch.Records || c.Outbox.CapacityRecords <= 0 {
+		bad("outbox.capacity_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.CapacityRecords, c.Batch.Records)
+	}
+	if !gateway.FullPolicy(c.Outbox.FullPolicy).Valid() {
+		bad("outbox.full_policy %q inválido: use drop-new ou stop-sampling", c.Outbox.FullPolicy)
+	}
+	if c.Batch.Records < 1 || c.Batch.Records > wire.MaxRecords {
+		bad("batch.records %d fora de 1–%d", c.Batch.Records, wire.MaxRecords)
+	}
+	if c.Batch.MaxAge < time.Second {
+		bad("batch.max_age %s menor que 1s", c.Batch.MaxAge)
+	}
+	if c.Replay.RatePerSecond <= 0 || c.Replay.Window < 1 || c.Replay.AckTimeout < time.Second {
+		bad("replay: rate_per_second > 0, window ≥ 1 e ack_timeout ≥ 1s")
+	}
+	if c.StatusInterval < time.Second {
+		bad("status_interval %s menor que 1s", c.StatusInterval)
+	}
+	return errors.Join(errs...)
+}
+
+// gatewayOptions maps the configuration onto gateway.Options.
+func (c Config) gatewayOptions(version string) gateway.Options {
+	return gateway.Options{
+		Municipality: c.Municipality, Gateway: c.Gateway, Sensor: c.Sensor,
+		SamplePeriod: time.Duration(float64(time.Second) / c.Meter.SampleRateHz),
+		BatchRecords: c.Batch.Records, BatchMaxAge: c.Batch.MaxAge, FullPolicy: gateway.FullPolicy(c.Outbox.FullPolicy),
+		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, AckTimeout: c.Replay.AckTimeout,
+		StatusInterval: c.StatusInterval, Version: version,
+	}
+}

@@ -1,0 +1,245 @@
+// Command sossego-gateway is the Sossego edge daemon for a Raspberry Pi: it
+// reads a sound-level meter, keeps 1-s records in a durable outbox and
+// delivers signed batches over MQTT until the central service acknowledges
+// them. See docs/gateway.md.
+//
+//	sossego-gateway [run] --config /etc/sossego/gateway.yaml [flags]
+//	sossego-gateway key   --config /etc/sossego/gateway.yaml
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/gateway/mqttconn"
+)
+
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "run", "key":
+	case "version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "sossego-gateway: subcomando %q desconhecido; use run, key ou version\n", cmd)
+		return 2
+	}
+	cfg, code := loadConfig(cmd, args, stderr)
+	if code >= 0 {
+		return code
+	}
+	if cmd == "key" {
+		key, created, err := gateway.LoadOrCreateKey(cfg.StateDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "sossego-gateway: chave: %v\n", err)
+			return 1
+		}
+		if created {
+			fmt.Fprintf(stderr, "nova chave criada em %s\n", filepath.Join(cfg.StateDir, gateway.KeyFile))
+		}
+		fmt.Fprintln(stdout, gateway.PublicKeyString(key))
+		return 0
+	}
+	if err := runGateway(ctx, cfg, stdin, stderr); err != nil {
+		fmt.Fprintf(stderr, "sossego-gateway: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// loadConfig reads --config and applies flags over it; code is -1 to go on.
+func loadConfig(cmd string, args []string, stderr io.Writer) (Config, int) {
+	fs := flag.NewFlagSet("sossego-gateway "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath  = fs.String("config", "", "arquivo YAML de configuração (docs/sossego-gateway.example.yaml)")
+		meter    = fs.String("meter", "", "medidor: sim|pcbartists|sen0232|nsrt|xl2|pcm")
+		broker   = fs.String("broker", "", "URL do broker MQTT (tcp://, mqtts://, ws://)")
+		username = fs.String("username", "", "usuário MQTT")
+		password = fs.String("password-file", "", "arquivo com a senha MQTT")
+		ca       = fs.String("tls-ca", "", "CA do broker (PEM)")
+		cert     = fs.String("tls-cert", "", "certificado do gateway (PEM)")
+		tlsKey   = fs.String("tls-key", "", "chave do certificado do gateway (PEM)")
+		stateDir = fs.String("state-dir", "", "pasta de estado: chave ed25519 e fila (outbox)")
+		muni     = fs.String("municipality", "", "id do município")
+		gw       = fs.String("gateway", "", "id do gateway (também o client id MQTT)")
+		sensor   = fs.String("sensor", "", "id do sensor")
+		rate     = fs.Float64("sample-rate", 0, "leituras do medidor por segundo (Hz)")
+		serial   = fs.String("serial-port", "", "porta serial do medidor (nsrt, xl2)")
+		pcmInput = fs.String("pcm-input", "", "áudio PCM: arquivo ou - (stdin)")
+		logLevel = fs.String("log-level", "", "debug|info|warn|error")
+		simSpeed = fs.Float64("sim-speed", 0, "velocidade do medidor simulado (1 = tempo real)")
+		simScene = fs.String("sim-scenario", "", "cenário do medidor simulado")
+	)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sossego-gateway: argumentos inesperados: %v\n", fs.Args())
+		return Config{}, 2
+	}
+	cfg := defaultConfig()
+	if *cfgPath != "" {
+		f, err := os.Open(*cfgPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "sossego-gateway: configuração: %v\n", err)
+			return Config{}, 1
+		}
+		cfg, err = parseConfig(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "sossego-gateway: %s: %v\n", *cfgPath, err)
+			return Config{}, 1
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	str := func(name string, dst *string, v string) {
+		if set[name] {
+			*dst = v
+		}
+	}
+	str("meter", &cfg.Meter.Type, *meter)
+	str("broker", &cfg.MQTT.Broker, *broker)
+	str("username", &cfg.MQTT.Username, *username)
+	str("password-file", &cfg.MQTT.PasswordFile, *password)
+	str("tls-ca", &cfg.MQTT.CAFile, *ca)
+	str("tls-cert", &cfg.MQTT.CertFile, *cert)
+	str("tls-key", &cfg.MQTT.KeyFile, *tlsKey)
+	str("state-dir", &cfg.StateDir, *stateDir)
+	str("municipality", &cfg.Municipality, *muni)
+	str("gateway", &cfg.Gateway, *gw)
+	str("sensor", &cfg.Sensor, *sensor)
+	str("serial-port", &cfg.Meter.SerialPort, *serial)
+	str("pcm-input", &cfg.Meter.PCMInput, *pcmInput)
+	str("log-level", &cfg.LogLevel, *logLevel)
+	str("sim-scenario", &cfg.Meter.SimScenario, *simScene)
+	if set["sample-rate"] {
+		cfg.Meter.SampleRateHz = *rate
+	}
+	if set["sim-speed"] {
+		cfg.Meter.SimSpeed = *simSpeed
+	}
+	if cmd == "key" {
+		if cfg.StateDir == "" {
+			fmt.Fprintln(stderr, "sossego-gateway: state_dir vazio")
+			return Config{}, 2
+		}
+		return cfg, -1
+	}
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintf(stderr, "sossego-gateway: configuração inválida:\n%v\n", err)
+		return Config{}, 2
+	}
+	return cfg, -1
+}
+
+func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writer) error {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("pasta de estado: %w", err)
+	}
+	key, created, err := gateway.LoadOrCreateKey(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("new gateway key; register its public key at the central service",
+			"public_key", gateway.PublicKeyString(key))
+	}
+	box, err := gateway.OpenOutbox(filepath.Join(cfg.StateDir, "outbox.db"), cfg.Outbox.CapacityRecords)
+	if err != nil {
+		return err
+	}
+	defer box.Close()
+
+	meter, closeMeter, err := openMeter(cfg.Meter, stdin)
+	if err != nil {
+		return fmt.Errorf("medidor %s: %w", cfg.Meter.Type, err)
+	}
+	defer closeMeter()
+	defer meter.Halt() //nolint:errcheck // best effort on the way out
+
+	opts := cfg.gatewayOptions(version)
+	pub := &transport{}
+	g, err := gateway.New(opts, meter, gateway.KernelSync{Source: cfg.ClockSource}, box, key, pub, log)
+	if err != nil {
+		return err
+	}
+	mo := mqttconn.Options{Broker: cfg.MQTT.Broker, ClientID: cfg.Gateway, Username: cfg.MQTT.Username,
+		Password: cfg.MQTT.Password, StatusTopic: g.StatusTopic(), AckTopic: g.AckTopic(),
+		KeepAlive: cfg.MQTT.KeepAlive, MaxReconnectInterval: cfg.MQTT.MaxReconnectInterval}
+	if cfg.MQTT.PasswordFile != "" {
+		b, err := os.ReadFile(cfg.MQTT.PasswordFile)
+		if err != nil {
+			return fmt.Errorf("senha MQTT: %w", err)
+		}
+		mo.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if cfg.MQTT.CAFile != "" || cfg.MQTT.CertFile != "" {
+		mo.TLS, err = mqttconn.LoadTLS(mqttconn.TLSFiles{CA: cfg.MQTT.CAFile, Cert: cfg.MQTT.CertFile,
+			Key: cfg.MQTT.KeyFile, ServerName: cfg.MQTT.ServerName})
+		if err != nil {
+			return err
+		}
+	}
+	cl, err := mqttconn.New(mo, g, log)
+	if err != nil {
+		return err
+	}
+	pub.c = cl
+	log.Info("gateway starting", "gateway", cfg.Gateway, "meter", meter.String(), "broker", cfg.MQTT.Broker,
+		"outbox_pending", box.Stats().Pending, "version", version)
+
+	// The gateway stops first (flushing into the outbox), then the
+	// transport publishes "offline" and disconnects.
+	gctx, stopGateway := context.WithCancel(context.Background())
+	defer stopGateway()
+	eg, ectx := errgroup.WithContext(gctx)
+	eg.Go(func() error { return cl.Run(ectx) })
+	eg.Go(func() error {
+		err := g.Run(ctx)
+		stopGateway()
+		return err
+	})
+	err = eg.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// transport lets the gateway be built before its MQTT client.
+type transport struct{ c *mqttconn.Client }
+
+func (t *transport) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
+	return t.c.Publish(ctx, topic, payload, retained)
+}

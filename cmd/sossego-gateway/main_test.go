@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/gateway/gatewaytest"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // substring of the parse or validation error; "" = valid
+		check   func(t *testing.T, c Config)
+	}{
+		{"example file", mustRead(t, "../../docs/sossego-gateway.example.yaml"), "", func(t *testing.T, c Config) {
+			if c.Gateway != "gw-centro-01" || c.Meter.Type != "pcbartists" || c.Batch.MaxAge != 10*time.Second {
+				t.Errorf("example decoded to %+v", c)
+			}
+		}},
+		{"minimal uses defaults", "municipality: lapa\ngateway: gw-01\n", "", func(t *testing.T, c Config) {
+			d := defaultConfig()
+			if c.Sensor != "m1" || c.Outbox != d.Outbox || c.Replay != d.Replay || c.Meter.SampleRateHz != 10 {
+				t.Errorf("defaults not applied: %+v", c)
+			}
+		}},
+		{"unknown key", "municipality: lapa\ngateway: gw-01\nmeter:\n  typo: 1\n", "typo", nil},
+		{"wrong type", "municipality: lapa\ngateway: gw-01\nbatch:\n  records: many\n", "many", nil},
+		{"two documents", "municipality: lapa\ngateway: gw-01\n---\nx: 1\n", "documento", nil},
+		{"bad id", "municipality: Lapa\ngateway: gw-01\n", "municipality", nil},
+		{"missing gateway", "municipality: lapa\n", "gateway", nil},
+		{"bad meter", "municipality: lapa\ngateway: g\nmeter: {type: tascam}\n", "meter.type", nil},
+		{"nsrt needs port", "municipality: lapa\ngateway: g\nmeter: {type: nsrt}\n", "serial_port", nil},
+		{"bad policy", "municipality: lapa\ngateway: g\noutbox: {full_policy: drop-oldest}\n", "full_policy", nil},
+		{"tiny outbox", "municipality: lapa\ngateway: g\noutbox: {capacity_records: 5}\n", "capacity_records", nil},
+		{"rate", "municipality: lapa\ngateway: g\nmeter: {sample_rate_hz: 1000}\n", "sample_rate_hz", nil},
+		{"cert without key", "municipality: lapa\ngateway: g\nmqtt: {cert_file: a.pem}\n", "key_file", nil},
+		{"duration", "municipality: lapa\ngateway: g\nbatch: {max_age: 500ms}\n", "max_age", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig(strings.NewReader(tc.yaml))
+			if err == nil {
+				err = c.validate()
+			}
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				if tc.check != nil {
+					tc.check(t, c)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("municipality: lapa\ngateway: gw-01\n"))
+	f.Add([]byte("meter: {type: sim, sample_rate_hz: 10}\nbatch: {max_age: 10s}\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("&a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseConfig(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		_ = c.validate() // must not panic
+		_ = c.gatewayOptions("x")
+	})
+}
+
+func TestKeyCommand(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"key", "--state-dir", dir}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	pub, err := base64.StdEncoding.DecodeString(strings.TrimSpace(out.String()))
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		t.Fatalf("printed %q", out.String())
+	}
+	key, err := gateway.LoadKey(filepath.Join(dir, gateway.KeyFile))
+	if err != nil || !key.Public().(ed25519.PublicKey).Equal(ed25519.PublicKey(pub)) {
+		t.Fatalf("printed key is not the stored one: %v", err)
+	}
+	out.Reset()
+	run(context.Background(), []string{"key", "--state-dir", dir}, nil, &out, &errb)
+	if strings.TrimSpace(out.String()) != base64.StdEncoding.EncodeToString(pub) {
+		t.Error("second run printed a different key")
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"bogus"},
+		{"run", "--no-such-flag"},
+		{"run", "--municipality", "lapa"}, // no gateway id
+		{"run", "extra-arg"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, nil, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+		if errb.Len() == 0 {
+			t.Errorf("%v: no message", args)
+		}
+	}
+}
+
+// TestRunWithSimMeter runs the daemon (sim meter, accelerated) against an
+// embedded broker with a test central service and stops it with the
+// context: records arrive signed and acked, and the outbox empties.
+func TestRunWithSimMeter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: starts a broker")
+	}
+	b := gatewaytest.StartMochi(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"key", "--state-dir", dir}, nil, &out, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	pub, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(out.String()))
+	c := gatewaytest.StartCentral(t, b.URL, "central", map[string]ed25519.PublicKey{"gw-sim": pub})
+	cfg := filepath.Join(dir, "gw.yaml")
+	os.WriteFile(cfg, []byte("municipality: lapa\ngateway: gw-sim\nbatch: {records: 5, max_age: 1s}\n"+
+		"meter: {type: sim, sim_scenario: bar_music}\nstatus_interval: 1s\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var logb syncBuffer
+	go func() {
+		done <- run(ctx, []string{"--config", cfg, "--broker", b.URL, "--state-dir", dir, "--sample-rate", "10"}, nil, &out, &logb)
+	}()
+	ok := gatewaytest.WaitFor(30*time.Second, func() bool { return c.Contiguous("gw-sim") >= 2 })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, logb.String())
+	}
+	if !ok {
+		t.Fatalf("no batches stored\n%s", logb.String())
+	}
+	if r := c.Rejected(); len(r) > 0 {
+		t.Fatalf("central rejected: %v", r)
+	}
+	bs := c.Batches("gw-sim")
+	if len(bs[0].Records) == 0 || bs[0].Records[0].Hist == nil {
+		t.Errorf("first batch %+v", bs[0])
+	}
+	online := false
+	for _, st := range c.StatusLog("gw-sim") {
+		online = online || (st.State == "online" && st.Clock != nil && st.Outbox != nil && st.Outbox.Capacity > 0)
+	}
+	if !online {
+		t.Errorf("no online status with clock and outbox: %+v", c.StatusLog("gw-sim"))
+	}
+	// A clean stop leaves "offline" retained (the Will covers crashes).
+	if !gatewaytest.WaitFor(5*time.Second, func() bool { st, _ := c.Status("gw-sim"); return st.State == "offline" }) {
+		t.Error("clean stop did not leave an offline status")
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"periph.io/x/conn/v3/i2c/i2creg"
+	"periph.io/x/host/v3"
+
+	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/nsrtmk4"
+	"github.com/sossego/sossego/firmware-bridge/pcbadbm"
+	"github.com/sossego/sossego/firmware-bridge/sen0232"
+	"github.com/sossego/sossego/firmware-bridge/sim"
+	"github.com/sossego/sossego/firmware-bridge/slm"
+)
+
+// openMeter builds the configured driver. The returned closer releases the
+// bus or port (after Halt).
+func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
+	noop := func() {}
+	switch c.Type {
+	case "sim":
+		sc, err := sim.ParseScenario(c.SimScenario)
+		if err != nil {
+			return nil, noop, err
+		}
+		m, err := sim.New(&sim.Opts{Scenario: sc, Seed: c.SimSeed, Speed: c.SimSpeed})
+		return m, noop, err
+	case "pcbartists", "sen0232":
+		if _, err := host.Init(); err != nil {
+			return nil, noop, fmt.Errorf("periph host: %w", err)
+		}
+		bus, err := i2creg.Open(c.I2CBus)
+		if err != nil {
+			return nil, noop, fmt.Errorf("barramento I²C %q: %w", c.I2CBus, err)
+		}
+		closeBus := func() { _ = bus.Close() }
+		var m bridge.Meter
+		if c.Type == "pcbartists" {
+			m, err = pcbadbm.NewI2C(bus, &pcbadbm.Opts{Addr: c.I2CAddr})
+		} else {
+			m, err = sen0232.NewI2C(bus, &sen0232.Opts{Addr: c.I2CAddr, Input: c.ADCInput, Serial: c.Serial})
+		}
+		if err != nil {
+			closeBus()
+			return nil, noop, err
+		}
+		return m, closeBus, nil
+	case "nsrt":
+		m, err := nsrtmk4.Open(c.SerialPort, &nsrtmk4.Opts{})
+		return m, noop, err
+	case "pcm":
+		f, err := slm.ParseFormat(c.PCMFormat)
+		if err != nil {
+			return nil, noop, err
+		}
+		in, closeIn := stdin, noop
+		if c.PCMInput != "-" {
+			fh, err := os.Open(c.PCMInput)
+			if err != nil {
+				return nil, noop, err
+			}
+			in, closeIn = fh, func() { fh.Close() }
+		}
+		st, err := slm.NewStream(in, f, c.PCMChannels, 0)
+		if err != nil {
+			closeIn()
+			return nil, noop, err
+		}
+		period := time.Duration(float64(time.Second) / c.SampleRateHz)
+		m, err := slm.NewSource(st, slm.SourceOptions{Meter: slm.Options{SampleRate: c.PCMSampleRate,
+			OffsetDB: c.PCMOffsetDB, RecordInterval: period}})
+		if err != nil {
+			closeIn()
+			return nil, noop, err
+		}
+		return m, closeIn, nil
+	case "xl2":
+		return nil, noop, errors.New("o driver do NTi XL2 ainda não faz parte desta versão; use nsrt, pcbartists, sen0232, pcm ou sim")
+	}
+	return nil, noop, fmt.Errorf("medidor %q desconhecido", c.Type)
+}
