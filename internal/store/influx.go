@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
+	"github.com/influxdata/influxdb-client-go/v2/api"
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
+)
+
+// InfluxOptions configures the InfluxDB mirror and queries. For InfluxDB
+// 1.8 (Flux enabled): Token "user:password" or "", Org "", Bucket "db/rp"
+// or "db".
+type InfluxOptions struct {
+	URL    string
+	Token  string
+	Org    string
+	Bucket string
+	// Batch is the number of records per write; default 5000.
+	Batch int
+	// MaxBackoff caps the retry interval after a failed write; default 30s.
+	MaxBackoff time.Duration
+	Log        *slog.Logger
+}
+
+// Influx mirrors the local level records into InfluxDB and answers window
+// queries with Flux.
+type Influx struct {
+	o       InfluxOptions
+	src     *SQLite
+	client  influxdb2.Client
+	writer  api.WriteAPIBlocking
+	query   api.QueryAPI
+	backlog atomic.Int64
+	failing atomic.Bool
+}
+
+// CursorInflux is the name of the mirror's persisted cursor.
+const CursorInflux = "influx:levels"
+
+// NewInflux connects (lazily) to InfluxDB; src is the authoritative store
+// the mirror drains.
+func NewInflux(src *SQLite, o InfluxOptions) *Influx {
+	if o.Batch <= 0 {
+		o.Batch = 5000
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	c := influxdb2.NewClientWithOptions(o.URL, o.Token,
+		influxdb2.DefaultOptions().SetPrecision(time.Millisecond).SetHTTPRequestTimeout(30))
+	return &Influx{o: o, src: src, client: c, writer: c.WriteAPIBlocking(o.Org, o.Bucket), query: c.QueryAPI(o.Org)}
+}
+
+// Close releases the client.
+func (m *Influx) Close() { m.client.Close() }
+
+// Backlog is the number of local records not yet in InfluxDB (as of the
+// last pass).
+func (m *Influx) Backlog() int64 { return m.backlog.Load() }
+
+// Failing reports whether the last write failed.
+func (m *Influx) Failing() bool { return m.failing.Load() }
+
+// Run drains the local store into InfluxDB until ctx ends: read records
+// after the cursor, write them (blocking), and only then move the
+// persisted cursor. A failed write is retried with exponential backoff,
+// forever: nothing is lost however long InfluxDB is down, and a record
+// written twice (crash between write and cursor update) overwrites itself
+// (same measurement, tags and timestamp).
+func (m *Influx) Run(ctx context.Context) error {
+	cursor, err := m.src.Cursor(ctx, CursorInflux)
+	if err != nil {
+		return err
+	}
+	backoff := 500 * time.Millisecond
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for {
+		recs, err := m.src.LevelsAfter(ctx, cursor, m.o.Batch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if maxID, err := m.src.MaxLevelID(ctx); err == nil {
+			m.backlog.Store(maxID - cursor)
+		}
+		if len(recs) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-m.src.Stored():
+			case <-poll.C:
+			}
+			continue
+		}
+		pts := make([]*write.Point, 0, len(recs))
+		for _, r := range recs {
+			pts = append(pts, point(r))
+		}
+		if err := m.writer.WritePoint(ctx, pts...); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !m.failing.Swap(true) {
+				m.o.Log.Error("InfluxDB indisponível; registros continuam gravados localmente e serão enviados depois",
+					"erro", err, "pendentes", m.backlog.Load())
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, m.o.MaxBackoff)
+			continue
+		}
+		if m.failing.Swap(false) {
+			m.o.Log.Info("InfluxDB voltou; enviando o acumulado", "pendentes", m.backlog.Load())
+		}
+		backoff = 500 * time.Millisecond
+		cursor = recs[len(recs)-1].ID
+		if err := m.src.SetCursor(ctx, CursorInflux, cursor); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func point(r Record) *write.Point {
+	fields := map[string]any{
+		"laeq": r.LAeq, "lafmax": r.LAFmax, "lafmin": r.LAFmin, "dur_ms": r.DurMs,
+		"energy": float64(r.DurMs) * pow10(r.LAeq/10), "seq": int64(r.Seq), "synced": r.Synced,
+	}
+	if r.LCpeak != nil {
+		fields["lcpeak"] = *r.LCpeak
+	}
+	return influxdb2.NewPoint("levels", map[string]string{"sensor": r.Sensor, "gateway": r.Gateway, "grade": r.Grade},
+		fields, r.T)
+}
+
+func fluxString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+func (m *Influx) base(sensor string, from, to time.Time) string {
+	return fmt.Sprintf(`from(bucket: %s)
+  |> range(start: %s, stop: %s)
+  |> filter(fn: (r) => r._measurement == "levels" and r.sensor == %s)`,
+		fluxString(m.o.Bucket), from.UTC().Format(time.RFC3339Nano), to.UTC().Format(time.RFC3339Nano), fluxString(sensor))
+}
+
+// Records returns a sensor's records in [from, to) from InfluxDB.
+func (m *Influx) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]Record, error) {
+	q := m.base(sensor, from, to) + `
+  |> filter(fn: (r) => r._field == "laeq" or r._field == "lafmax" or r._field == "lafmin" or r._field == "dur_ms" or r._field == "lcpeak" or r._field == "seq" or r._field == "synced")
+  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")
+  |> group()
+  |> sort(columns: ["_time"])`
+	if limit > 0 {
+		q += fmt.Sprintf("\n  |> limit(n: %d)", limit)
+	}
+	res, err := m.query.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("store: influx records: %w", err)
+	}
+	defer res.Close()
+	var out []Record
+	for res.Next() {
+		v := res.Record().Values()
+		r := Record{Sensor: sensor, T: res.Record().Time().UTC()}
+		r.LAeq, _ = v["laeq"].(float64)
+		r.LAFmax, _ = v["lafmax"].(float64)
+		r.LAFmin, _ = v["lafmin"].(float64)
+		if d, ok := v["dur_ms"].(int64); ok {
+			r.DurMs = d
+		}
+		if s, ok := v["seq"].(int64); ok {
+			r.Seq = uint64(s)
+		}
+		if p, ok := v["lcpeak"].(float64); ok {
+			r.LCpeak = &p
+		}
+		r.Synced, _ = v["synced"].(bool)
+		r.Gateway, _ = v["gateway"].(string)
+		r.Grade, _ = v["grade"].(string)
+		out = append(out, r)
+	}
+	if res.Err() != nil {
+		return nil, fmt.Errorf("store: influx records: %w", res.Err())
+	}
+	return out, nil
+}
+
+// Buckets aggregates in InfluxDB: Σ energy and Σ duration per window give
+// the energy-correct LAeq; max of LAFmax and min of LAFmin. Windows are
+// aligned to multiples of step since the epoch, as Aggregate does.
+func (m *Influx) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]Bucket, error) {
+	every := fmt.Sprintf("%ds", int64(step/time.Second))
+	base := m.base(sensor, from, to)
+	q := fmt.Sprintf(`data = %s
+sums = data |> filter(fn: (r) => r._field == "energy" or r._field == "dur_ms")
+  |> aggregateWindow(every: %s, fn: sum, createEmpty: false, timeSrc: "_start")
+  |> toFloat()
+maxs = data |> filter(fn: (r) => r._field == "lafmax")
+  |> aggregateWindow(every: %s, fn: max, createEmpty: false, timeSrc: "_start")
+mins = data |> filter(fn: (r) => r._field == "lafmin")
+  |> aggregateWindow(every: %s, fn: min, createEmpty: false, timeSrc: "_start")
+counts = data |> filter(fn: (r) => r._field == "laeq")
+  |> aggregateWindow(every: %s, fn: count, createEmpty: false, timeSrc: "_start")
+  |> toFloat()
+  |> map(fn: (r) => ({r with _field: "count"}))
+union(tables: [sums, maxs, mins, counts])
+  |> group()
+  |> sort(columns: ["_time"])`, base, every, every, every, every)
+	res, err := m.query.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("store: influx buckets: %w", err)
+	}
+	defer res.Close()
+	type acc struct {
+		e, dur  float64
+		max     float64
+		min     float64
+		n       int
+		hasMax  bool
+		hasMin  bool
+		present bool
+	}
+	byT := map[int64]*acc{}
+	var order []int64
+	for res.Next() {
+		rec := res.Record()
+		k := rec.Time().UnixMilli()
+		a := byT[k]
+		if a == nil {
+			a = &acc{}
+			byT[k] = a
+			order = append(order, k)
+		}
+		f := toFloat(rec.Value())
+		switch rec.Field() {
+		case "energy":
+			a.e = f
+		case "dur_ms":
+			a.dur = f
+		case "lafmax":
+			a.max, a.hasMax = f, true
+		case "lafmin":
+			a.min, a.hasMin = f, true
+		case "count":
+			a.n = int(f)
+		}
+	}
+	if res.Err() != nil {
+		return nil, fmt.Errorf("store: influx buckets: %w", res.Err())
+	}
+	out := make([]Bucket, 0, len(order))
+	for _, k := range order {
+		a := byT[k]
+		if a.dur <= 0 {
+			continue
+		}
+		out = append(out, Bucket{Start: time.UnixMilli(k).UTC(), DurMs: int64(a.dur), Count: a.n,
+			LAeq: 10 * log10(a.e/a.dur), LAFmax: a.max, LAFmin: a.min})
+	}
+	return out, nil
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return 0
+}
+
+var _ Readings = (*Influx)(nil)
+
+func pow10(x float64) float64 { return math.Pow(10, x) }
+func log10(x float64) float64 { return math.Log10(x) }

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/internal/testenv"
+)
+
+func startInflux(t *testing.T) (*testenv.Influx, InfluxOptions) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (InfluxDB)")
+	}
+	in := testenv.StartInflux(t)
+	in.CreateDatabase(t, "sossego")
+	return in, InfluxOptions{URL: in.URL, Bucket: "sossego/autogen", Log: slog.New(slog.DiscardHandler), MaxBackoff: time.Second}
+}
+
+// restartInflux starts influxd again on the same config and data (after
+// Kill), the way an operator would after a crash.
+func restartInflux(t *testing.T, in *testenv.Influx) {
+	t.Helper()
+	bin := os.Getenv("SOSSEGO_INFLUXD")
+	if bin == "" {
+		bin = filepath.Join(testenv.RepoRoot(t), ".tools", "bin", "influxd")
+	}
+	cmd := exec.Command(bin, "-config", filepath.Join(in.Dir, "influxdb.conf"))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("restart influxd: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(in.URL + "/ping")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNoContent {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("influxd did not come back")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func runMirror(t *testing.T, m *Influx) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("mirror: %v", err)
+		}
+	}
+}
+
+func waitBacklog(t *testing.T, s *SQLite, m *Influx, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		maxID, _ := s.MaxLevelID(context.Background())
+		cur, _ := s.Cursor(context.Background(), CursorInflux)
+		if cur == maxID && maxID > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mirror cursor %d of %d after %v", cur, maxID, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestInfluxMirrorAndFlux(t *testing.T) {
+	_, opts := startInflux(t)
+	s, _ := openTest(t)
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 50, 60, 70), batch("gw", 2, t0.Add(time.Minute), 80)}}); err != nil {
+		t.Fatal(err)
+	}
+	m := NewInflux(s, opts)
+	defer m.Close()
+	stop := runMirror(t, m)
+	waitBacklog(t, s, m, 30*time.Second)
+	stop()
+
+	recs, err := m.Records(ctx, "gw-s", t0, t0.Add(time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 || recs[0].LAeq != 50 || recs[3].LAeq != 80 || recs[0].DurMs != 1000 || recs[0].Seq != 1 || !recs[0].T.Equal(t0) {
+		t.Fatalf("records = %+v", recs)
+	}
+	got, err := m.Buckets(ctx, "gw-s", t0, t0.Add(time.Hour), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := s.Buckets(ctx, "gw-s", t0, t0.Add(time.Hour), time.Minute)
+	if len(got) != len(want) {
+		t.Fatalf("flux buckets %+v, sqlite %+v", got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i].LAeq-want[i].LAeq) > 1e-9 || got[i].LAFmax != want[i].LAFmax || got[i].LAFmin != want[i].LAFmin ||
+			got[i].Count != want[i].Count || got[i].DurMs != want[i].DurMs || !got[i].Start.Equal(want[i].Start) {
+			t.Errorf("bucket %d: flux %+v, sqlite %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestInfluxOutageLosesNothing: records keep arriving while influxd is
+// killed; after it comes back the mirror drains the backlog and InfluxDB
+// holds every record. The scenario is a 2-minute outage; the test
+// uses SOSSEGO_INFLUX_OUTAGE (default 5s) to stay short — the mechanism
+// (durable local store, persisted cursor, retry forever) does not depend on
+// the length.
+func TestInfluxOutageLosesNothing(t *testing.T) {
+	in, opts := startInflux(t)
+	outage := 5 * time.Second
+	if v := os.Getenv("SOSSEGO_INFLUX_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("SOSSEGO_INFLUX_OUTAGE: %v", err)
+		}
+		outage = d
+	}
+	s, _ := openTest(t)
+	ctx := context.Background()
+	m := NewInflux(s, opts)
+	defer m.Close()
+	stop := runMirror(t, m)
+	defer stop()
+
+	// Load: one 10-record batch every 10 ms from one gateway.
+	var (
+		mu      sync.Mutex
+		seq     uint64
+		writing = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-writing:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			mu.Lock()
+			seq++
+			q := seq
+			mu.Unlock()
+			levels := make([]float64, 10)
+			for i := range levels {
+				levels[i] = 40 + float64((int(q)+i)%40)
+			}
+			if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), levels...)}}); err != nil {
+				t.Errorf("apply: %v", err)
+				return
+			}
+		}
+	}()
+	time.Sleep(time.Second)
+	in.Kill()
+	time.Sleep(outage)
+	if !m.Failing() {
+		t.Error("mirror did not notice the outage")
+	}
+	restartInflux(t, in)
+	time.Sleep(time.Second)
+	close(writing)
+	wg.Wait()
+	waitBacklog(t, s, m, 60*time.Second)
+
+	local, _ := s.CountLevels(ctx, "gw-s")
+	recs, err := m.Records(ctx, "gw-s", t0, t0.Add(time.Duration(seq+2)*10*time.Second), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("outage %v: %d records stored locally, %d in InfluxDB", outage, local, len(recs))
+	if int64(len(recs)) != local || local < 100 {
+		t.Fatalf("InfluxDB has %d records, local store %d: lost %d", len(recs), local, local-int64(len(recs)))
+	}
+	seen := map[int64]bool{}
+	for _, r := range recs {
+		seen[r.T.UnixMilli()] = true
+	}
+	all, _ := s.Records(ctx, "gw-s", t0, t0.Add(time.Duration(seq+2)*10*time.Second), 0)
+	for _, r := range all {
+		if !seen[r.T.UnixMilli()] {
+			t.Fatalf("record at %v (seq %d) missing from InfluxDB", r.T, r.Seq)
+		}
+	}
+}
