@@ -257,7 +257,7 @@ func (a *API) gateways(w http.ResponseWriter, r *http.Request) {
 	apiJSON(w, http.StatusOK, map[string]any{"gateways": out})
 }
 
-var alertStates = map[string]bool{"": true, "pending": true, "firing": true, "resolved": true, "cancelled": true, "no_data": true, "open": true}
+var alertStates = map[string]bool{"": true, "pending": true, "firing": true, "resolved": true, "cancelled": true, "no_data": true}
 
 func (a *API) alerts(w http.ResponseWriter, r *http.Request) {
 	if a.o.Alerts == nil {
@@ -267,7 +267,7 @@ func (a *API) alerts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := AlertFilter{State: q.Get("state"), Municipality: q.Get("municipality"), Sensor: q.Get("sensor")}
 	if !alertStates[f.State] {
-		apiError(w, http.StatusBadRequest, "state "+strconv.Quote(f.State)+" inválido; use pending, firing, resolved, cancelled, no_data ou open")
+		apiError(w, http.StatusBadRequest, "state "+strconv.Quote(f.State)+" inválido; use pending, firing, resolved, cancelled ou no_data")
 		return
 	}
 	if n, ok := intParam(w, q.Get("limit"), "limit", 1, 1000); !ok {

@@ -486,3 +486,7 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 	}
 	return nil
 }
+
+// SetAcker sets the ack publisher after construction (the MQTT subscriber
+// needs the Ingester first). Call it before Run.
+func (in *Ingester) SetAcker(a Acker) { in.o.Acks = a }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/sossego/sossego/internal/central"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+func init() {
+	register("central", "serviço central: broker MQTT, ingestão, alertas, API HTTP", runCentral)
+}
+
+func runCentral(ctx context.Context, args []string, io stdio) int {
+	fs := flag.NewFlagSet("central", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	var o central.Options
+	var sync, logLevel, mqttPassFile, influxTokenFile string
+	fs.StringVar(&o.DataDir, "data-dir", central.DefaultDataDir, "pasta dos bancos SQLite (leituras, casos) e do cadastro padrão")
+	fs.StringVar(&o.HTTP, "http", central.DefaultHTTP, "endereço HTTP da API (/api/v1) e das métricas (/metrics)")
+	fs.StringVar(&o.MQTTListen, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido (ignorado com --mqtt-url)")
+	fs.StringVar(&o.MQTTTLSListen, "mqtt-tls-listen", "", "endereço TLS do broker embutido para gateways com certificado (ex.: :8883)")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "certificado PEM do broker para --mqtt-tls-listen")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "chave PEM do certificado do broker")
+	fs.StringVar(&o.TLSClientCA, "tls-client-ca", "", "CA PEM que assina os certificados dos gateways (CN = id do gateway)")
+	fs.StringVar(&o.MQTTURL, "mqtt-url", "", "broker MQTT externo (ex.: tcp://127.0.0.1:1883); nada é embutido")
+	fs.StringVar(&o.MQTTUser, "mqtt-user", central.ServiceUser, "usuário do serviço central no broker externo")
+	fs.StringVar(&mqttPassFile, "mqtt-password-file", "", "arquivo com a senha do serviço no broker externo (ou variável SOSSEGO_MQTT_PASSWORD)")
+	fs.StringVar(&o.MQTTClientID, "mqtt-client-id", "sossego-central", "client id estável (a sessão persistente do broker fica nele)")
+	fs.StringVar(&o.Registry, "registry", "", "arquivo YAML do cadastro; vazio: <data-dir>/registry.yaml (criado com o cadastro de demonstração)")
+	fs.StringVar(&o.Store, "store", "sqlite", "consultas de leituras: sqlite ou influx (SQLite local sempre guarda tudo)")
+	fs.StringVar(&o.InfluxURL, "influx-url", "", "URL do InfluxDB (ex.: http://127.0.0.1:8086)")
+	fs.StringVar(&o.InfluxBucket, "influx-bucket", "sossego/autogen", "bucket (InfluxDB 1.8: banco/política)")
+	fs.StringVar(&o.InfluxToken, "influx-token", "", "token (InfluxDB 1.8: usuário:senha ou vazio); prefira SOSSEGO_INFLUX_TOKEN")
+	fs.StringVar(&influxTokenFile, "influx-token-file", "", "arquivo com o token do InfluxDB")
+	fs.StringVar(&o.InfluxOrg, "influx-org", "", "organização (vazia no InfluxDB 1.8)")
+	fs.StringVar(&sync, "sync", "full", "durabilidade do SQLite: full (sobrevive a queda de energia) ou normal")
+	fs.DurationVar(&o.Skew, "max-future", wire.DefaultSkew, "quanto um registro pode estar no futuro em relação ao recebimento")
+	fs.DurationVar(&o.Stale, "max-age", wire.DefaultStale, "quanto um registro pode ser antigo (reenvio após falha longa)")
+	fs.StringVar(&logLevel, "log", "info", "nível de log: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintln(io.err, "uso: sossego central [opções]\n\nSem opções: nó único com broker embutido em 127.0.0.1:1883, SQLite em ./var/sossego,\nAPI em http://127.0.0.1:8080/api/v1 e o cadastro de demonstração.\n\nopções:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.err, "sossego central: argumento inesperado %q\n", fs.Arg(0))
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+		fmt.Fprintf(io.err, "sossego central: --log %q inválido; use debug, info, warn ou error\n", logLevel)
+		return 2
+	}
+	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
+	o.Sync = store.Sync(sync)
+	o.MQTTPassword = os.Getenv("SOSSEGO_MQTT_PASSWORD")
+	if mqttPassFile != "" {
+		b, err := os.ReadFile(mqttPassFile)
+		if err != nil {
+			fmt.Fprintf(io.err, "sossego central: senha MQTT: %v\n", err)
+			return 1
+		}
+		o.MQTTPassword = strings.TrimSpace(string(b))
+	}
+	if o.InfluxToken == "" {
+		o.InfluxToken = os.Getenv("SOSSEGO_INFLUX_TOKEN")
+	}
+	if influxTokenFile != "" {
+		b, err := os.ReadFile(influxTokenFile)
+		if err != nil {
+			fmt.Fprintf(io.err, "sossego central: token InfluxDB: %v\n", err)
+			return 1
+		}
+		o.InfluxToken = strings.TrimSpace(string(b))
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{})
+	go func() {
+		for range hup {
+			select {
+			case reload <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	o.Reload = reload
+	if err := central.Run(ctx, o); err != nil {
+		fmt.Fprintf(io.err, "sossego central: %v\n", err)
+		return 1
+	}
+	return 0
+}

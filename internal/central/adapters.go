@@ -1,0 +1,114 @@
+package central
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+)
+
+func sensorInfo(s registry.Sensor, grade string) alerts.SensorInfo {
+	info := alerts.SensorInfo{Sensor: s.ID, Gateway: s.Gateway, Municipality: s.Municipality(), Code: s.Code,
+		Zone: s.Zone, Grade: grade}
+	if len(s.Establishments) > 0 {
+		info.EstablishmentType = s.Establishments[0].Type
+		info.Establishment = s.Establishments[0].Name
+	}
+	return info
+}
+
+// alertObserver hands stored readings and gateway statuses to the alerts
+// monitor.
+type alertObserver struct {
+	m   *alerts.Monitor
+	log *slog.Logger
+}
+
+func (a alertObserver) Observe(ctx context.Context, r ingest.Reading) {
+	info := alerts.SensorInfo{Sensor: r.Sensor, Gateway: r.Gateway, Municipality: r.Municipality, Code: r.Code,
+		Zone: r.Zone, Grade: r.Grade}
+	if len(r.Establishments) > 0 {
+		info.EstablishmentType = r.Establishments[0].Type
+		info.Establishment = r.Establishments[0].Name
+	}
+	err := a.m.Observe(ctx, alerts.Reading{SensorInfo: info, T: r.Record.T, DurMs: r.Record.DurMs,
+		LAeq: r.Record.LAeq, LAFmax: r.Record.LAFmax, LAFmin: r.Record.LAFmin})
+	if err != nil {
+		a.log.Warn("avaliação de alerta falhou", "sensor", r.Sensor, "erro", err)
+	}
+}
+
+func (a alertObserver) ObserveStatus(ctx context.Context, s store.GatewayStatus) {
+	if err := a.m.GatewayStatus(ctx, s.Gateway, s.State == "online"); err != nil {
+		a.log.Warn("estado do gateway não aplicado aos alertas", "gateway", s.Gateway, "erro", err)
+	}
+}
+
+var (
+	_ ingest.Observer       = alertObserver{}
+	_ ingest.StatusObserver = alertObserver{}
+)
+
+// alertLister adapts the case store to the API.
+type alertLister struct{ cs *casestore.Store }
+
+func (l alertLister) ListAlerts(ctx context.Context, f dashboard.AlertFilter) (any, error) {
+	cf := casestore.Filter{Municipality: f.Municipality, Sensor: f.Sensor, Limit: f.Limit}
+	if f.State == "no_data" {
+		cf.Kind = alerts.KindNoData
+	} else {
+		cf.State = alerts.State(f.State)
+	}
+	list, err := l.cs.ListAlerts(ctx, cf)
+	if list == nil {
+		list = []alerts.Alert{}
+	}
+	return list, err
+}
+
+// limitFunc gives the API the limit in force from the codes engine.
+func limitFunc(l alerts.Limits) dashboard.LimitFunc {
+	return func(s registry.Sensor, at time.Time) (dashboard.Limit, bool, error) {
+		est := ""
+		if len(s.Establishments) > 0 {
+			est = s.Establishments[0].Type
+		}
+		lim, ok, err := l.LimitAt(s.Code, s.Zone, est, at)
+		if err != nil || !ok {
+			return dashboard.Limit{}, ok, err
+		}
+		out := dashboard.Limit{LimitDBA: lim.DB, Code: lim.CodeID, Version: lim.CodeVersion, Article: lim.Article,
+			Period: lim.PeriodLabel}
+		if !lim.PeriodEnd.IsZero() {
+			out.Until = lim.PeriodEnd.Format(time.RFC3339)
+		}
+		return out, true, nil
+	}
+}
+
+// alertGauge exports alert counts by state from the case store.
+type alertGauge struct{ cases *casestore.Store }
+
+var alertDesc = prometheus.NewDesc("sossego_alerts", "Alerts in the case store, by state.", []string{"state"}, nil)
+
+func (g alertGauge) Describe(ch chan<- *prometheus.Desc) { ch <- alertDesc }
+
+func (g alertGauge) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := g.cases.CountAlerts(ctx)
+	if err != nil {
+		return
+	}
+	for _, s := range []alerts.State{alerts.StatePending, alerts.StateFiring, alerts.StateResolved, alerts.StateCancelled} {
+		ch <- prometheus.MustNewConstMetric(alertDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
+	}
+}

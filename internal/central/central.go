@@ -1,0 +1,348 @@
+// Package central wires the central service: the embedded MQTT broker
+// (unless an external one is given), the registry (reloaded on change or
+// SIGHUP), the durable SQLite store and optional InfluxDB mirror, the
+// ingest pipeline, the alerts monitor with its case store, and the HTTP
+// server (JSON API, Prometheus metrics). Run blocks until the context ends
+// and shuts every part down.
+package central
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/broker"
+	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+)
+
+// Defaults of the command-line flags.
+const (
+	DefaultDataDir    = "./var/sossego"
+	DefaultHTTP       = "127.0.0.1:8080"
+	DefaultMQTTListen = "127.0.0.1:1883"
+	ServiceUser       = "sossego-central"
+)
+
+// Options configure Run. The zero value (plus a DataDir) is a working
+// single node: embedded broker, SQLite, demo registry.
+type Options struct {
+	DataDir string // SQLite files and the default registry; created if missing
+	HTTP    string // HTTP listen address; "" disables HTTP
+
+	// Embedded broker (used when MQTTURL is empty).
+	MQTTListen    string // default DefaultMQTTListen
+	MQTTTLSListen string // optional TLS listener for gateways with client certificates
+	TLSCert       string // server certificate (PEM) for MQTTTLSListen
+	TLSKey        string // its key (PEM)
+	TLSClientCA   string // CA (PEM) that signs gateway certificates
+
+	// External broker.
+	MQTTURL      string // e.g. tcp://127.0.0.1:1883; then nothing is embedded
+	MQTTUser     string // default ServiceUser
+	MQTTPassword string
+	MQTTClientID string // default "sossego-central"
+
+	// Registry is the register file; "" uses DataDir/registry.yaml, which
+	// is created from the demonstration register on first start.
+	Registry     string
+	RegistryPoll time.Duration // default 2s
+	Reload       <-chan struct{}
+
+	Store        string // "sqlite" (default) or "influx"
+	Sync         store.Sync
+	InfluxURL    string
+	InfluxBucket string // "db/rp" or "db" for InfluxDB 1.8
+	InfluxToken  string // "user:password" or "" for InfluxDB 1.8
+	InfluxOrg    string
+
+	Skew, Stale time.Duration // record time checks; defaults from wire
+
+	// Alerts: nil → alerts.DefaultConfig(); DisableAlerts turns the monitor off.
+	AlertConfig   *alerts.Config
+	DisableAlerts bool
+
+	// Observers get every stored reading in addition to the alerts monitor
+	// (e.g. the dashboard hub).
+	Observers []ingest.Observer
+
+	Log *slog.Logger
+	// Ready, if set, is called once everything listens.
+	Ready func(Addrs)
+}
+
+// Addrs are the actual listening addresses.
+type Addrs struct {
+	HTTP    string
+	MQTT    string // broker URL the ingest uses
+	MQTTTLS string
+}
+
+// Run starts the service and blocks until ctx ends or a part fails.
+func Run(ctx context.Context, o Options) error {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
+		return fmt.Errorf("central: data dir: %w", err)
+	}
+	if o.Store == "" {
+		o.Store = "sqlite"
+	}
+	if o.Store != "sqlite" && o.Store != "influx" {
+		return fmt.Errorf("central: store %q: use sqlite or influx", o.Store)
+	}
+	if o.Store == "influx" && (o.InfluxURL == "" || o.InfluxBucket == "") {
+		return errors.New("central: --store influx needs --influx-url and --influx-bucket")
+	}
+
+	// Registry.
+	regPath := o.Registry
+	if regPath == "" {
+		regPath = filepath.Join(o.DataDir, "registry.yaml")
+		if _, err := os.Stat(regPath); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(regPath, registry.DemoYAML(), 0o640); err != nil {
+				return fmt.Errorf("central: write demo registry: %w", err)
+			}
+			log.Warn("cadastro de demonstração criado; substitua as chaves antes de uso real", "arquivo", regPath)
+		}
+	}
+	reg, err := registry.Open(regPath, log)
+	if err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+
+	// Stores.
+	st, err := store.OpenSQLite(filepath.Join(o.DataDir, "readings.db"), store.SQLiteOptions{Sync: o.Sync})
+	if err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+	defer st.Close()
+	var readings store.Readings = st
+	var mirror *store.Influx
+	if o.Store == "influx" {
+		mirror = store.NewInflux(st, store.InfluxOptions{URL: o.InfluxURL, Bucket: o.InfluxBucket, Token: o.InfluxToken,
+			Org: o.InfluxOrg, Log: log.With("componente", "influx")})
+		defer mirror.Close()
+		readings = mirror
+	}
+
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := ingest.NewMetrics(promReg)
+	if mirror != nil {
+		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
+			Help: "Level records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
+	}
+
+	// Alerts.
+	observers := append([]ingest.Observer(nil), o.Observers...)
+	var monitor *alerts.Monitor
+	var cases *casestore.Store
+	var limits alerts.Limits
+	codeSet, err := codes.Builtin()
+	if err != nil {
+		return fmt.Errorf("central: codes: %w", err)
+	}
+	limits = alerts.CodeLimits{Set: codeSet}
+	if !o.DisableAlerts {
+		cfg := alerts.DefaultConfig()
+		if o.AlertConfig != nil {
+			cfg = *o.AlertConfig
+		}
+		cases, err = casestore.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
+		if err != nil {
+			return fmt.Errorf("central: %w", err)
+		}
+		defer cases.Close()
+		monitor, err = alerts.NewMonitor(cfg, limits, alerts.Options{Store: cases, Logger: log.With("componente", "alertas")})
+		if err != nil {
+			return fmt.Errorf("central: %w", err)
+		}
+		if err := monitor.Restore(ctx); err != nil {
+			return fmt.Errorf("central: restore alerts: %w", err)
+		}
+		now := time.Now()
+		for _, s := range reg.Current().Sensors() {
+			monitor.Expect(sensorInfo(s, s.Meter.Grade), now)
+		}
+		observers = append(observers, alertObserver{m: monitor, log: log})
+		promReg.MustRegister(alertGauge{cases: cases})
+	}
+
+	// Broker.
+	var brk *broker.Broker
+	mqttURL, mqttUser, mqttPass := o.MQTTURL, o.MQTTUser, o.MQTTPassword
+	if mqttUser == "" {
+		mqttUser = ServiceUser
+	}
+	if mqttURL == "" {
+		mqttPass = randomSecret()
+		bo := broker.Options{Listen: o.MQTTListen, Directory: directory{reg}, ServiceUser: mqttUser,
+			ServicePassword: mqttPass, Log: log}
+		if bo.Listen == "" {
+			bo.Listen = DefaultMQTTListen
+		}
+		if o.MQTTTLSListen != "" {
+			tc, err := serverTLS(o.TLSCert, o.TLSKey, o.TLSClientCA)
+			if err != nil {
+				return err
+			}
+			bo.TLSListen, bo.TLS = o.MQTTTLSListen, tc
+		}
+		brk, err = broker.New(bo)
+		if err != nil {
+			return fmt.Errorf("central: %w", err)
+		}
+		mqttURL = brk.URL()
+	}
+
+	in := ingest.New(ingest.Options{Store: st, Registry: reg, Observers: observers, Log: log.With("componente", "ingestão"),
+		Metrics: metrics, Skew: o.Skew, Stale: o.Stale})
+	sub := ingest.NewSubscriber(in, ingest.SubscriberOptions{URL: mqttURL, ClientID: o.MQTTClientID, Username: mqttUser,
+		Password: mqttPass, Log: log})
+	// The ingest publishes acks through the subscriber's connection.
+	in.SetAcker(sub)
+
+	// HTTP.
+	var ln net.Listener
+	var srv *http.Server
+	if o.HTTP != "" {
+		ln, err = net.Listen("tcp", o.HTTP)
+		if err != nil {
+			return fmt.Errorf("central: listen %s: %w", o.HTTP, err)
+		}
+		mux := http.NewServeMux()
+		apiOpts := dashboard.APIOptions{Registry: reg, Store: st, Readings: readings, Log: log,
+			Limits: limitFunc(limits),
+			Health: func(context.Context) (map[string]string, error) {
+				h := map[string]string{"mqtt": "conectado", "cadastro": "ok", "armazenamento": o.Store}
+				var errs []error
+				if !sub.Connected() {
+					h["mqtt"] = "desconectado"
+					errs = append(errs, errors.New("ingestão sem conexão MQTT"))
+				}
+				if err := reg.Err(); err != nil {
+					h["cadastro"] = err.Error()
+				}
+				if mirror != nil && mirror.Failing() {
+					h["influxdb"] = fmt.Sprintf("indisponível; %d registros aguardando", mirror.Backlog())
+				}
+				return h, errors.Join(errs...)
+			}}
+		if cases != nil {
+			apiOpts.Alerts = alertLister{cases}
+		}
+		dashboard.NewAPI(apiOpts).Register(mux)
+		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	if brk != nil {
+		g.Go(func() error { return brk.Run(gctx) })
+	}
+	g.Go(func() error { return reg.Run(gctx, o.RegistryPoll, o.Reload) })
+	g.Go(func() error { return in.Run(gctx) })
+	g.Go(func() error { return sub.Run(gctx) })
+	if mirror != nil {
+		g.Go(func() error { return mirror.Run(gctx) })
+	}
+	if monitor != nil {
+		g.Go(func() error { return monitor.Run(gctx) })
+	}
+	if srv != nil {
+		g.Go(func() error {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("central: http: %w", err)
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		})
+	}
+	addrs := Addrs{MQTT: mqttURL}
+	if ln != nil {
+		addrs.HTTP = ln.Addr().String()
+	}
+	if brk != nil && brk.TLSAddr() != nil {
+		addrs.MQTTTLS = "ssl://" + brk.TLSAddr().String()
+	}
+	log.Info("serviço central iniciado", "http", addrs.HTTP, "mqtt", addrs.MQTT, "armazenamento", o.Store,
+		"cadastro", regPath, "dados", o.DataDir)
+	if o.Ready != nil {
+		o.Ready(addrs)
+	}
+	return g.Wait()
+}
+
+func randomSecret() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
+
+func serverTLS(cert, key, clientCA string) (*tls.Config, error) {
+	if cert == "" || key == "" || clientCA == "" {
+		return nil, errors.New("central: the MQTT TLS listener needs --tls-cert, --tls-key and --tls-client-ca")
+	}
+	kp, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("central: TLS key pair: %w", err)
+	}
+	pem, err := os.ReadFile(clientCA)
+	if err != nil {
+		return nil, fmt.Errorf("central: client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("central: no certificate in %s", clientCA)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+		MinVersion: tls.VersionTLS12}, nil
+}
+
+// directory adapts the live registry to the broker.
+type directory struct{ reg *registry.Live }
+
+func (d directory) Gateway(id string) (broker.Gateway, bool) {
+	g, ok := d.reg.Current().Gateway(id)
+	if !ok {
+		return broker.Gateway{}, false
+	}
+	var h []byte
+	if g.MQTTPasswordHash != "" {
+		h = []byte(g.MQTTPasswordHash)
+	}
+	return broker.Gateway{ID: g.ID, Municipality: g.Municipality, PasswordHash: h}, true
+}
