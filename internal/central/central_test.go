@@ -1,0 +1,336 @@
+package central
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/testenv"
+)
+
+const seed = loadgen.DefaultSeed
+
+// startCentral runs the service in-process and returns its addresses.
+func startCentral(t *testing.T, o Options) Addrs {
+	t.Helper()
+	if o.DataDir == "" {
+		o.DataDir = t.TempDir()
+	}
+	if o.HTTP == "" {
+		o.HTTP = "127.0.0.1:0"
+	}
+	if o.MQTTURL == "" && o.MQTTListen == "" {
+		o.MQTTListen = "127.0.0.1:0"
+	}
+	o.Log = slog.New(slog.DiscardHandler)
+	ready := make(chan Addrs, 1)
+	o.Ready = func(a Addrs) { ready <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("central.Run: %v", err)
+		}
+	})
+	select {
+	case a := <-ready:
+		return a
+	case err := <-done:
+		t.Fatalf("central.Run: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("central did not start")
+	}
+	return Addrs{}
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return resp.StatusCode
+}
+
+// lastNight is 23:00 in Lapa (America/Sao_Paulo, UTC−3) on the previous day.
+func lastNight() time.Time {
+	loc := time.FixedZone("BRT", -3*3600)
+	n := time.Now().In(loc).AddDate(0, 0, -1)
+	return time.Date(n.Year(), n.Month(), n.Day(), 23, 0, 0, 0, loc)
+}
+
+// TestEndToEndEmbedded: loadgen → embedded broker (auth + ACL) → ingest →
+// SQLite → ack → alerts, then the API. A scripted night-time exceedance at
+// the Lapa bar sensor fires an alert citing Art. 96 with limit 60 and
+// resolves when the level drops.
+func TestEndToEndEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	a := startCentral(t, Options{DataDir: dir})
+	reg, _ := registry.Parse(registry.DemoYAML())
+	gws := loadgen.FromRegistry(reg, seed)
+	var lapa loadgen.Gateway
+	for _, g := range gws {
+		if g.ID == "lapa-centro-01" {
+			lapa = g
+		}
+	}
+	lapa.Sensors = []string{"lapa-bar-01"}
+	start := lastNight()
+	// 10 minutes at 75 dB, then 10 minutes at 45 dB (1-s records).
+	level := func(_, _ string, t time.Time) float64 {
+		if t.Sub(start) < 10*time.Minute {
+			return 75
+		}
+		return 45
+	}
+	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: a.MQTT, Gateways: []loadgen.Gateway{lapa},
+		Batches: 1200, RecordsPerBatch: 1, Start: start, Level: level, Window: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Acked != 1200 || st.AckedSeq["lapa-centro-01"] != 1200 {
+		t.Fatalf("acked %d batches, watermark %d; want 1200", st.Acked, st.AckedSeq["lapa-centro-01"])
+	}
+	base := "http://" + a.HTTP + "/api/v1"
+	var rd struct {
+		Buckets []store.Bucket `json:"buckets"`
+	}
+	from := start.UTC().Format(time.RFC3339)
+	to := start.Add(20 * time.Minute).UTC().Format(time.RFC3339)
+	if code := getJSON(t, base+"/readings?sensor=lapa-bar-01&step=10m&from="+from+"&to="+to, &rd); code != 200 || len(rd.Buckets) != 2 {
+		t.Fatalf("readings: %d %+v", code, rd)
+	}
+	if math.Abs(rd.Buckets[0].LAeq-75) > 1e-9 || math.Abs(rd.Buckets[1].LAeq-45) > 1e-9 || rd.Buckets[0].Count != 600 {
+		t.Errorf("buckets = %+v", rd.Buckets)
+	}
+	// The alert: Art. 96, limit 60, resolved.
+	var al struct {
+		Alerts []struct {
+			State   string  `json:"state"`
+			Kind    string  `json:"kind"`
+			Article string  `json:"article"`
+			LimitDB float64 `json:"limit_db"`
+			LAeqDB  float64 `json:"laeq_db"`
+			Sensor  string  `json:"sensor"`
+		} `json:"alerts"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	found := false
+	for !found && time.Now().Before(deadline) {
+		getJSON(t, base+"/alerts?sensor=lapa-bar-01&state=resolved", &al)
+		for _, x := range al.Alerts {
+			if x.Kind == "exceedance" && x.Article == "Art. 96" && x.LimitDB == 60 && x.LAeqDB >= 74.9 {
+				found = true
+			}
+		}
+		if !found {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if !found {
+		t.Fatalf("no resolved Art. 96 alert with limit 60: %+v", al.Alerts)
+	}
+	var dl struct {
+		DeadLetters []store.DeadLetter `json:"dead_letters"`
+	}
+	if getJSON(t, base+"/dead-letters", &dl); len(dl.DeadLetters) != 0 {
+		t.Errorf("dead letters: %+v", dl.DeadLetters)
+	}
+}
+
+// TestEndToEndMosquitto: the same path through a real Mosquitto with the
+// shipped ACL, the service logging in with its own credential.
+func TestEndToEndMosquitto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	m := startSecuredMosquitto(t, map[string]string{ServiceUser: "svc-pass", "lg-0001": loadgen.Password(seed, "lg-0001"),
+		"lg-0002": loadgen.Password(seed, "lg-0002")})
+	dir := t.TempDir()
+	regYAML, err := loadgen.RegistryYAML(seed, 2, 1, "lapa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regPath := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(regPath, regYAML, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startCentral(t, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass", DisableAlerts: true})
+	r, _ := registry.Parse(regYAML)
+	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: m.URL, Gateways: loadgen.FromRegistry(r, seed),
+		Batches: 300, RecordsPerBatch: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Acked != 600 {
+		t.Fatalf("acked %d of 600", st.Acked)
+	}
+	var rd struct {
+		Records []store.Record `json:"records"`
+	}
+	from := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+	getJSON(t, "http://"+a.HTTP+"/api/v1/readings?sensor=lg-0001-s1&from="+from, &rd)
+	if len(rd.Records) != 1500 {
+		t.Errorf("stored %d records for lg-0001-s1, want 1500", len(rd.Records))
+	}
+}
+
+func startSecuredMosquitto(t *testing.T, users map[string]string) *testenv.Mosquitto {
+	t.Helper()
+	passwd, err := exec.LookPath("mosquitto_passwd")
+	if err != nil {
+		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil { // mosquitto drops to its own user
+			t.Fatal(err)
+		}
+	}
+	pw := filepath.Join(dir, "passwd")
+	first := true
+	for u, p := range users {
+		args := []string{"-b", pw, u, p}
+		if first {
+			args = append([]string{"-c"}, args...)
+			first = false
+		}
+		if out, err := exec.Command(passwd, args...).CombinedOutput(); err != nil {
+			t.Fatalf("mosquitto_passwd: %v %s", err, out)
+		}
+	}
+	acl, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aclPath := filepath.Join(dir, "acl")
+	if err := os.WriteFile(aclPath, acl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(pw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testenv.StartMosquitto(t, testenv.MosquittoOpts{Extra: []string{
+		"allow_anonymous false", "password_file " + pw, "acl_file " + aclPath,
+		"max_inflight_messages 1000", "max_packet_size " + strconv.Itoa(1052672)}})
+}
+
+// TestKill9Restart: the central service (a real process) is killed with
+// SIGKILL in the middle of a stream and restarted; every batch the
+// gateways saw acknowledged is in the store, each exactly once.
+func TestKill9Restart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	bin := filepath.Join(t.TempDir(), "sossego")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sossego/sossego/cmd/sossego")
+	build.Dir = testenv.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	regYAML, err := loadgen.RegistryYAML(seed, 4, 1, "lapa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regPath := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(regPath, regYAML, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mqttAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "central", "--data-dir", dir, "--registry", regPath, "--http", "",
+			"--mqtt-listen", mqttAddr, "--log", "warn")
+		logf, _ := os.OpenFile(filepath.Join(dir, "central.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	cmd := start()
+
+	r, _ := registry.Parse(regYAML)
+	const perGateway = 3000
+	acks := make(chan uint64, 100000)
+	done := make(chan loadgen.Stats, 1)
+	go func() {
+		st, err := loadgen.Run(context.Background(), loadgen.Options{URL: "tcp://" + mqttAddr,
+			Gateways: loadgen.FromRegistry(r, seed), Batches: perGateway, RecordsPerBatch: 2, Rate: 500,
+			Window: 500, ResendAfter: 2 * time.Second, WaitAcks: 60 * time.Second,
+			OnAck: func(_ string, seq uint64) {
+				select {
+				case acks <- seq:
+				default:
+				}
+			}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	// Kill once the stream is well under way.
+	for seq := range acks {
+		if seq >= perGateway/3 {
+			break
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	t.Log("central killed with SIGKILL; restarting")
+	time.Sleep(500 * time.Millisecond)
+	cmd = start()
+	st := <-done
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+
+	s, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	t.Logf("published %d, republished %d, acked %d", st.Published, st.Republished, st.Acked)
+	for gw, acked := range st.AckedSeq {
+		seqs, err := s.StoredSeqs(ctx, gw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q := uint64(1); q <= acked; q++ {
+			if !seqs[q] {
+				t.Errorf("%s: seq %d acknowledged but not stored", gw, q)
+			}
+		}
+		if acked != perGateway {
+			t.Errorf("%s: final ack %d, want %d", gw, acked, perGateway)
+		}
+		n, _ := s.CountLevels(ctx, gw+"-s1")
+		if n != int64(len(seqs))*2 {
+			t.Errorf("%s: %d records for %d batches (duplicates or losses)", gw, n, len(seqs))
+		}
+	}
+	if st.Republished == 0 {
+		t.Log("note: nothing needed republishing (kill landed between batches)")
+	}
+}
