@@ -334,3 +334,78 @@ func TestKill9Restart(t *testing.T) {
 		t.Log("note: nothing needed republishing (kill landed between batches)")
 	}
 }
+
+// TestEndToEndMosquittoInflux: loadgen → real Mosquitto → central with
+// --store influx against a real InfluxDB 1.8.10; the night-time exceedance
+// at the Lapa bar fires and resolves an Art. 96 alert (limit 60), and the
+// window query is answered by Flux.
+func TestEndToEndMosquittoInflux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	in := testenv.StartInflux(t)
+	in.CreateDatabase(t, "sossego")
+	m := startSecuredMosquitto(t, map[string]string{ServiceUser: "svc-pass",
+		"lapa-centro-01": loadgen.Password(seed, "lapa-centro-01")})
+	dir := t.TempDir()
+	a := startCentral(t, Options{DataDir: dir, MQTTURL: m.URL, MQTTPassword: "svc-pass", Store: "influx",
+		InfluxURL: in.URL, InfluxBucket: "sossego/autogen"})
+	reg, _ := registry.Parse(registry.DemoYAML())
+	var lapa loadgen.Gateway
+	for _, g := range loadgen.FromRegistry(reg, seed) {
+		if g.ID == "lapa-centro-01" {
+			lapa = g
+		}
+	}
+	lapa.Sensors = []string{"lapa-bar-01"}
+	start := lastNight()
+	level := func(_, _ string, t time.Time) float64 {
+		if t.Sub(start) < 10*time.Minute {
+			return 72
+		}
+		return 50
+	}
+	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: m.URL, Gateways: []loadgen.Gateway{lapa},
+		Batches: 120, RecordsPerBatch: 10, Start: start, Level: level})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Acked != 120 {
+		t.Fatalf("acked %d of 120", st.Acked)
+	}
+	base := "http://" + a.HTTP + "/api/v1"
+	from := start.UTC().Format(time.RFC3339)
+	to := start.Add(20 * time.Minute).UTC().Format(time.RFC3339)
+	var rd struct {
+		Buckets []store.Bucket `json:"buckets"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		getJSON(t, base+"/readings?sensor=lapa-bar-01&step=10m&from="+from+"&to="+to, &rd)
+		if len(rd.Buckets) == 2 && rd.Buckets[1].Count == 600 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("InfluxDB buckets never complete: %+v", rd.Buckets)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if math.Abs(rd.Buckets[0].LAeq-72) > 1e-6 || math.Abs(rd.Buckets[1].LAeq-50) > 1e-6 {
+		t.Errorf("Flux buckets = %+v", rd.Buckets)
+	}
+	var al struct {
+		Alerts []struct {
+			Article string  `json:"article"`
+			LimitDB float64 `json:"limit_db"`
+			Kind    string  `json:"kind"`
+		} `json:"alerts"`
+	}
+	getJSON(t, base+"/alerts?sensor=lapa-bar-01&state=resolved", &al)
+	ok := false
+	for _, x := range al.Alerts {
+		ok = ok || (x.Kind == "exceedance" && x.Article == "Art. 96" && x.LimitDB == 60)
+	}
+	if !ok {
+		t.Errorf("no resolved Art. 96 alert: %+v", al.Alerts)
+	}
+}
