@@ -412,7 +412,7 @@ func webJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// webError writes {"error": msg} with a pt-BR message.
+// webError writes {"erro": msg} with a pt-BR message.
 func webError(w http.ResponseWriter, status int, msg string) {
-	webJSON(w, status, map[string]string{"error": msg})
+	webJSON(w, status, map[string]string{"erro": msg})
 }

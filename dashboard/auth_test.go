@@ -77,8 +77,8 @@ func TestLogin(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Fatalf("status %d, want %d (%v)", resp.StatusCode, tc.want, m)
 			}
-			if tc.wantErr != "" && !strings.Contains(m["error"].(string), tc.wantErr) {
-				t.Fatalf("error %q, want %q", m["error"], tc.wantErr)
+			if tc.wantErr != "" && !strings.Contains(m["erro"].(string), tc.wantErr) {
+				t.Fatalf("error %q, want %q", m["erro"], tc.wantErr)
 			}
 			var sc *http.Cookie
 			for _, c := range resp.Cookies() {
@@ -182,7 +182,7 @@ func TestSessionExpiryAndLogout(t *testing.T) {
 		t.Fatalf("me before expiry: %d", resp.StatusCode)
 	}
 	f.clock.Add(time.Second)
-	if resp, m := f.do(t, "GET", "/api/v1/me", "", cookie, "", ""); resp.StatusCode != 401 || !strings.Contains(m["error"].(string), "login") {
+	if resp, m := f.do(t, "GET", "/api/v1/me", "", cookie, "", ""); resp.StatusCode != 401 || !strings.Contains(m["erro"].(string), "login") {
 		t.Fatalf("me after expiry: %d %v", resp.StatusCode, m)
 	}
 	cookie, csrf = f.login(t, "op")
@@ -262,7 +262,7 @@ func TestProtectAndRoles(t *testing.T) {
 				t.Fatalf("status %d, want %d (%v)", resp.StatusCode, tc.want, m)
 			}
 			if resp.StatusCode >= 400 {
-				if e, _ := m["error"].(string); e == "" {
+				if e, _ := m["erro"].(string); e == "" {
 					t.Fatalf("no pt-BR error message: %v", m)
 				}
 			}

@@ -111,7 +111,7 @@ type CodeSummary struct {
 type CodeView struct {
 	CodeSummary
 	LawTitle     string       `json:"law_title"`
-	Zones        []codes.Zone `json:"zones"`
+	Zones        []ZoneView   `json:"zones"`
 	Limits       []RuleView   `json:"limits"` // level limits: zones × period → dB(A)
 	Rules        []RuleView   `json:"rules"`  // hour bans, permitted hours, durations, schedules, …
 	Notice       string       `json:"notice,omitempty"`
@@ -133,13 +133,38 @@ type RuleView struct {
 	Sources        []string              `json:"sources,omitempty"`
 	Establishments []string              `json:"establishments,omitempty"`
 	Period         string                `json:"period,omitempty"`
-	Window         *codes.Window         `json:"window,omitempty"`
-	Schedule       []codes.ScheduleEntry `json:"schedule,omitempty"`
+	Window         *WindowView           `json:"window,omitempty"`
+	Schedule       []ScheduleView        `json:"schedule,omitempty"`
 	LimitDB        *float64              `json:"limit_db,omitempty"`
 	MaxDurationS   *float64              `json:"max_duration_s,omitempty"`
 	MinIntervalS   *float64              `json:"min_interval_s,omitempty"`
 	RadiusM        *float64              `json:"radius_m,omitempty"`
 	Why            string                `json:"why,omitempty"`
+}
+
+// ZoneView is a zone of the code.
+type ZoneView struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	Article  string `json:"article,omitempty"`
+	Geometry string `json:"geometry,omitempty"`
+}
+
+// WindowView is a daily window [from, to); to ≤ from crosses midnight.
+type WindowView struct {
+	From          string   `json:"from"`
+	To            string   `json:"to"`
+	FromExclusive bool     `json:"from_exclusive,omitempty"`
+	Days          []string `json:"days,omitempty"`
+}
+
+// ScheduleView is one line of an operating schedule.
+type ScheduleView struct {
+	Days         []string `json:"days"`
+	Open         string   `json:"open,omitempty"`
+	Close        string   `json:"close,omitempty"`
+	CloseNextDay bool     `json:"close_next_day,omitempty"`
+	Closed       bool     `json:"closed,omitempty"`
 }
 
 func summary(c *codes.Code) CodeSummary {
@@ -149,13 +174,22 @@ func summary(c *codes.Code) CodeSummary {
 
 // ViewCode builds the JSON view of c.
 func ViewCode(c *codes.Code) CodeView {
-	v := CodeView{CodeSummary: summary(c), LawTitle: c.Law.Title, Zones: c.Zones, Schedule: codes.Schedule(c),
+	v := CodeView{CodeSummary: summary(c), LawTitle: c.Law.Title, Zones: []ZoneView{}, Schedule: codes.Schedule(c),
 		Limits: []RuleView{}, Rules: []RuleView{}}
+	for _, z := range c.Zones {
+		v.Zones = append(v.Zones, ZoneView{ID: z.ID, Label: z.Label, Article: z.Article, Geometry: z.Geometry})
+	}
 	for _, r := range c.Rules {
 		rv := RuleView{ID: r.ID, Kind: r.Kind, Label: r.Label, Article: r.Article, Quote: r.Quote,
 			Zones: r.Match.Zones, Sources: r.Match.Sources, Establishments: r.Match.Establishments,
-			Period: r.Period, Window: r.Window, Schedule: r.Schedule, LimitDB: r.LimitDBA,
+			Period: r.Period, LimitDB: r.LimitDBA,
 			MaxDurationS: r.MaxDurationS, MinIntervalS: r.MinIntervalS, RadiusM: r.RadiusM, Why: r.Why}
+		if w := r.Window; w != nil {
+			rv.Window = &WindowView{From: w.From, To: w.To, FromExclusive: w.FromExclusive, Days: w.Days}
+		}
+		for _, e := range r.Schedule {
+			rv.Schedule = append(rv.Schedule, ScheduleView{Days: e.Days, Open: e.Open, Close: e.Close, CloseNextDay: e.CloseNextDay, Closed: e.Closed})
+		}
 		if r.Kind == codes.KindLevelLimit {
 			v.Limits = append(v.Limits, rv)
 		} else {

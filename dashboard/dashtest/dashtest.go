@@ -1,0 +1,170 @@
+// Package dashtest drives the dashboard in a real browser for end-to-end
+// tests: it starts Debian's chromium headless through chromedp with a fresh
+// profile, logs in through the UI, stubs the alarm sound and the browser
+// notification in the page (counting them instead), waits for text, and
+// saves screenshots.
+//
+// It is used by dashboard's own UI test and meant for the full-system test
+// (central service + simulated gateways + workflow):
+//
+//	ctx := dashtest.Browser(t, dashtest.Phone)          // or dashtest.Desktop
+//	dashtest.Run(t, ctx, dashtest.Login(srv.URL, "fiscal", "senha"))
+//	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"]`, "dB(A)"))
+//	dashtest.Screenshot(t, ctx, "overview-phone")
+//
+// Screenshots go to $SOSSEGO_SCREENSHOTS, or dashboard/testdata/screenshots.
+package dashtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sossego/sossego/internal/testenv"
+)
+
+// Viewport is a browser window size.
+type Viewport struct {
+	Width, Height int
+	Mobile        bool
+}
+
+// Desktop and Phone are the two sizes the UI must work at.
+var (
+	Desktop = Viewport{Width: 1280, Height: 900}
+	Phone   = Viewport{Width: 360, Height: 740, Mobile: true}
+)
+
+// Timeout bounds every browser test; a hung page fails instead of hanging CI.
+var Timeout = 3 * time.Minute
+
+// Browser starts chromium with a fresh user-data-dir at viewport v and
+// returns a chromedp context; everything stops when the test ends.
+func Browser(t testing.TB, v Viewport) context.Context {
+	t.Helper()
+	bin := testenv.Chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		chromedp.WindowSize(v.Width, v.Height),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, Timeout)
+	t.Cleanup(func() {
+		cancelT()
+		cancelB()
+		cancelA()
+	})
+	emu := chromedp.EmulateViewport(int64(v.Width), int64(v.Height))
+	if v.Mobile {
+		emu = chromedp.EmulateViewport(int64(v.Width), int64(v.Height), chromedp.EmulateMobile, chromedp.EmulateScale(2))
+	}
+	if err := chromedp.Do(ctx, emu); err != nil {
+		t.Fatalf("dashtest: start chromium %s: %v", bin, err)
+	}
+	return ctx
+}
+
+// Run runs actions and fails the test with a screenshot on error.
+func Run(t testing.TB, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		name := "failure-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+		Screenshot(t, ctx, name)
+		t.Fatalf("dashtest: %v (screenshot %s.png)", err, name)
+	}
+}
+
+// Login opens base and logs in through the form; it stubs the alarms first.
+func Login(base, user, password string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#login-user`)),
+		StubAlarms(),
+		chromedp.SendKeys(chromedp.CSS(`#login-user`), user),
+		chromedp.SendKeys(chromedp.CSS(`#login-password`), password),
+		chromedp.Click(chromedp.CSS(`#login-submit`)),
+		chromedp.WaitVisible(chromedp.CSS(`#nav`)),
+		WaitText(`#live-text`, "ao vivo"),
+	)
+}
+
+// StubAlarms replaces the page's alarm sound and browser notification with
+// counters: window.__beeps and window.__notifications (titles).
+func StubAlarms() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`window.__beeps = 0; window.__notifications = [];
+		window.sossego.notify.sound = () => { window.__beeps++; };
+		window.sossego.notify.notification = (title) => { window.__notifications.push(title); };`)
+}
+
+// WaitText polls until the first element matching the CSS selector contains
+// substr. The test's deadline bounds it.
+func WaitText(sel, substr string) chromedp.Action[chromedp.Void] {
+	return WaitJS(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, substr),
+		fmt.Sprintf("%s to contain %q", sel, substr))
+}
+
+// WaitJS polls until the JavaScript expression is true.
+func WaitJS(expr, what string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		check := chromedp.Evaluate[bool](expr)
+		for {
+			ok, err := check(ctx, tg)
+			if err != nil {
+				return fmt.Errorf("waiting for %s: %w", what, err)
+			}
+			if ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// ScreenshotDir is where Screenshot writes.
+func ScreenshotDir(t testing.TB) string {
+	if d := os.Getenv("SOSSEGO_SCREENSHOTS"); d != "" {
+		return d
+	}
+	return filepath.Join(testenv.RepoRoot(t), "dashboard", "testdata", "screenshots")
+}
+
+// Screenshot saves a full-page PNG named name.png and returns its path.
+func Screenshot(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("dashtest: screenshot %s: %v", name, err)
+		return ""
+	}
+	dir := ScreenshotDir(t)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("dashtest: %v", err)
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatalf("dashtest: %v", err)
+	}
+	return p
+}

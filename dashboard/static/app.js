@@ -1,0 +1,730 @@
+// Sossego dashboard: a dependency-free single-page UI (pt-BR).
+// Data: the JSON API under /api/v1 (docs/api.md) and the live hub at /ws
+// (dashboard/hub.go). Every time is shown in America/Sao_Paulo.
+"use strict";
+(() => {
+  const TZ = "America/Sao_Paulo";
+  const $ = (sel, el = document) => el.querySelector(sel);
+  const h = (tag, attrs = {}, ...kids) => {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "text") el.textContent = v;
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const kid of kids.flat()) if (kid !== null && kid !== undefined && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
+    return el;
+  };
+  const fmtTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+  const fmtHM = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hour12: false });
+  const fmtDateTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
+  const partsFmt = new Intl.DateTimeFormat("en-US", { timeZone: TZ, hour: "2-digit", minute: "2-digit", weekday: "short", hour12: false });
+  const db = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  const GRADES = { class1: "classe 1", class2: "classe 2", screening: "triagem (indicativo)" };
+  const ROLES = { operador: "operador", fiscal: "fiscal", admin: "administrador" };
+  const ALERT_STATES = { pending: "pendente", firing: "em curso", resolved: "encerrado", cancelled: "cancelado", no_data: "sem dados" };
+
+  // ---- state --------------------------------------------------------------
+  const S = {
+    me: null,
+    sensors: new Map(), // id → {id, municipality, gateway, code, zone, address, grade, level, env, limit}
+    gateways: new Map(), // id → status
+    alerts: new Map(), // id → alert
+    notices: new Map(), // alert id → notice
+    codes: null,
+    codeViews: new Map(),
+    filter: localStorage.getItem("sossego.filter") || "",
+    ws: null, wsRetry: 0, wsStop: false,
+    view: null, // {name, update(kind, data)}
+    unseen: 0,
+  };
+
+  // Hooks the end-to-end tests replace (sound and browser notification).
+  const notify = {
+    sound() {
+      try {
+        S.audio = S.audio || new (window.AudioContext || window.webkitAudioContext)();
+        const ctx = S.audio, t = ctx.currentTime;
+        for (const [i, f] of [[0, 880], [1, 660], [2, 880]]) {
+          const o = ctx.createOscillator(), g = ctx.createGain();
+          o.type = "sine"; o.frequency.value = f;
+          g.gain.setValueAtTime(0.0001, t + i * 0.25);
+          g.gain.exponentialRampToValueAtTime(0.3, t + i * 0.25 + 0.02);
+          g.gain.exponentialRampToValueAtTime(0.0001, t + i * 0.25 + 0.22);
+          o.connect(g).connect(ctx.destination);
+          o.start(t + i * 0.25); o.stop(t + i * 0.25 + 0.24);
+        }
+      } catch (e) { /* no audio device: the toast still shows */ }
+    },
+    notification(title, body) {
+      if (!("Notification" in window) || Notification.permission !== "granted") return;
+      try { new Notification(title, { body, icon: "/static/icon.svg", tag: "sossego-alerta" }); } catch (e) { /* ignore */ }
+    },
+  };
+  window.sossego = { notify, state: S };
+
+  // ---- API ----------------------------------------------------------------
+  class ApiError extends Error {
+    constructor(status, msg, missing) { super(msg); this.status = status; this.missing = missing; }
+  }
+  async function api(path, opts = {}) {
+    const init = { method: opts.method || "GET", credentials: "same-origin", headers: {} };
+    if (init.method !== "GET") {
+      if (S.me) init.headers["X-CSRF-Token"] = S.me.csrf_token;
+      if (opts.body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(opts.body); }
+    }
+    let resp;
+    try { resp = await fetch(path, init); } catch (e) { throw new ApiError(0, "sem conexão com o servidor"); }
+    if (opts.raw && resp.ok) return resp;
+    const ct = resp.headers.get("Content-Type") || "";
+    const data = ct.includes("json") ? await resp.json().catch(() => null) : null;
+    if (!resp.ok) {
+      const msg = (data && (data.erro || data.error)) || resp.statusText || "erro";
+      const missing = resp.status === 404 && !!opts.feature || resp.status === 405 || resp.status === 501;
+      if (resp.status === 401 && path !== "/api/v1/login" && path !== "/api/v1/me") sessionLost("Sua sessão terminou. Entre novamente.");
+      throw new ApiError(resp.status, missing ? `${opts.feature || "Esta função"} ainda não está disponível neste servidor (${init.method} ${path.split("?")[0]}).` : msg, missing);
+    }
+    return data;
+  }
+
+  function toast(text, cls = "") {
+    const el = h("div", { class: "toast " + cls, role: "status" }, text);
+    $("#toasts").append(el);
+    setTimeout(() => el.remove(), 6000);
+  }
+  function banner(text) {
+    const b = $("#banner");
+    b.hidden = !text; b.textContent = text || "";
+  }
+
+  // ---- login --------------------------------------------------------------
+  function showLogin(msg) {
+    S.me = null;
+    S.wsStop = true;
+    if (S.ws) S.ws.close();
+    $("#login").hidden = false;
+    $("#nav").hidden = true; $("#who").hidden = true;
+    $("#view").replaceChildren();
+    banner("");
+    const err = $("#login-error");
+    err.hidden = !msg; err.textContent = msg || "";
+  }
+  function sessionLost(msg) { if (S.me) showLogin(msg); }
+
+  $("#login-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const btn = $("#login-submit");
+    btn.disabled = true;
+    // Create the audio context inside the user's gesture so alerts can beep.
+    try { S.audio = S.audio || new (window.AudioContext || window.webkitAudioContext)(); } catch (e) { /* none */ }
+    try {
+      const me = await api("/api/v1/login", { method: "POST", body: { user: $("#login-user").value.trim(), password: $("#login-password").value } });
+      $("#login-password").value = "";
+      await start(me);
+    } catch (e) {
+      const err = $("#login-error");
+      err.hidden = false;
+      err.textContent = e.status === 401 ? "Usuário ou senha incorretos." : e.message;
+    } finally { btn.disabled = false; }
+  });
+  $("#logout").addEventListener("click", async () => {
+    try { await api("/api/v1/logout", { method: "POST" }); } catch (e) { /* session already gone */ }
+    showLogin("Você saiu do painel.");
+  });
+
+  async function boot() {
+    try { await start(await api("/api/v1/me")); } catch (e) { showLogin(e.status === 401 ? "" : e.message); }
+  }
+
+  async function start(me) {
+    S.me = me;
+    $("#login").hidden = true;
+    $("#nav").hidden = false; $("#who").hidden = false;
+    $("#user-name").textContent = me.user;
+    $("#user-role").textContent = ROLES[me.role] || me.role;
+    await Promise.all([loadSensors(), loadGateways(), loadAlerts()]);
+    connect();
+    route();
+  }
+
+  // ---- data loading -------------------------------------------------------
+  function sensor(id) {
+    let s = S.sensors.get(id);
+    if (!s) { s = { id, level: null, env: null }; S.sensors.set(id, s); }
+    return s;
+  }
+  async function loadSensors() {
+    try {
+      const data = await api("/api/v1/sensors");
+      for (const v of data.sensors || []) {
+        const s = sensor(v.id);
+        Object.assign(s, { municipality: v.municipality, gateway: v.gateway, code: v.code || v.municipality, zone: v.zone, address: v.address, grade: v.meter && v.meter.grade, meter: v.meter, establishments: v.establishments });
+        if (v.latest && !s.level) {
+          s.level = { sensor: v.id, t: v.latest.t, laeq_db: v.latest.laeq_db, lafmax_db: v.latest.lafmax_db, grade: v.latest.grade, clock_synced: v.latest.clock_synced };
+          if (v.limit) { s.level.limit_db = v.limit.limit_dba; s.level.period = v.limit.period; s.level.period_end = v.limit.until; s.level.margin_db = v.latest.laeq_db - v.limit.limit_dba; }
+        }
+      }
+    } catch (e) { banner("Não foi possível carregar o cadastro de sensores: " + e.message + " Os valores ao vivo aparecem assim que chegarem."); }
+  }
+  async function loadGateways() {
+    try {
+      const data = await api("/api/v1/gateways");
+      for (const g of data.gateways || []) S.gateways.set(g.gateway, { gateway: g.gateway, municipality: g.municipality, state: g.state, name: g.name, clock_synced: g.clock ? g.clock.synced : undefined, clock_offset_ms: g.clock ? g.clock.offset_ms : undefined, clock_source: g.clock && g.clock.source, last_seen: g.last_seen });
+    } catch (e) { /* the live feed fills gateways in */ }
+  }
+  async function loadAlerts() {
+    try {
+      const data = await api("/api/v1/alerts?state=open&limit=200");
+      for (const a of data.alerts || []) S.alerts.set(a.id, a);
+    } catch (e) { S.alertsError = e.message; }
+    updateAlertCount();
+  }
+
+  // ---- live hub -----------------------------------------------------------
+  function setLive(on, text) {
+    const el = $("#live");
+    el.className = "live " + (on ? "on" : "off");
+    $("#live-text").textContent = text;
+  }
+  function connect() {
+    S.wsStop = false;
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+    const ws = new WebSocket(url);
+    S.ws = ws;
+    setLive(false, "conectando…");
+    ws.onopen = () => { S.wsRetry = 0; setLive(true, "ao vivo"); };
+    ws.onmessage = (ev) => { let m; try { m = JSON.parse(ev.data); } catch (e) { return; } onMessage(m); };
+    ws.onclose = (ev) => {
+      if (S.ws !== ws) return;
+      S.ws = null;
+      if (ev.code === 4001) { sessionLost("Sua sessão terminou. Entre novamente."); return; }
+      if (S.wsStop) return;
+      setLive(false, ev.code === 4000 ? "reconectando (conexão lenta)…" : "reconectando…");
+      const wait = Math.min(30000, 500 * 2 ** S.wsRetry++);
+      setTimeout(async () => {
+        if (S.wsStop) return;
+        try { await api("/api/v1/me"); connect(); } catch (e) { if (e.status !== 401) { S.wsRetry++; setTimeout(connect, wait); } }
+      }, wait);
+    };
+  }
+  function onMessage(m) {
+    switch (m.type) {
+      case "hello": S.tickMs = m.tick_ms; break;
+      case "snapshot":
+      case "update": {
+        const changed = [];
+        for (const l of m.levels || []) {
+          const s = sensor(l.sensor);
+          s.level = l;
+          if (l.municipality && !s.municipality) s.municipality = l.municipality;
+          if (l.gateway && !s.gateway) s.gateway = l.gateway;
+          if (l.grade && !s.grade) s.grade = l.grade;
+          changed.push(s.id);
+        }
+        for (const e of m.env || []) { sensor(e.sensor).env = e; changed.push(e.sensor); }
+        for (const g of m.gateways || []) S.gateways.set(g.gateway, Object.assign(S.gateways.get(g.gateway) || {}, g));
+        if (S.view && S.view.live) S.view.live(changed, m);
+        break;
+      }
+      case "alert": onAlert(m.event); break;
+      case "case": onCase(m.case); break;
+    }
+  }
+  function onAlert(ev) {
+    const a = ev.alert;
+    const prev = S.alerts.get(a.id);
+    S.alerts.set(a.id, Object.assign(prev || {}, a));
+    if (ev.kind === "firing" || ev.kind === "no_data") {
+      const title = ev.kind === "firing" ? `Alerta: ${a.sensor} acima do limite` : `Sensor ${a.sensor} sem dados`;
+      const body = ev.kind === "firing" ? `${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) — ${a.article || ""}` : "Verifique o gateway.";
+      S.unseen++;
+      S.fresh = S.fresh || new Set();
+      S.fresh.add(a.id);
+      toast(title + " — " + body, "alarm");
+      notify.sound();
+      notify.notification(title, body);
+    }
+    updateAlertCount();
+    if (S.view && S.view.alert) S.view.alert(a, ev.kind);
+  }
+  function onCase(c) {
+    if (S.view && S.view.caseUpdate) S.view.caseUpdate(c);
+    const who = c.by ? ` por ${c.by}` : "";
+    const what = { ack: "reconhecido", assign: "atribuído", draft: "minuta criada", issue: "notificação emitida", ciente: "ciente registrado", recusa: "recusa registrada" }[c.action] || c.action;
+    toast(`Alerta ${c.alert_id || ""}: ${what}${who}.`);
+  }
+  function openAlerts() { return [...S.alerts.values()].filter((a) => a.state === "pending" || a.state === "firing" || (a.kind === "no_data" && a.state !== "resolved" && a.state !== "cancelled")); }
+  function updateAlertCount() {
+    const n = openAlerts().length;
+    const b = $("#alert-count");
+    b.hidden = n === 0; b.textContent = String(n);
+  }
+
+  // ---- helpers for views --------------------------------------------------
+  function marginClass(l) {
+    if (!l || l.limit_db === undefined || l.limit_db === null) return "none";
+    const m = l.margin_db !== undefined && l.margin_db !== null ? l.margin_db : l.laeq_db - l.limit_db;
+    return m > 0 ? "over" : m > -3 ? "near" : "ok";
+  }
+  function marginText(l) {
+    if (!l || l.limit_db === undefined || l.limit_db === null) return "sem limite numérico agora";
+    const m = l.margin_db !== undefined && l.margin_db !== null ? l.margin_db : l.laeq_db - l.limit_db;
+    return (m > 0 ? "+" : "") + db(m) + " dB " + (m > 0 ? "acima do limite" : "abaixo do limite");
+  }
+  function gatewayOf(s) { return s.gateway ? S.gateways.get(s.gateway) : null; }
+  function clockText(s) {
+    const g = gatewayOf(s);
+    const synced = s.level && s.level.clock_synced !== undefined ? s.level.clock_synced : g && g.clock_synced;
+    if (synced === undefined || synced === null) return "relógio: desconhecido";
+    return synced ? "relógio sincronizado" : "relógio NÃO sincronizado";
+  }
+  function periodText(l) {
+    if (!l || !l.period) return "";
+    let t = l.period_label || ("período " + l.period);
+    if (l.period_end) t += " até " + fmtHM.format(new Date(l.period_end));
+    return t;
+  }
+
+  // ---- router -------------------------------------------------------------
+  function route() {
+    if (!S.me) return;
+    const hash = location.hash || "#/";
+    let m;
+    document.querySelectorAll("nav a").forEach((a) => a.classList.remove("active"));
+    const nav = (n) => { const a = document.querySelector(`nav a[data-nav="${n}"]`); if (a) a.classList.add("active"); };
+    if ((m = hash.match(/^#\/sensor\/(.+)$/))) { nav("overview"); S.view = sensorView(decodeURIComponent(m[1])); }
+    else if (hash.startsWith("#/alertas")) { nav("alerts"); S.view = alertsView(); }
+    else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
+    else { nav("overview"); S.view = overviewView(); }
+  }
+  window.addEventListener("hashchange", route);
+
+  // ---- overview -----------------------------------------------------------
+  function overviewView() {
+    const root = $("#view");
+    const cards = new Map();
+    const municipalities = () => [...new Set([...S.sensors.values()].map((s) => s.municipality).filter(Boolean))].sort();
+    const select = h("select", { id: "filter", "aria-label": "Filtrar por município", onchange: () => { S.filter = select.value; localStorage.setItem("sossego.filter", S.filter); render(); } });
+    const count = h("span", { class: "muted" });
+    const grid = h("div", { class: "grid", id: "sensors" });
+    root.replaceChildren(h("h1", {}, "Sensores ao vivo"), h("div", { class: "toolbar" }, h("label", {}, "Município ", select), count), grid);
+
+    function fillSelect() {
+      const opts = [h("option", { value: "" }, "todos")].concat(municipalities().map((m) => h("option", { value: m }, m)));
+      select.replaceChildren(...opts);
+      select.value = S.filter;
+      if (select.value !== S.filter) { S.filter = ""; select.value = ""; }
+    }
+    function card(s) {
+      const l = s.level;
+      const g = gatewayOf(s);
+      const cls = marginClass(l);
+      const el = h("a", { class: "card " + cls, href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id },
+        h("div", { class: "head" }, h("span", { class: "id" }, s.id), h("span", { class: "muted" }, s.municipality || "")),
+        s.address ? h("div", { class: "addr" }, s.address) : null,
+        h("div", { class: "level" },
+          h("span", { class: "value", "data-field": "laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
+          h("span", { class: "margin " + cls, "data-field": "margin" }, marginText(l))),
+        h("div", { class: "facts" },
+          h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A)` : "sem limite"),
+          h("span", {}, periodText(l)),
+          h("span", {}, l ? "LAFmax " + db(l.lafmax_db) : "")),
+        h("div", { class: "facts" },
+          h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state === "online" ? "online" : g.state === "offline" ? "offline" : "sem status"}` : "gateway desconhecido"),
+          h("span", {}, clockText(s)),
+          s.grade || (l && l.grade) ? h("span", { class: "grade " + (s.grade || l.grade) }, GRADES[s.grade || l.grade] || s.grade || l.grade) : null,
+          l ? h("span", { title: "hora da última leitura" }, "às " + fmtTime.format(new Date(l.t))) : h("span", {}, "sem leituras")));
+      return el;
+    }
+    function render() {
+      fillSelect();
+      const list = [...S.sensors.values()].filter((s) => !S.filter || s.municipality === S.filter).sort((a, b) => (a.municipality || "").localeCompare(b.municipality || "") || a.id.localeCompare(b.id));
+      cards.clear();
+      grid.replaceChildren(...list.map((s) => { const c = card(s); cards.set(s.id, c); return c; }));
+      count.textContent = list.length === 0 ? "nenhum sensor ainda" : `${list.length} sensor${list.length > 1 ? "es" : ""}`;
+    }
+    render();
+    return {
+      live(changed, m) {
+        if ((m.gateways || []).length || changed.some((id) => !cards.has(id) && (!S.filter || sensor(id).municipality === S.filter))) { render(); return; }
+        for (const id of new Set(changed)) { const old = cards.get(id); if (old) { const c = card(sensor(id)); old.replaceWith(c); cards.set(id, c); } }
+      },
+    };
+  }
+
+  // ---- sensor detail ------------------------------------------------------
+  const RANGES = { "15min": { ms: 15 * 60e3, step: "1s", label: "15 min" }, "1h": { ms: 3600e3, step: "10s", label: "1 h" }, "24h": { ms: 86400e3, step: "2m", label: "24 h" } };
+  function sensorView(id) {
+    const root = $("#view");
+    const s = sensor(id);
+    let range = "15min";
+    let points = []; // {t (ms), laeq, lafmax, l90, limit}
+    let loadMsg = "";
+    const seg = h("div", { class: "seg", role: "group", "aria-label": "Janela do gráfico" },
+      Object.entries(RANGES).map(([k, r]) => h("button", { type: "button", "data-range": k, class: k === range ? "on" : "", onclick: () => { range = k; seg.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.range === k)); load(); } }, r.label)));
+    const head = h("div");
+    const chartBox = h("div", { id: "chart" });
+    const stats = h("div", { class: "stats" });
+    const env = h("div", { class: "stats" });
+    const msg = h("p", { class: "muted" });
+    root.replaceChildren(
+      h("p", {}, h("a", { href: "#/" }, "← todos os sensores")),
+      head,
+      h("div", { class: "panel" }, h("div", { class: "toolbar" }, seg, msg), chartBox,
+        h("div", { class: "legend" }, h("span", {}, h("i", { class: "lg-laeq" }), "LAeq 1 s"), h("span", {}, h("i", { class: "lg-lafmax" }), "LAFmax"),
+          h("span", {}, h("i", { class: "lg-l90" }), "L90"), h("span", {}, h("i", { class: "lg-limit" }), "limite em vigor"),
+          h("span", {}, h("i", { class: "lg-night" }), "período noturno"))),
+      h("h2", {}, "Janela"), stats,
+      h("h2", {}, "Ambiente"), env);
+
+    function renderHead() {
+      const l = s.level, g = gatewayOf(s);
+      head.replaceChildren(
+        h("h1", {}, `Sensor ${s.id}`),
+        h("div", { class: "level" }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A) agora"), h("span", { class: "margin " + marginClass(l) }, marginText(l))),
+        h("div", { class: "facts" },
+          h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? "zona " + s.zone : ""),
+          h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A), ${periodText(l)}` : "sem limite numérico agora"),
+          h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state || "sem status"}` : ""),
+          h("span", {}, clockText(s)),
+          s.grade ? h("span", { class: "grade " + s.grade }, GRADES[s.grade] || s.grade) : null,
+          s.meter && s.meter.calibrated_at ? h("span", {}, "calibrado em " + s.meter.calibrated_at.split("-").reverse().join("/")) : null));
+      const e = s.env;
+      const stat = (label, v, unit) => h("div", { class: "stat" }, label, h("b", {}, v === undefined || v === null ? "—" : Number(v).toLocaleString("pt-BR", { maximumFractionDigits: 1 }) + " " + unit));
+      env.replaceChildren(...(e ? [stat("Temperatura", e.temp_c, "°C"), stat("Umidade relativa", e.rh_pct, "%"), stat("Pressão", e.pressure_hpa, "hPa"), stat("Vento", e.wind_ms, "m/s"), h("div", { class: "stat" }, "Leitura", h("b", {}, fmtTime.format(new Date(e.t))))] : [h("p", { class: "muted" }, "Sem leituras ambientais deste sensor.")]));
+    }
+    async function load() {
+      const r = RANGES[range];
+      const to = new Date(), from = new Date(to - r.ms);
+      msg.textContent = "carregando…";
+      const code = await codeView(s.code || s.municipality).catch(() => null);
+      try {
+        const data = await api(`/api/v1/readings?sensor=${encodeURIComponent(id)}&from=${from.toISOString()}&to=${to.toISOString()}&step=${r.step}`, { feature: "O histórico de leituras" });
+        const rows = data.records || data.buckets || [];
+        points = rows.map((x) => { const t = Date.parse(x.t || x.start); return { t, laeq: x.laeq_db, lafmax: x.lafmax_db, l90: x.l90_db, limit: limitAt(code, s.zone, t) }; });
+        loadMsg = rows.length ? "" : "Nenhuma leitura nesta janela.";
+      } catch (e) { points = []; loadMsg = e.message; }
+      S.codeForChart = code;
+      msg.textContent = loadMsg;
+      draw();
+    }
+    function draw() {
+      const r = RANGES[range];
+      const now = Date.now();
+      chartBox.replaceChildren(chart(points.filter((p) => p.t >= now - r.ms), now - r.ms, now, S.codeForChart, s.zone));
+      const win = points.filter((p) => p.t >= now - r.ms && p.laeq !== undefined);
+      const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
+      const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
+      const l90s = win.map((p) => p.l90).filter((v) => v !== undefined && v !== null);
+      const l90 = l90s.length ? l90s.sort((a, b) => a - b)[Math.floor(l90s.length / 2)] : approxL90(win.map((p) => p.laeq));
+      const stat = (label, v) => h("div", { class: "stat" }, label, h("b", {}, v));
+      stats.replaceChildren(stat(`LAeq ${r.label}`, db(leq) + " dB"), stat("LAFmax", (max === null || max === -Infinity) ? "—" : db(max) + " dB"),
+        stat(l90s.length ? "L90 (mediana)" : "L90 (aprox.)", db(l90) + " dB"), stat("Leituras", String(win.length)));
+    }
+    renderHead();
+    load();
+    const timer = setInterval(() => { if (S.view === view) draw(); else clearInterval(timer); }, 5000);
+    const view = {
+      live(changed) {
+        if (!changed.includes(id)) return;
+        renderHead();
+        const l = s.level;
+        if (l && l.t) {
+          const t = Date.parse(l.t);
+          const last = points[points.length - 1];
+          if (!last || t > last.t) { points.push({ t, laeq: l.laeq_db, lafmax: l.lafmax_db, limit: l.limit_db }); draw(); }
+        }
+      },
+    };
+    return view;
+  }
+  function approxL90(vals) {
+    const v = vals.filter((x) => x !== undefined && x !== null).sort((a, b) => a - b);
+    return v.length ? v[Math.floor(v.length * 0.1)] : null;
+  }
+
+  // The limit in force at t from the code's level_limit windows for the zone
+  // (weekday-specific windows honoured; holidays are not: the live values
+  // carry the server's exact limit).
+  function localParts(t) {
+    const p = Object.fromEntries(partsFmt.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
+    return { min: (Number(p.hour) % 24) * 60 + Number(p.minute), wd: p.weekday.toLowerCase().slice(0, 3) };
+  }
+  const hm = (s) => { const [a, b] = s.split(":").map(Number); return a * 60 + b; };
+  function inWindow(w, t) {
+    if (!w) return true;
+    const { min, wd } = localParts(t);
+    const from = hm(w.from), to = w.to === "24:00" ? 1440 : hm(w.to);
+    const days = w.days && w.days.length ? w.days : null;
+    const prevWd = localParts(t - 86400e3).wd;
+    if (from < to) return min >= from && min < to && (!days || days.includes(wd));
+    if (min >= from) return !days || days.includes(wd);
+    if (min < to) return !days || days.includes(prevWd);
+    return false;
+  }
+  function limitRules(code, zone) {
+    if (!code) return [];
+    return code.limits.filter((r) => !r.zones || r.zones.length === 0 || r.zones.includes(zone));
+  }
+  function limitAt(code, zone, t) {
+    let best = null;
+    for (const r of limitRules(code, zone)) if (inWindow(r.window, t) && (best === null || r.limit_db < best)) best = r.limit_db;
+    return best;
+  }
+  function nightAt(code, zone, t) {
+    return limitRules(code, zone).some((r) => r.period === "noturno" && inWindow(r.window, t));
+  }
+
+  // Hand-drawn SVG chart: LAeq, LAFmax, L90, the limit line, night shading.
+  function chart(points, t0, t1, code, zone) {
+    const NS = "http://www.w3.org/2000/svg";
+    const W = 900, H = 300, L = 40, R = 10, T = 10, B = 26;
+    const svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("class", "chart");
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", "Gráfico de níveis sonoros com o limite em vigor");
+    const el = (tag, attrs) => { const e = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); svg.append(e); return e; };
+    const vals = points.flatMap((p) => [p.laeq, p.lafmax, p.limit]).filter((v) => typeof v === "number");
+    const lo = Math.floor(Math.min(30, ...vals) / 10) * 10, hi = Math.ceil(Math.max(80, ...vals) / 10) * 10;
+    const x = (t) => L + (t - t0) / (t1 - t0) * (W - L - R);
+    const y = (v) => T + (hi - v) / (hi - lo) * (H - T - B);
+    // night shading, per minute slice (coarse enough for 24 h)
+    const stepMs = Math.max(60e3, (t1 - t0) / 300);
+    let start = null;
+    for (let t = t0; t <= t1 + stepMs; t += stepMs) {
+      const night = t <= t1 && code && nightAt(code, zone, t);
+      if (night && start === null) start = t;
+      if (!night && start !== null) { el("rect", { class: "night", x: x(start), y: T, width: Math.max(1, x(Math.min(t, t1)) - x(start)), height: H - T - B }); start = null; }
+    }
+    const g = el("g", { class: "grid" });
+    for (let v = lo; v <= hi; v += 10) {
+      const ln = document.createElementNS(NS, "line");
+      ln.setAttribute("x1", L); ln.setAttribute("x2", W - R); ln.setAttribute("y1", y(v)); ln.setAttribute("y2", y(v));
+      g.append(ln);
+      el("text", { x: 4, y: y(v) + 4 }).textContent = String(v);
+    }
+    const ticks = 6;
+    for (let i = 0; i <= ticks; i++) {
+      const t = t0 + (t1 - t0) * i / ticks;
+      el("text", { x: Math.min(W - 40, Math.max(L, x(t) - 16)), y: H - 8 }).textContent = fmtHM.format(new Date(t));
+    }
+    const path = (key, cls, gapMs) => {
+      let d = "", prev = null;
+      for (const p of points) {
+        const v = p[key];
+        if (typeof v !== "number") { prev = null; continue; }
+        d += (prev === null || p.t - prev > gapMs ? "M" : "L") + x(p.t).toFixed(1) + " " + y(v).toFixed(1) + " ";
+        prev = p.t;
+      }
+      if (d) el("path", { class: cls, d });
+    };
+    const gap = Math.max(5000, (t1 - t0) / 100);
+    path("lafmax", "lafmax", gap);
+    path("l90", "l90", gap);
+    path("laeq", "laeq", gap);
+    // limit: a step line over the whole window from the code, else from points
+    let d = "", last = null;
+    const samples = 300;
+    for (let i = 0; i <= samples; i++) {
+      const t = t0 + (t1 - t0) * i / samples;
+      let lim = code ? limitAt(code, zone, t) : null;
+      if (lim === null) { const near = points.length ? points.reduce((a, p) => Math.abs(p.t - t) < Math.abs(a.t - t) ? p : a) : null; lim = near ? near.limit : null; }
+      if (typeof lim !== "number") { last = null; continue; }
+      d += (last === null ? "M" : (lim !== last ? "L" + x(t).toFixed(1) + " " + y(last).toFixed(1) + " L" : "L")) + x(t).toFixed(1) + " " + y(lim).toFixed(1) + " ";
+      last = lim;
+    }
+    if (d) el("path", { class: "limit", d });
+    if (points.length === 0) el("text", { x: W / 2 - 60, y: H / 2 }).textContent = "sem leituras nesta janela";
+    return svg;
+  }
+
+  async function codeView(id) {
+    if (!id) return null;
+    if (S.codeViews.has(id)) return S.codeViews.get(id);
+    const v = await api("/api/v1/codes/" + encodeURIComponent(id));
+    S.codeViews.set(id, v);
+    return v;
+  }
+
+  // ---- alerts inbox -------------------------------------------------------
+  function alertsView() {
+    const root = $("#view");
+    const fiscal = S.me.role === "fiscal";
+    const list = h("div", { class: "alerts", id: "alert-list" });
+    const notifBtn = ("Notification" in window && Notification.permission === "default")
+      ? h("button", { type: "button", class: "secondary", onclick: async () => { await Notification.requestPermission(); notifBtn.remove(); } }, "Ativar notificações do navegador") : null;
+    root.replaceChildren(h("h1", {}, "Alertas"),
+      h("div", { class: "toolbar" }, notifBtn, h("span", { class: "muted" }, fiscal ? "Novos alertas aparecem aqui na hora, com som." : "Somente fiscais podem agir sobre os alertas.")),
+      S.alertsError ? h("p", { class: "banner" }, "Lista de alertas indisponível: " + S.alertsError) : null, list);
+    S.unseen = 0;
+    const items = new Map();
+
+    function item(a) {
+      const state = a.kind === "no_data" && a.state !== "resolved" ? "no_data" : a.state;
+      const el = h("article", { class: "alert " + a.state + (S.fresh && S.fresh.has(a.id) ? " new" : ""), "data-alert": a.id },
+        h("div", { class: "facts" }, h("span", { class: "state" }, ALERT_STATES[state] || state), h("span", {}, a.municipality || ""),
+          h("span", {}, a.firing_at ? "desde " + fmtDateTime.format(new Date(a.firing_at)) : a.pending_at ? "desde " + fmtDateTime.format(new Date(a.pending_at)) : ""),
+          a.screening ? h("span", { class: "grade screening" }, "medidor de triagem: indicativo") : null),
+        h("div", {}, h("a", { href: "#/sensor/" + encodeURIComponent(a.sensor) }, h("b", {}, a.sensor)), a.kind === "no_data" ? " — sem dados (" + (a.reason === "gateway_offline" ? "gateway offline" : "silencioso") + ")" :
+          ` — ${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) (${a.margin_db > 0 ? "+" : ""}${db(a.margin_db)} dB), ${a.period_label || a.period || ""}`),
+        a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — código ${a.code_id} (${a.code_version || ""})` : "") : null,
+        a.quote ? h("div", { class: "quote" }, "“" + a.quote + "”") : null,
+        a.establishment ? h("div", { class: "muted" }, "Estabelecimento: " + a.establishment) : null,
+        fiscal ? actions(a) : null,
+        h("div", { class: "result", "data-result": a.id }),
+        h("div", { class: "notice", "data-notice": a.id, hidden: true }));
+      return el;
+    }
+    function actions(a) {
+      const res = () => $(`[data-result="${CSS.escape(a.id)}"]`, list);
+      const run = async (fn, ok) => {
+        const out = res(); out.className = "result muted"; out.textContent = "enviando…";
+        try { await fn(); out.className = "result"; out.textContent = ok; }
+        catch (e) { out.className = "result error"; out.textContent = e.message; }
+      };
+      const enc = encodeURIComponent(a.id);
+      return h("div", { class: "actions" },
+        h("button", { type: "button", "data-action": "ack", onclick: () => run(() => api(`/api/v1/alerts/${enc}/ack`, { method: "POST", body: {}, feature: "Reconhecer alertas" }), "Alerta reconhecido.") }, "Reconhecer"),
+        h("button", { type: "button", class: "secondary", "data-action": "assign", onclick: () => {
+          const who = prompt("Atribuir a qual fiscal? (usuário)", S.me.user);
+          if (who) run(() => api(`/api/v1/alerts/${enc}/assign`, { method: "POST", body: { assignee: who }, feature: "Atribuir alertas" }), "Alerta atribuído a " + who + ".");
+        } }, "Atribuir"),
+        h("button", { type: "button", class: "secondary", "data-action": "notice", onclick: () => run(() => openNotice(a), "Minuta aberta abaixo.") }, "Minuta da notificação"),
+        h("button", { type: "button", class: "secondary", "data-action": "evidence", onclick: () => run(() => download(`/api/v1/alerts/${enc}/evidence`, `evidencias-${a.id}.zip`, "O pacote de evidências"), "Pacote de evidências baixado.") }, "Baixar evidências"));
+    }
+    async function openNotice(a) {
+      const box = $(`[data-notice="${CSS.escape(a.id)}"]`, list);
+      const n = await api(`/api/v1/alerts/${encodeURIComponent(a.id)}/notice`, { feature: "A minuta de notificação" });
+      S.notices.set(a.id, n);
+      renderNotice(box, a, n);
+    }
+    function renderNotice(box, a, n) {
+      box.hidden = false;
+      const id = encodeURIComponent(n.id || "");
+      const fields = n.fields || [];
+      const state = n.state || "draft";
+      const res = h("div", { class: "result" });
+      const run = async (fn, ok) => {
+        res.className = "result muted"; res.textContent = "enviando…";
+        try { const out = await fn(); if (out && out.id) { S.notices.set(a.id, out); renderNotice(box, a, out); return; } res.className = "result"; res.textContent = ok; }
+        catch (e) { res.className = "result error"; res.textContent = e.message; }
+      };
+      box.replaceChildren(
+        h("h3", {}, (n.title || "Notificação") + " — " + ({ draft: "minuta", issued: "emitida", ciente: "ciente", recusa: "recusada" }[state] || state)),
+        h("dl", {}, fields.flatMap((f) => [h("dt", {}, f.label + (f.article ? ` (${f.article})` : "")), h("dd", { class: f.by_hand && !f.value ? "byhand" : "" }, f.value || (f.by_hand ? "a preencher pelo fiscal" : "—"))])),
+        h("div", { class: "actions" },
+          state === "draft" ? h("button", { type: "button", "data-action": "issue", onclick: () => run(() => api(`/api/v1/notices/${id}/issue`, { method: "POST", body: {}, feature: "Emitir notificações" }), "Notificação emitida.") }, "Emitir") : null,
+          state === "issued" ? h("button", { type: "button", "data-action": "ciente", onclick: () => run(() => api(`/api/v1/notices/${id}/ciente`, { method: "POST", body: {}, feature: "Registrar ciente" }), "Ciente registrado.") }, "Registrar ciente") : null,
+          state === "issued" ? h("button", { type: "button", class: "secondary", "data-action": "recusa", onclick: () => {
+            const w1 = prompt("Recusa: nome e documento da 1ª testemunha"); if (!w1) return;
+            const w2 = prompt("Recusa: nome e documento da 2ª testemunha"); if (!w2) return;
+            run(() => api(`/api/v1/notices/${id}/recusa`, { method: "POST", body: { witnesses: [w1, w2] }, feature: "Registrar recusa" }), "Recusa registrada com duas testemunhas.");
+          } }, "Registrar recusa") : null,
+          h("button", { type: "button", class: "secondary", "data-action": "pdf", onclick: () => run(() => download(`/api/v1/notices/${id}/pdf`, `notificacao-${n.id || a.id}.pdf`, "O PDF da notificação"), "PDF baixado.") }, "Baixar PDF")),
+        res);
+    }
+    function render() {
+      const all = [...S.alerts.values()].sort((a, b) => (b.firing_at || b.pending_at || "").localeCompare(a.firing_at || a.pending_at || ""));
+      items.clear();
+      list.replaceChildren(...(all.length ? all.map((a) => { const el = item(a); items.set(a.id, el); return el; }) : [h("p", { class: "muted" }, "Nenhum alerta aberto.")]));
+    }
+    render();
+    return {
+      alert(a) {
+        const old = items.get(a.id);
+        const el = item(S.alerts.get(a.id));
+        if (old) old.replaceWith(el); else if (items.size === 0) render(); else list.prepend(el);
+        items.set(a.id, el);
+      },
+      caseUpdate(c) {
+        const box = c.alert_id && $(`[data-notice="${CSS.escape(c.alert_id)}"]`, list);
+        const n = S.notices.get(c.alert_id);
+        if (box && n && c.state) { n.state = c.state; renderNotice(box, S.alerts.get(c.alert_id) || { id: c.alert_id }, n); }
+      },
+    };
+  }
+
+  async function download(path, name, feature) {
+    const resp = await api(path, { raw: true, feature });
+    const blob = await resp.blob();
+    const cd = resp.headers.get("Content-Disposition") || "";
+    const m = cd.match(/filename="?([^";]+)"?/);
+    const a = h("a", { href: URL.createObjectURL(blob), download: m ? m[1] : name });
+    document.body.append(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  }
+
+  // ---- municipal codes ----------------------------------------------------
+  const KINDS = {
+    prohibited_hours: "proibido no horário", permitted_hours: "permitido só no horário", duration_limit: "duração máxima",
+    operating_schedule: "horário de funcionamento", licence_required: "exige licença", location_ban: "proibido no local",
+    min_interval: "intervalo mínimo", qualitative: "proibição sem critério objetivo", out_of_scope: "outra legislação", required_signal: "sinal exigido por lei",
+  };
+  const DAYS = { mon: "seg", tue: "ter", wed: "qua", thu: "qui", fri: "sex", sat: "sáb", sun: "dom", holiday: "feriados", holiday_eve: "vésperas de feriado", business_day: "dias úteis", all: "todos os dias" };
+  const days = (d) => d && d.length ? " (" + d.map((x) => DAYS[x] || x).join(", ") + ")" : "";
+  function codesView(id) {
+    const root = $("#view");
+    const sel = h("select", { id: "code-select", "aria-label": "Código municipal", onchange: () => { location.hash = "#/codigos/" + encodeURIComponent(sel.value); } });
+    const body = h("div");
+    root.replaceChildren(h("h1", {}, "Códigos de Posturas"), h("div", { class: "toolbar" }, h("label", {}, "Município ", sel)), body);
+    (async () => {
+      try {
+        S.codes = S.codes || await api("/api/v1/codes", { feature: "A consulta aos códigos" });
+        sel.replaceChildren(...S.codes.map((c) => h("option", { value: c.id }, `${c.municipality}/${c.state}${c.in_force ? "" : " (revogado)"}`)));
+        const want = id || (S.filter && (S.codes.find((c) => c.municipality === S.filter) || {}).id) || (S.codes[0] && S.codes[0].id);
+        if (!want) { body.replaceChildren(h("p", { class: "muted" }, "Nenhum código carregado.")); return; }
+        sel.value = want;
+        renderCode(body, await codeView(want));
+      } catch (e) { body.replaceChildren(h("p", { class: "error" }, e.message)); }
+    })();
+    return {};
+  }
+  function renderCode(body, c) {
+    const zoneLabel = Object.fromEntries((c.zones || []).map((z) => [z.id, z.label || z.id]));
+    const periods = [];
+    const key = (r) => `${r.period || ""} ${r.window ? r.window.from + "–" + r.window.to + days(r.window.days) : "24 h"}`;
+    for (const r of c.limits) if (!periods.includes(key(r))) periods.push(key(r));
+    const zones = [...new Set(c.limits.flatMap((r) => r.zones && r.zones.length ? r.zones : ["*"]))];
+    const cell = (z, p) => c.limits.filter((r) => key(r) === p && ((r.zones && r.zones.length ? r.zones : ["*"]).includes(z)));
+    const limits = c.limits.length ? h("div", { class: "table-wrap" }, h("table", { id: "limits" },
+      h("thead", {}, h("tr", {}, h("th", {}, "zona"), periods.map((p) => h("th", {}, p)))),
+      h("tbody", {}, zones.map((z) => h("tr", {}, h("th", {}, z === "*" ? "todas as zonas" : (zoneLabel[z] || z)),
+        periods.map((p) => h("td", {}, cell(z, p).map((r) => h("div", { title: r.quote }, h("b", {}, db(r.limit_db) + " dB(A)"), " ", r.article)))))))))
+      : h("p", { class: "muted" }, "Este código não fixa limite numérico em decibéis.");
+    const rules = c.rules.filter((r) => r.kind !== "out_of_scope");
+    body.replaceChildren(
+      h("p", {}, h("b", {}, c.title), " — ", c.law_title, " — versão ", c.version, c.in_force ? "" : h("span", { class: "error" }, ` — REVOGADO por ${c.revoked_by}`)),
+      h("h2", {}, "Limites de nível (LAeq; infração só acima do limite)"), limits,
+      h("h2", {}, "Horários, proibições e demais regras"),
+      rules.length ? h("div", { class: "table-wrap" }, h("table", { id: "rules" },
+        h("thead", {}, h("tr", {}, h("th", {}, "regra"), h("th", {}, "tipo"), h("th", {}, "quando / onde"), h("th", {}, "artigo"))),
+        h("tbody", {}, rules.map((r) => h("tr", {},
+          h("td", {}, r.label || r.id, h("details", {}, h("summary", {}, "texto"), h("div", { class: "quote" }, r.quote))),
+          h("td", {}, KINDS[r.kind] || r.kind),
+          h("td", {}, describe(r, zoneLabel)),
+          h("td", {}, r.article))))))
+        : h("p", { class: "muted" }, "Nenhuma regra de horário."),
+      h("h2", {}, "Procedimento"),
+      h("p", {}, c.notice ? `${c.notice} (${c.notice_article})${c.prazo_max_days ? `, prazo de até ${c.prazo_max_days} dias fixado pelo fiscal` : ""}` : "Sem notificação preliminar: lavra-se diretamente o auto de infração.",
+        c.auto ? h("br") : null, c.auto ? `${c.auto} (${c.auto_article})` : null),
+      h("details", {}, h("summary", {}, "Quadro completo (texto)"), h("pre", { class: "schedule" }, c.schedule_text)));
+  }
+  function describe(r, zoneLabel) {
+    const parts = [];
+    if (r.window) parts.push(`${r.window.from}–${r.window.to}${days(r.window.days)}`);
+    if (r.max_duration_s) parts.push(`por mais de ${r.max_duration_s} s`);
+    if (r.min_interval_s) parts.push(`intervalo mínimo de ${r.min_interval_s} s`);
+    if (r.radius_m) parts.push(`a menos de ${r.radius_m} m`);
+    if (r.zones && r.zones.length) parts.push("zonas: " + r.zones.map((z) => zoneLabel[z] || z).join(", "));
+    if (r.sources && r.sources.length) parts.push("fontes: " + r.sources.join(", "));
+    if (r.establishments && r.establishments.length) parts.push("estabelecimentos: " + r.establishments.join(", "));
+    for (const e of r.schedule || []) parts.push(e.days.map((d) => DAYS[d] || d).join("/") + ": " + (e.closed ? "fechado" : `${e.open ? "abre " + e.open + ", " : ""}encerra ${e.close}${e.close_next_day ? " do dia seguinte" : ""}`));
+    if (r.why) parts.push(r.why);
+    return parts.join("; ") || "—";
+  }
+
+  boot();
+})();
