@@ -110,36 +110,36 @@ type CodeSummary struct {
 // same schedule as pt-BR text (codes.Schedule).
 type CodeView struct {
 	CodeSummary
-	LawTitle     string       `json:"law_title"`
-	Zones        []ZoneView   `json:"zones"`
-	Limits       []RuleView   `json:"limits"` // level limits: zones × period → dB(A)
-	Rules        []RuleView   `json:"rules"`  // hour bans, permitted hours, durations, schedules, …
-	Notice       string       `json:"notice,omitempty"`
-	NoticeArt    string       `json:"notice_article,omitempty"`
-	PrazoMaxDays int          `json:"prazo_max_days,omitempty"`
-	Auto         string       `json:"auto,omitempty"`
-	AutoArt      string       `json:"auto_article,omitempty"`
-	Schedule     string       `json:"schedule_text"`
+	LawTitle     string     `json:"law_title"`
+	Zones        []ZoneView `json:"zones"`
+	Limits       []RuleView `json:"limits"` // level limits: zones × period → dB(A)
+	Rules        []RuleView `json:"rules"`  // hour bans, permitted hours, durations, schedules, …
+	Notice       string     `json:"notice,omitempty"`
+	NoticeArt    string     `json:"notice_article,omitempty"`
+	PrazoMaxDays int        `json:"prazo_max_days,omitempty"`
+	Auto         string     `json:"auto,omitempty"`
+	AutoArt      string     `json:"auto_article,omitempty"`
+	Schedule     string     `json:"schedule_text"`
 }
 
 // RuleView is one encoded provision, flattened for the UI.
 type RuleView struct {
-	ID             string                `json:"id"`
-	Kind           string                `json:"kind"`
-	Label          string                `json:"label"`
-	Article        string                `json:"article"`
-	Quote          string                `json:"quote"`
-	Zones          []string              `json:"zones,omitempty"`
-	Sources        []string              `json:"sources,omitempty"`
-	Establishments []string              `json:"establishments,omitempty"`
-	Period         string                `json:"period,omitempty"`
-	Window         *WindowView           `json:"window,omitempty"`
-	Schedule       []ScheduleView        `json:"schedule,omitempty"`
-	LimitDB        *float64              `json:"limit_db,omitempty"`
-	MaxDurationS   *float64              `json:"max_duration_s,omitempty"`
-	MinIntervalS   *float64              `json:"min_interval_s,omitempty"`
-	RadiusM        *float64              `json:"radius_m,omitempty"`
-	Why            string                `json:"why,omitempty"`
+	ID             string         `json:"id"`
+	Kind           string         `json:"kind"`
+	Label          string         `json:"label"`
+	Article        string         `json:"article"`
+	Quote          string         `json:"quote"`
+	Zones          []string       `json:"zones,omitempty"`
+	Sources        []string       `json:"sources,omitempty"`
+	Establishments []string       `json:"establishments,omitempty"`
+	Period         string         `json:"period,omitempty"`
+	Window         *WindowView    `json:"window,omitempty"`
+	Schedule       []ScheduleView `json:"schedule,omitempty"`
+	LimitDB        *float64       `json:"limit_db,omitempty"`
+	MaxDurationS   *float64       `json:"max_duration_s,omitempty"`
+	MinIntervalS   *float64       `json:"min_interval_s,omitempty"`
+	RadiusM        *float64       `json:"radius_m,omitempty"`
+	Why            string         `json:"why,omitempty"`
 }
 
 // ZoneView is a zone of the code.
