@@ -1,0 +1,79 @@
+package evidence_test
+
+import (
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/alerts/evidence"
+)
+
+// BenchmarkExport24h packages a 24-hour window of 1-s records (86,400 rows,
+// 8,640 signed batches of 10 records) and reports the peak Go heap while
+// exporting (sampled every 5 ms, on top of the package held in memory).
+func BenchmarkExport24h(b *testing.B) {
+	p := lapaPackage(12 * time.Hour)
+	p.Records = p.Records[:86400]
+	p.Batches = p.Batches[:8640]
+	key := testKey(1)
+	var peak uint64
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	runtime.GC()
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tk := time.NewTicker(5 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				metrics.Read(sample)
+				peak = max(peak, sample[0].Value.Uint64())
+			}
+		}
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	var n int64
+	for b.Loop() {
+		cw := &counter{}
+		if _, err := evidence.Export(cw, p, key, nil); err != nil {
+			b.Fatal(err)
+		}
+		n = cw.n
+	}
+	b.StopTimer()
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(n)/1e6, "zip-MB")
+	b.ReportMetric(float64(peak-min(peak, base))/1e6, "peak-heap-over-input-MB")
+	b.ReportMetric(float64(base)/1e6, "input-heap-MB")
+}
+
+// BenchmarkVerify24h verifies the 24-hour bag.
+func BenchmarkVerify24h(b *testing.B) {
+	p := lapaPackage(12 * time.Hour)
+	p.Records = p.Records[:86400]
+	p.Batches = p.Batches[:8640]
+	bag, _ := export(b, p, testKey(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if rep := verify(bag, nil); !rep.OK {
+			b.Fatal(rep.Problems)
+		}
+	}
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ io.Writer = (*counter)(nil)
