@@ -414,7 +414,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func csvSafe(s string) string { return strings.NewReplacer(",", "_", "\n", "_", "\r", "_", "\"", "_").Replace(s) }
+func csvSafe(s string) string {
+	return strings.NewReplacer(",", "_", "\n", "_", "\r", "_", "\"", "_").Replace(s)
+}
 
 type batchRecord struct {
 	Gateway          string          `json:"gateway"`

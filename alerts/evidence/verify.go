@@ -36,7 +36,9 @@ type Report struct {
 	Trusted bool `json:"trusted"`
 }
 
-func (r *Report) add(format string, a ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, a...)) }
+func (r *Report) add(format string, a ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, a...))
+}
 
 // Verify checks a zipped bag: its structure, every payload and tag hash,
 // the Payload-Oxum, and the ed25519 signature over the tag manifest with the
@@ -282,4 +284,3 @@ func parseInfo(b []byte) map[string][]string {
 	}
 	return out
 }
-
