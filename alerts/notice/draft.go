@@ -559,3 +559,11 @@ func deadlineText(d *Draft) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// RefersToID is the id of the document this one follows, or "".
+func (d *Draft) RefersToID() string {
+	if d.RefersTo == nil {
+		return ""
+	}
+	return d.RefersTo.ID
+}

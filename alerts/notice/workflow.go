@@ -64,7 +64,7 @@ const (
 // Roles.
 const (
 	RoleFiscal   = "fiscal"
-	RoleOperator = "operator"
+	RoleOperator = "operador"
 	RoleAdmin    = "admin"
 )
 

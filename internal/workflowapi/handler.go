@@ -1,0 +1,366 @@
+package workflowapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/cases"
+)
+
+// User is who is calling and their role (fiscal, operador, admin).
+type User struct {
+	ID   string
+	Name string
+	Role string
+}
+
+// UserFunc tells who made the request; ok is false when nobody is logged in.
+type UserFunc func(r *http.Request) (User, bool)
+
+// Handler serves the workflow routes under /api/v1.
+type Handler struct {
+	svc  *Service
+	user UserFunc
+	mux  *http.ServeMux
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns the handler. Mount it at / (it only answers its own routes):
+//
+//	mux.Handle("/api/v1/notices/", h)
+//	mux.Handle("/api/v1/alerts/{id}/notice", h) …
+func New(svc *Service, user UserFunc) *Handler {
+	h := &Handler{svc: svc, user: user, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /api/v1/alerts/{id}/notice", h.read(h.getAlertNotice))
+	h.mux.HandleFunc("POST /api/v1/alerts/{id}/notice", h.act(h.createNotice))
+	h.mux.HandleFunc("GET /api/v1/alerts/{id}/evidence", h.read(h.evidence))
+	h.mux.HandleFunc("GET /api/v1/notices/{id}", h.read(h.getNotice))
+	h.mux.HandleFunc("GET /api/v1/notices/{id}/pdf", h.read(h.pdf))
+	h.mux.HandleFunc("GET /api/v1/notices/{id}/audit", h.read(h.audit))
+	h.mux.HandleFunc("GET /api/v1/parties/{document}/history", h.read(h.history))
+	for _, a := range []notice.ActionKind{notice.ActIssue, notice.ActAcknowledge, notice.ActRefuse, notice.ActRegularise,
+		notice.ActEscalate, notice.ActCancel, notice.ActDecide} {
+		h.mux.HandleFunc("POST /api/v1/notices/{id}/"+string(a), h.act(h.step(a)))
+	}
+	return h
+}
+
+// ServeHTTP routes the request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Routes lists the patterns, for mounting on another mux.
+func Routes() []string {
+	return []string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/notices/", "/api/v1/parties/"}
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, u User) error
+
+// httpError carries a status and a pt-BR message.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func fail(status int, format string, a ...any) error {
+	return &httpError{status, fmt.Sprintf(format, a...)}
+}
+
+func (h *Handler) read(f handlerFunc) http.HandlerFunc { return h.wrap(f, false) }
+func (h *Handler) act(f handlerFunc) http.HandlerFunc  { return h.wrap(f, true) }
+
+func (h *Handler) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, ok := h.user(r)
+		if !ok {
+			writeErr(w, http.StatusUnauthorized, "faça login para continuar")
+			return
+		}
+		if fiscalOnly && u.Role != notice.RoleFiscal {
+			writeErr(w, http.StatusForbidden, fmt.Sprintf("somente um fiscal pode fazer isto; seu perfil é %q", u.Role))
+			return
+		}
+		if err := f(w, r, u); err != nil {
+			var he *httpError
+			switch {
+			case errors.As(err, &he):
+				writeErr(w, he.status, he.msg)
+			case errors.Is(err, notice.ErrForbidden):
+				writeErr(w, http.StatusForbidden, err.Error())
+			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict):
+				writeErr(w, http.StatusConflict, err.Error())
+			case errors.Is(err, notice.ErrInput):
+				writeErr(w, http.StatusUnprocessableEntity, err.Error())
+			case errors.Is(err, cases.ErrNotFound), errors.Is(err, ErrNotFound):
+				writeErr(w, http.StatusNotFound, err.Error())
+			default:
+				if h.svc.Log != nil {
+					h.svc.Log.Error("workflowapi", "path", r.URL.Path, "err", err)
+				}
+				writeErr(w, http.StatusInternalServerError, "erro interno: "+err.Error())
+			}
+		}
+	}
+}
+
+func writeErr(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"erro": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// View is a document with its deadlines and the actions allowed now.
+type View struct {
+	notice.Document
+	Stored    bool                  `json:"stored"`
+	StateText string                `json:"state_label"`
+	Deadlines []notice.DeadlineView `json:"deadlines"`
+	Pending   []notice.Field        `json:"pending_fields"`
+	Actions   []notice.ActionKind   `json:"actions"`
+	Children  []string              `json:"children,omitempty"`
+}
+
+func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, error) {
+	c, ok := h.svc.Codes.Code(d.Draft.CodeID)
+	if !ok {
+		return View{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
+	}
+	v := View{Document: d, Stored: stored, StateText: d.State.Label(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
+		Pending: d.Draft.Pending(), Actions: allowed(d)}
+	if v.Pending == nil {
+		v.Pending = []notice.Field{}
+	}
+	if stored {
+		kids, err := h.svc.Cases.Children(r.Context(), d.ID)
+		if err != nil {
+			return v, err
+		}
+		for _, k := range kids {
+			v.Children = append(v.Children, k.ID)
+		}
+	}
+	return v, nil
+}
+
+// allowed lists the actions whose state precondition holds (parameters and
+// deadlines are checked when the action is tried).
+func allowed(d notice.Document) []notice.ActionKind {
+	k := d.Draft.Kind
+	out := []notice.ActionKind{}
+	switch d.State {
+	case notice.StateDraft:
+		out = append(out, notice.ActIssue, notice.ActCancel)
+		if k.IsNotice() && d.Draft.NotWhen != "" {
+			out = append(out, notice.ActEscalate)
+		}
+	case notice.StateIssued:
+		if k == notice.KindRelatorio {
+			out = append(out, notice.ActEscalate)
+		} else {
+			out = append(out, notice.ActAcknowledge, notice.ActRefuse)
+		}
+	case notice.StateAcknowledged, notice.StateRefused:
+		if k.IsNotice() {
+			out = append(out, notice.ActRegularise, notice.ActEscalate)
+		} else if k == notice.KindAuto {
+			out = append(out, notice.ActDecide)
+		}
+	}
+	return out
+}
+
+func (h *Handler) getAlertNotice(w http.ResponseWriter, r *http.Request, _ User) error {
+	id := r.PathValue("id")
+	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
+		v, err := h.view(r, d, true)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	} else if !errors.Is(err, cases.ErrNotFound) {
+		return err
+	}
+	cs, err := h.svc.Load(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.Draft(r.Context(), cs)
+	if err != nil {
+		return err
+	}
+	v, err := h.view(r, notice.Document{Draft: d, State: notice.StateDraft}, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) error {
+	id := r.PathValue("id")
+	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
+		v, err := h.view(r, d, true)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, v) // idempotent
+		return nil
+	}
+	cs, err := h.svc.Load(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.Draft(r.Context(), cs)
+	if err != nil {
+		return err
+	}
+	doc, err := h.svc.Cases.Create(r.Context(), d, actor(u), h.svc.now())
+	if err != nil {
+		return err
+	}
+	v, err := h.view(r, doc, true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func actor(u User) notice.Actor { return notice.Actor{ID: u.ID, Name: u.Name, Role: u.Role} }
+
+// stepBody is the JSON body of a workflow step.
+type stepBody struct {
+	AgentName    string           `json:"agent_name"`
+	Matricula    string           `json:"matricula"`
+	PrazoDays    int              `json:"prazo_days"`
+	ImminentRisk bool             `json:"imminent_risk"`
+	SignedBy     string           `json:"signed_by"`
+	Witnesses    []notice.Witness `json:"witnesses"`
+	Punished     *bool            `json:"punished"`
+	Note         string           `json:"note"`
+}
+
+func (h *Handler) step(k notice.ActionKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, u User) error {
+		var b stepBody
+		body := http.MaxBytesReader(w, r.Body, 64<<10)
+		dec := json.NewDecoder(body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
+			return fail(http.StatusBadRequest, "corpo JSON inválido: %v", err)
+		}
+		doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+		}
+		c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
+		if !ok {
+			return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+		}
+		a := notice.Action{Kind: k, Actor: actor(u), At: h.svc.now(), PrazoDays: b.PrazoDays, ImminentRisk: b.ImminentRisk,
+			SignedBy: b.SignedBy, Witnesses: b.Witnesses, Punished: b.Punished, Note: b.Note}
+		if b.AgentName != "" || b.Matricula != "" {
+			a.Agent = &notice.Agent{Name: b.AgentName, Matricula: b.Matricula}
+		}
+		next, auto, err := h.svc.Cases.Apply(r.Context(), c, doc.ID, a)
+		if err != nil {
+			return err
+		}
+		v, err := h.view(r, next, true)
+		if err != nil {
+			return err
+		}
+		if auto != nil {
+			av, err := h.view(r, *auto, true)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusCreated, map[string]any{"notice": v, "auto": av})
+			return nil
+		}
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+func (h *Handler) getNotice(w http.ResponseWriter, r *http.Request, _ User) error {
+	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+	}
+	v, err := h.view(r, d, true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) pdf(w http.ResponseWriter, r *http.Request, _ User) error {
+	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+	}
+	b, err := h.svc.PDF(r.Context(), d)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, d.ID))
+	_, err = w.Write(b)
+	return err
+}
+
+func (h *Handler) audit(w http.ResponseWriter, r *http.Request, _ User) error {
+	id := r.PathValue("id")
+	if _, err := h.svc.Cases.Get(r.Context(), id); err != nil {
+		return fmt.Errorf("documento %q: %w", id, err)
+	}
+	es, err := h.svc.Cases.Audit(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, es)
+	return nil
+}
+
+func (h *Handler) history(w http.ResponseWriter, r *http.Request, _ User) error {
+	code := r.URL.Query().Get("code")
+	if code == "" {
+		return fail(http.StatusBadRequest, "informe o código municipal: ?code=lapa")
+	}
+	hs, err := h.svc.Cases.History(r.Context(), r.PathValue("document"), code)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, hs)
+	return nil
+}
+
+func (h *Handler) evidence(w http.ResponseWriter, r *http.Request, _ User) error {
+	// Build in memory first: a failure must not leave a half-written zip
+	// with a 200 status.
+	var buf bytes.Buffer
+	if _, err := h.svc.Export(r.Context(), r.PathValue("id"), &buf, nil); err != nil {
+		return err
+	}
+	name := strings.TrimSuffix(strings.ReplaceAll(evidenceName(r.PathValue("id")), "\"", ""), ".zip") + ".zip"
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, name))
+	_, err := w.Write(buf.Bytes())
+	return err
+}

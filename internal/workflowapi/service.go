@@ -1,0 +1,296 @@
+// Package workflowapi is the HTTP API of the fiscal's workflow: the draft
+// notice of an alert, the workflow steps (issue, ciente, recusa with two
+// witnesses, regularisation, auto de infração, decision), the PDFs, the
+// audit trail and the evidence package. Roles come from a consumer-side
+// UserFunc: anyone logged in reads; only a fiscal acts.
+//
+// Service holds the logic shared with the CLI (`sossego evidence export`):
+// assembling the finding, the parties and the readings of an alert from the
+// stores, and packaging them.
+package workflowapi
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/evidence"
+	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/pdf"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+)
+
+// Alerts finds an alert (internal/casestore.Store satisfies it).
+type Alerts interface {
+	GetAlert(ctx context.Context, id string) (alerts.Alert, error)
+}
+
+// Registry answers sensor and gateway look-ups (*registry.Registry).
+type Registry interface {
+	Sensor(id string) (registry.Sensor, bool)
+	Gateway(id string) (registry.Gateway, bool)
+}
+
+// RegistryFunc adapts a live register (registry.Live.Current) to Registry.
+type RegistryFunc func() *registry.Registry
+
+// Sensor looks the sensor up in the current register.
+func (f RegistryFunc) Sensor(id string) (registry.Sensor, bool) { return f().Sensor(id) }
+
+// Gateway looks the gateway up in the current register.
+func (f RegistryFunc) Gateway(id string) (registry.Gateway, bool) { return f().Gateway(id) }
+
+// Readings returns the stored 1-s records of a sensor in [from, to)
+// (*store.SQLite; limit 0 = all).
+type Readings interface {
+	Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error)
+}
+
+// RawBatches returns a stored signed batch (*store.SQLite).
+type RawBatches interface {
+	RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error)
+}
+
+// Codes finds a municipal code (*codes.Set).
+type Codes interface {
+	Code(id string) (*codes.Code, bool)
+}
+
+// Service assembles notices, PDFs and evidence from the stores.
+type Service struct {
+	Cases    *cases.Store
+	Alerts   Alerts
+	Registry Registry
+	Readings Readings
+	Batches  RawBatches // nil: no signatures in the bag
+	Codes    Codes
+	Key      ed25519.PrivateKey // evidence signing key
+	// Margin before and after the alert window in the evidence and the
+	// chart. Default 10 minutes.
+	Margin   time.Duration
+	Software string
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// ErrNotFound is wrapped when an alert, sensor or document is unknown.
+var ErrNotFound = errors.New("não encontrado")
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) margin() time.Duration {
+	if s.Margin > 0 {
+		return s.Margin
+	}
+	return 10 * time.Minute
+}
+
+// Case is everything known about an alert's case.
+type Case struct {
+	Alert alerts.Alert
+	Code  *codes.Code
+	Party notice.Party
+	Site  notice.Site
+	Gate  string
+}
+
+// Load gathers the alert, its code, the establishment and the site.
+func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
+	a, err := s.Alerts.GetAlert(ctx, alertID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, alertID, err)
+	}
+	if a.Kind != alerts.KindExceedance {
+		return nil, fmt.Errorf("o alerta %s é de falta de dados, não de excesso de ruído: não gera notificação", a.ID)
+	}
+	cid := a.CodeID
+	if cid == "" {
+		cid = a.Code
+	}
+	c, ok := s.Codes.Code(cid)
+	if !ok {
+		return nil, fmt.Errorf("o código municipal %q do alerta não está carregado", cid)
+	}
+	sn, ok := s.Registry.Sensor(a.Sensor)
+	if !ok {
+		return nil, fmt.Errorf("%w: o sensor %q do alerta não está no cadastro", ErrNotFound, a.Sensor)
+	}
+	if len(sn.Establishments) == 0 {
+		return nil, fmt.Errorf("o sensor %s não tem estabelecimento no cadastro: cadastre quem ele monitora", sn.ID)
+	}
+	e := sn.Establishments[0]
+	for _, x := range sn.Establishments {
+		if x.Name == a.Establishment {
+			e = x
+		}
+	}
+	return &Case{Alert: a, Code: c, Gate: sn.Gateway,
+		Party: notice.Party{Name: e.Name, Document: e.Document, Address: e.Address, Type: e.Type},
+		Site: notice.Site{Sensor: sn.ID, Address: sn.Address, Lat: sn.Location.Lat, Lon: sn.Location.Lon, Zone: sn.Zone,
+			Grade: sn.Meter.Grade, MeterModel: sn.Meter.Model, MeterSerial: sn.Meter.Serial, CalibratedAt: sn.Meter.CalibratedAt,
+			Certificate: sn.Meter.Certificate}}, nil
+}
+
+// Draft builds the first document for an alert with the party's history.
+func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
+	if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
+		return notice.Draft{}, fmt.Errorf("o alerta %s está %s: só um alerta que disparou gera notificação", cs.Alert.ID, cs.Alert.State)
+	}
+	h, err := s.Cases.History(ctx, cs.Party.Document, cs.Code.ID)
+	if err != nil {
+		return notice.Draft{}, err
+	}
+	return notice.Build(cs.Code, notice.FromAlert(cs.Alert), cs.Party, cs.Site, h, s.now())
+}
+
+func (s *Service) records(ctx context.Context, cs *Case) ([]store.Record, time.Time, time.Time, error) {
+	from := cs.Alert.WindowStart.Add(-s.margin())
+	to := cs.Alert.WindowEnd.Add(s.margin())
+	if !cs.Alert.ResolvedAt.IsZero() && cs.Alert.ResolvedAt.After(cs.Alert.WindowEnd) {
+		to = cs.Alert.ResolvedAt.Add(s.margin())
+	}
+	rs, err := s.Readings.Records(ctx, cs.Alert.Sensor, from, to, 0)
+	if err != nil {
+		return nil, from, to, fmt.Errorf("leituras do sensor %s: %w", cs.Alert.Sensor, err)
+	}
+	return rs, from, to, nil
+}
+
+// Chart draws the readings around the alert.
+func (s *Service) Chart(ctx context.Context, cs *Case) ([]byte, error) {
+	rs, _, _, err := s.records(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	return chart(cs, rs)
+}
+
+func chart(cs *Case, rs []store.Record) ([]byte, error) {
+	pts := make([]pdf.Point, len(rs))
+	for i, r := range rs {
+		pts[i] = pdf.Point{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax}
+	}
+	var lim *float64
+	if cs.Alert.LimitDB > 0 {
+		l := cs.Alert.LimitDB
+		lim = &l
+	}
+	return pdf.Chart(pdf.ChartSpec{Title: "Sensor " + cs.Alert.Sensor + " — " + cs.Party.Name, Points: pts, LimitDB: lim,
+		EventStart: cs.Alert.WindowStart, EventEnd: cs.Alert.WindowEnd}, 18*vg.Centimeter, 7.5*vg.Centimeter, 150)
+}
+
+// PDF renders a stored document.
+func (s *Service) PDF(ctx context.Context, doc notice.Document) ([]byte, error) {
+	c, ok := s.Codes.Code(doc.Draft.CodeID)
+	if !ok {
+		return nil, fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+	}
+	var png []byte
+	if cs, err := s.Load(ctx, doc.Draft.Finding.AlertID); err == nil {
+		if png, err = s.Chart(ctx, cs); err != nil && s.Log != nil {
+			s.Log.Warn("workflowapi: chart", "doc", doc.ID, "err", err)
+		}
+	}
+	at := doc.Draft.Prepared
+	if !doc.IssuedAt.IsZero() {
+		at = doc.IssuedAt
+	}
+	return pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(c, &doc, s.now()), Chart: png, Generated: at})
+}
+
+// Export writes the evidence bag of an alert to w. progress may be nil.
+func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
+	if len(s.Key) != ed25519.PrivateKeySize {
+		return evidence.Summary{}, errors.New("chave de assinatura do serviço não configurada")
+	}
+	cs, err := s.Load(ctx, alertID)
+	if err != nil {
+		return evidence.Summary{}, err
+	}
+	rs, from, to, err := s.records(ctx, cs)
+	if err != nil {
+		return evidence.Summary{}, err
+	}
+	if len(rs) == 0 {
+		return evidence.Summary{}, fmt.Errorf("não há leituras do sensor %s entre %s e %s", cs.Alert.Sensor, from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	p := &evidence.Package{AlertID: cs.Alert.ID, Organization: "Prefeitura Municipal de " + cs.Code.Municipality, CodeTitle: cs.Code.Title(),
+		Finding: notice.FromAlert(cs.Alert), Party: cs.Party, Site: cs.Site, From: from, To: to, Software: s.Software, Created: s.now()}
+	p.Records = make([]evidence.Record, len(rs))
+	type key struct {
+		gw  string
+		seq uint64
+	}
+	seen := map[key]bool{}
+	for i, r := range rs {
+		p.Records[i] = evidence.Record{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin, LCpeak: r.LCpeak,
+			Overload: r.Overload, Gateway: r.Gateway, Seq: r.Seq, Grade: r.Grade, Synced: r.Synced, Hist: r.Hist}
+		k := key{r.Gateway, r.Seq}
+		if s.Batches == nil || seen[k] {
+			continue
+		}
+		seen[k] = true
+		body, sig, ok, err := s.Batches.RawBatch(ctx, r.Gateway, r.Seq)
+		if err != nil {
+			return evidence.Summary{}, fmt.Errorf("lote %s/%d: %w", r.Gateway, r.Seq, err)
+		}
+		b := evidence.Batch{Gateway: r.Gateway, Seq: r.Seq, Body: body, Sig: sig, VerifiedAtIngest: ok}
+		if g, found := s.Registry.Gateway(r.Gateway); found {
+			b.PublicKey = g.Key()
+		}
+		p.Batches = append(p.Batches, b)
+	}
+	if p.Chart, err = chart(cs, rs); err != nil {
+		return evidence.Summary{}, err
+	}
+	doc, err := s.Cases.ForAlert(ctx, alertID)
+	switch {
+	case err == nil:
+		if kids, err := s.Cases.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
+			doc = kids[len(kids)-1] // the auto, when there is one
+		}
+		p.NoticeID = doc.ID
+		for _, id := range []string{doc.Draft.RefersToID(), doc.ID} {
+			if id == "" {
+				continue
+			}
+			es, err := s.Cases.Audit(ctx, id)
+			if err != nil {
+				return evidence.Summary{}, err
+			}
+			for _, e := range es {
+				p.Custody = append(p.Custody, evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role,
+					Action: e.Action, Detail: e.DocumentID + ": " + string(e.From) + " → " + string(e.To)})
+			}
+		}
+	case errors.Is(err, cases.ErrNotFound):
+		d, err := s.Draft(ctx, cs)
+		if err != nil {
+			return evidence.Summary{}, err
+		}
+		doc = notice.Document{Draft: d, State: notice.StateDraft}
+	default:
+		return evidence.Summary{}, err
+	}
+	if p.NoticePDF, err = pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(cs.Code, &doc, s.now()), Chart: p.Chart, Generated: s.now()}); err != nil {
+		return evidence.Summary{}, err
+	}
+	return evidence.Export(w, p, s.Key, progress)
+}
+
+func evidenceName(alertID string) string { return evidence.BagName(alertID) + ".zip" }
