@@ -48,12 +48,12 @@ func Render(in Input) ([]byte, error) {
 	f.SetAutoPageBreak(true, 18)
 	f.AliasNbPages("{nb}")
 	f.SetFooterFunc(func() {
-		f.SetY(-13)
+		f.SetY(-14)
 		f.SetFont("sans", "", 7)
 		f.SetTextColor(90, 90, 90)
-		f.CellFormat(bodyW*0.75, 4, fmt.Sprintf("Gerado pelo Sossego em %s · %s · versão do código %s", in.Generated.In(saoPaulo).Format("02/01/2006 15:04"),
-			dr.CodeTitle, dr.CodeVersion), "", 0, "L", false, 0, "")
-		f.CellFormat(bodyW*0.25, 4, fmt.Sprintf("%s · página %d de {nb}", number(d), f.PageNo()), "", 0, "R", false, 0, "")
+		f.CellFormat(bodyW, 3.5, fmt.Sprintf("Gerado pelo Sossego em %s · %s · versão do código %s", in.Generated.In(saoPaulo).Format("02/01/2006 15:04"),
+			dr.CodeTitle, dr.CodeVersion), "", 1, "L", false, 0, "")
+		f.CellFormat(bodyW, 3.5, fmt.Sprintf("%s · página %d de {nb}", number(d), f.PageNo()), "", 0, "R", false, 0, "")
 		f.SetTextColor(0, 0, 0)
 	})
 	f.AddPage()
@@ -77,7 +77,14 @@ func Render(in Input) ([]byte, error) {
 	f.MultiCell(bodyW*0.68, 4, dept, "LB", "L", false)
 	yEnd := f.GetY()
 	f.SetXY(margin+bodyW*0.68, y)
-	f.CellFormat(bodyW*0.32, yEnd-y, "1ª via: notificado · 2ª via: Prefeitura", "LRB", 1, "C", false, 0, "")
+	via := "1ª via: notificado · 2ª via: Prefeitura"
+	switch dr.Kind {
+	case notice.KindRelatorio:
+		via = "documento interno da fiscalização"
+	case notice.KindAuto:
+		via = "1ª via: autuado · 2ª via: Prefeitura"
+	}
+	f.CellFormat(bodyW*0.32, yEnd-y, via, "LRB", 1, "C", false, 0, "")
 	f.Ln(3)
 
 	f.SetFont("sans", "B", 15)
