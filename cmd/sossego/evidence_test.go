@@ -28,8 +28,24 @@ import (
 // progress bar shows) as signed batches, and the firing alert.
 func evidenceDataDir(t *testing.T) (string, alerts.Alert) {
 	t.Helper()
+	return makeEvidenceDataDir(t, t.TempDir(), time.Hour)
+}
+
+// TestMakeEvidenceBenchDir builds a 24-hour data directory for measuring
+// `sossego evidence export` (see /work/helpers/evidence-bench.md):
+// SOSSEGO_EVIDENCE_BENCH_DIR=/tmp/ev24 go test -run TestMakeEvidenceBenchDir ./cmd/sossego
+func TestMakeEvidenceBenchDir(t *testing.T) {
+	dir := os.Getenv("SOSSEGO_EVIDENCE_BENCH_DIR")
+	if dir == "" {
+		t.Skip("set SOSSEGO_EVIDENCE_BENCH_DIR to build the 24-hour data directory")
+	}
+	_, a := makeEvidenceDataDir(t, dir, 12*time.Hour-2*time.Minute)
+	t.Logf("alert %s", a.ID)
+}
+
+func makeEvidenceDataDir(t *testing.T, dir string, margin time.Duration) (string, alerts.Alert) {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), registry.DemoYAML(), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +55,7 @@ func evidenceDataDir(t *testing.T) (string, alerts.Alert) {
 		t.Fatal(err)
 	}
 	key := loadgen.Key(loadgen.DefaultSeed, "lapa-centro-01")
-	rs := sc.Readings(sc.Finding.WindowStart.Add(-time.Hour), sc.Finding.WindowEnd.Add(time.Hour))
+	rs := sc.Readings(sc.Finding.WindowStart.Add(-margin), sc.Finding.WindowEnd.Add(margin))
 	var w store.Write
 	for i := 0; i < len(rs); i += 10 {
 		b := wire.Batch{V: 1, Kind: "levels", Municipality: "lapa", Gateway: "lapa-centro-01", Sensor: "lapa-bar-01", Seq: uint64(i/10 + 1),
