@@ -63,7 +63,7 @@ func newFixture(t *testing.T, hopts HubOptions, aopts AuthOptions) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	clk := &clock{t: time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)}
+	clk := &clock{t: time.Now().UTC().Truncate(time.Second)} // real date: browsers drop cookies that expired
 	for _, u := range []struct {
 		n string
 		r users.Role
@@ -78,7 +78,9 @@ func newFixture(t *testing.T, hopts HubOptions, aopts AuthOptions) *fixture {
 	hopts.Now = clk.Now
 	f.auth = NewAuth(store, aopts, log)
 	f.hub = NewHub(f.auth, hopts, log)
-	f.hub.tickC = f.tick
+	if hopts.Tick == 0 {
+		f.hub.tickC = f.tick // the test drives the ticks; a set Tick runs the real ticker
+	}
 	f.auth.opts.OnLogout = f.hub.EndSession
 	set, err := codes.Builtin()
 	if err != nil {

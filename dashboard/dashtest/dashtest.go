@@ -42,7 +42,10 @@ var (
 )
 
 // Timeout bounds every browser test; a hung page fails instead of hanging CI.
-var Timeout = 3 * time.Minute
+var Timeout = 5 * time.Minute
+
+// StepTimeout bounds one WaitText/WaitJS.
+var StepTimeout = 30 * time.Second
 
 // Browser starts chromium with a fresh user-data-dir at viewport v and
 // returns a chromedp context; everything stops when the test ends.
@@ -88,7 +91,8 @@ func Run(t testing.TB, ctx context.Context, actions ...chromedp.Action[chromedp.
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		name := "failure-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 		Screenshot(t, ctx, name)
-		t.Fatalf("dashtest: %v (screenshot %s.png)", err, name)
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		t.Fatalf("dashtest: %v (screenshot %s.png)\npage text:\n%s", err, name, text)
 	}
 }
 
@@ -125,6 +129,8 @@ func WaitText(sel, substr string) chromedp.Action[chromedp.Void] {
 func WaitJS(expr, what string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		check := chromedp.Evaluate[bool](expr)
+		ctx, cancel := context.WithTimeout(ctx, StepTimeout)
+		defer cancel()
 		for {
 			ok, err := check(ctx, tg)
 			if err != nil {

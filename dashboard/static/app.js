@@ -176,7 +176,7 @@
   }
   async function loadAlerts() {
     try {
-      const data = await api("/api/v1/alerts?state=open&limit=200");
+      const data = await api("/api/v1/alerts?limit=200");
       for (const a of data.alerts || []) S.alerts.set(a.id, a);
     } catch (e) { S.alertsError = e.message; }
     updateAlertCount();

@@ -1,0 +1,360 @@
+package dashboard
+
+// End-to-end test of the web UI in a real browser (Debian chromium through
+// chromedp, see package dashtest). The dashboard runs on an httptest server
+// with the real auth, hub, codes routes and JSON API (api.go) over fake
+// stores; the notice workflow routes are faked to the contract the UI codes
+// against, so that the full-system test can replace them with the real ones.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/dashboard/dashtest"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/users"
+)
+
+// uiReadings is an in-memory APIStore + APIReadings.
+type uiReadings struct {
+	mu   sync.Mutex
+	recs map[string][]store.Record
+	gws  []store.GatewayStatus
+}
+
+func (f *uiReadings) add(r store.Record) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recs[r.Sensor] = append(f.recs[r.Sensor], r)
+}
+
+func (f *uiReadings) Latest(_ context.Context, sensor string) (store.Record, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rs := f.recs[sensor]
+	if len(rs) == 0 {
+		return store.Record{}, false, nil
+	}
+	return rs[len(rs)-1], true, nil
+}
+
+func (f *uiReadings) GatewayStatuses(context.Context) ([]store.GatewayStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]store.GatewayStatus(nil), f.gws...), nil
+}
+
+func (f *uiReadings) DeadLetters(context.Context, store.DeadLetterFilter) ([]store.DeadLetter, error) {
+	return nil, nil
+}
+
+func (f *uiReadings) Records(_ context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []store.Record
+	for _, r := range f.recs[sensor] {
+		if !r.T.Before(from) && r.T.Before(to) && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (f *uiReadings) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
+	recs, _ := f.Records(ctx, sensor, from, to, 1<<30)
+	return store.Aggregate(recs, step), nil
+}
+
+// uiAlerts lists the alerts the test published.
+type uiAlerts struct {
+	mu   sync.Mutex
+	list []alerts.Alert
+}
+
+func (f *uiAlerts) ListAlerts(context.Context, AlertFilter) (any, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]alerts.Alert{}, f.list...), nil
+}
+
+// uiWorkflow serves the notice routes of the contract the UI uses.
+type uiWorkflow struct {
+	mu       sync.Mutex
+	state    string
+	calls    []string
+	evidence atomic.Int32
+}
+
+func (w *uiWorkflow) register(mux *http.ServeMux, auth *Auth) {
+	notice := func() map[string]any {
+		return map[string]any{"id": "n1", "title": "Notificação Preliminar", "state": w.state, "fields": []map[string]any{
+			{"label": "Notificado", "article": "Art. 334, I", "value": "Bar do Zé Ltda (CNPJ 11.222.333/0001-81)"},
+			{"label": "Fato", "article": "Art. 334, III", "value": "71,2 dB(A) para limite de 45 dB(A)"},
+			{"label": "Agente", "article": "Art. 334, VI", "by_hand": true},
+		}}
+	}
+	step := func(action, from, to string) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.calls = append(w.calls, action)
+			if w.state != from {
+				webError(rw, http.StatusConflict, "transição inválida")
+				return
+			}
+			w.state = to
+			webJSON(rw, http.StatusOK, notice())
+		})
+	}
+	fiscal := func(h http.Handler) http.Handler { return auth.Protect(auth.RequireRole(users.Fiscal)(h)) }
+	mux.Handle("GET /api/v1/alerts/{id}/notice", fiscal(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		webJSON(rw, http.StatusOK, notice())
+	})))
+	mux.Handle("POST /api/v1/notices/{id}/issue", fiscal(step("issue", "draft", "issued")))
+	mux.Handle("POST /api/v1/notices/{id}/ciente", fiscal(step("ciente", "issued", "ciente")))
+	mux.Handle("GET /api/v1/alerts/{id}/evidence", fiscal(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.evidence.Add(1)
+		rw.Header().Set("Content-Type", "application/zip")
+		rw.Header().Set("Content-Disposition", `attachment; filename="evidencias.zip"`)
+		rw.Write([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	})))
+}
+
+// uiServer is a fixture with the API mounted and the demo registry.
+type uiServer struct {
+	*fixture
+	readings *uiReadings
+	alerts   *uiAlerts
+	work     *uiWorkflow
+	sensors  int // in the demo registry
+	limits   func(sensor string) (Limit, bool)
+}
+
+func newUIServer(t *testing.T, workflow bool) *uiServer {
+	f := newFixture(t, HubOptions{Tick: 100 * time.Millisecond}, AuthOptions{})
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := codes.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &uiServer{fixture: f, readings: &uiReadings{recs: map[string][]store.Record{}}, alerts: &uiAlerts{}, sensors: len(reg.Sensors())}
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, g := range reg.Gateways() {
+		u.readings.gws = append(u.readings.gws, store.GatewayStatus{Gateway: g.ID, Municipality: g.Municipality, State: "online", LastSeen: now})
+	}
+	// 20 minutes of history for every sensor.
+	for _, s := range reg.Sensors() {
+		for i := 1200; i > 0; i-- {
+			l := 48 + 6*float64(i%60)/60
+			u.readings.add(store.Record{Sensor: s.ID, Gateway: s.Gateway, T: now.Add(-time.Duration(i) * time.Second), DurMs: 1000,
+				LAeq: l, LAFmax: l + 7, LAFmin: l - 4, Grade: s.Meter.Grade, Synced: true})
+		}
+	}
+	limits := func(s registry.Sensor, at time.Time) (Limit, bool, error) {
+		code := s.Code
+		if code == "" {
+			code = s.Municipality()
+		}
+		c, ok := set.Code(code)
+		if !ok {
+			return Limit{}, false, nil
+		}
+		est := ""
+		if len(s.Establishments) > 0 {
+			est = s.Establishments[0].Type
+		}
+		l, ok := c.ActiveLimit(s.Zone, est, at)
+		if !ok {
+			return Limit{}, false, nil
+		}
+		lim := Limit{LimitDBA: l.DBA, Code: l.CodeID, Version: l.CodeVersion, Article: l.Article, Period: l.Period}
+		if !l.End.IsZero() {
+			lim.Until = l.End.Format(time.RFC3339)
+		}
+		return lim, true, nil
+	}
+	u.limits = func(sensor string) (Limit, bool) {
+		s, _ := reg.Sensor(sensor)
+		l, ok, _ := limits(s, time.Now())
+		return l, ok
+	}
+	api := NewAPI(APIOptions{Registry: registry.NewLive(reg), Store: u.readings, Limits: limits, Alerts: u.alerts})
+	apiMux := http.NewServeMux()
+	api.Register(apiMux)
+	f.mux.Handle("/api/v1/", f.auth.Protect(f.auth.RequireRole(users.Roles...)(apiMux)))
+	if workflow {
+		u.work = &uiWorkflow{state: "draft"}
+		u.work.register(f.mux, f.auth)
+	}
+	return u
+}
+
+// level publishes a live level judged against the codes engine's limit now.
+func (u *uiServer) level(sensor string, laeq float64) {
+	l := Level{Sensor: sensor, T: time.Now().UTC(), LAeq: DB(laeq), LAFmax: DB(laeq + 5)}
+	if lim, ok := u.limits(sensor); ok {
+		db, margin := DB(lim.LimitDBA), DB(laeq-lim.LimitDBA)
+		l.Limit, l.Margin, l.Period = &db, &margin, lim.Period
+		l.PeriodEnd, _ = time.Parse(time.RFC3339, lim.Until)
+	}
+	u.hub.PublishLevel(l)
+}
+
+func (u *uiServer) fire(id, sensor string, laeq float64) {
+	a := alerts.Alert{ID: id, Kind: alerts.KindExceedance, State: alerts.StateFiring,
+		SensorInfo: alerts.SensorInfo{Sensor: sensor, Municipality: "lapa", Code: "lapa", Zone: "other", Grade: "class2"},
+		CodeID: "lapa", CodeVersion: "2020", Article: "Art. 96", Quote: "texto do artigo", Period: "noturno",
+		PeriodLabel: "período noturno", LimitDB: 45, MarginDB: laeq - 45, LAeqDB: laeq, FiringAt: time.Now().UTC()}
+	u.alerts.mu.Lock()
+	u.alerts.list = append(u.alerts.list, a)
+	u.alerts.mu.Unlock()
+	u.hub.PublishAlert(alerts.Event{Kind: alerts.EventFiring, At: a.FiringAt, Alert: a})
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+func TestUIDesktopFiscal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	u := newUIServer(t, true)
+	ctx := dashtest.Browser(t, dashtest.Desktop)
+	dashtest.Run(t, ctx, dashtest.Login(u.srv.URL, "fis", testPassword),
+		dashtest.WaitText(`[data-sensor="lapa-bar-01"]`, "dB(A)"),
+		chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`))
+
+	// A live value changes without a reload.
+	u.level("lapa-bar-01", 58.3)
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="laeq"]`, "58,3"))
+	u.level("lapa-bar-01", 71.2)
+	lim, _ := u.limits("lapa-bar-01")
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="margin"]`,
+		fmt.Sprintf("+%s dB acima do limite", strings.Replace(fmt.Sprintf("%.1f", 71.2-lim.LimitDBA), ".", ",", 1))))
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-sensor="lapa-bar-01"]').className`); !strings.Contains(got, "over") {
+		t.Errorf("card class %q, want over", got)
+	}
+	if evalJS[int](t, ctx, `window.__noReload`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+	// Municipality filter.
+	dashtest.Run(t, ctx, chromedp.SetValue(chromedp.CSS(`#filter`), "conceicao-de-macabu"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#filter').dispatchEvent(new Event('change'))`),
+		dashtest.WaitJS(`document.querySelectorAll('[data-sensor]').length === 1 && !!document.querySelector('[data-sensor="macabu-praca-01"]')`, "only Macabu"),
+		chromedp.SetValue(chromedp.CSS(`#filter`), ""),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#filter').dispatchEvent(new Event('change'))`),
+		dashtest.WaitJS(fmt.Sprintf(`document.querySelectorAll('[data-sensor]').length === %d`, u.sensors), "every sensor"))
+	dashtest.Screenshot(t, ctx, "overview-desktop")
+
+	// Sensor detail: chart from the readings API, live updates.
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
+		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq') && !!document.querySelector('#chart svg path.limit')`, "chart with LAeq and limit"))
+	u.level("lapa-bar-01", 66.6)
+	u.hub.PublishEnv(Env{Sensor: "lapa-bar-01", T: time.Now().UTC(), TempC: ptr(21.5), RH: ptr(80.0)})
+	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`#view`, "21,5 °C"))
+	dashtest.Screenshot(t, ctx, "sensor-desktop")
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),
+		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "24 h chart"))
+
+	// Alerts inbox: a new alert arrives live with sound and notification.
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
+	u.fire("lapa-bar-01/1", "lapa-bar-01", 71.2)
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-bar-01/1"]`, "Art. 96"),
+		dashtest.WaitJS(`window.__beeps === 1 && window.__notifications.length === 1`, "one beep and one notification"),
+		dashtest.WaitText(`#alert-count`, "1"))
+	// Notice draft → issue → ciente; evidence download.
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="notice"]`)),
+		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "Notificação Preliminar — minuta"),
+		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "a preencher pelo fiscal"))
+	dashtest.Screenshot(t, ctx, "alerts-desktop")
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-notice="lapa-bar-01/1"] [data-action="issue"]`)),
+		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "emitida"),
+		chromedp.Click(chromedp.CSS(`[data-notice="lapa-bar-01/1"] [data-action="ciente"]`)),
+		dashtest.WaitText(`[data-notice="lapa-bar-01/1"] h3`, "ciente"),
+		chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="evidence"]`)),
+		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "Pacote de evidências baixado"),
+		// A route the server lacks degrades with a pt-BR message.
+		chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="ack"]`)),
+		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "ainda não está disponível neste servidor"))
+	u.work.mu.Lock()
+	if got := strings.Join(u.work.calls, ","); got != "issue,ciente" {
+		t.Errorf("workflow calls %q", got)
+	}
+	u.work.mu.Unlock()
+	if u.work.evidence.Load() != 1 {
+		t.Errorf("evidence downloads = %d", u.work.evidence.Load())
+	}
+
+	// Codes page.
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/codigos/lapa"),
+		dashtest.WaitText(`#limits`, "dB(A)"), dashtest.WaitText(`#view`, "Procedimento"))
+	dashtest.Screenshot(t, ctx, "codes-desktop")
+
+	// Logout closes the live feed and shows the login form.
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`#logout`)), chromedp.WaitVisible(chromedp.CSS(`#login-user`)))
+	u.waitClients(t, 0)
+}
+
+func TestUIPhoneOperator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	u := newUIServer(t, false)
+	ctx := dashtest.Browser(t, dashtest.Phone)
+	dashtest.Run(t, ctx, dashtest.Login(u.srv.URL, "op", testPassword),
+		dashtest.WaitText(`[data-sensor="lapa-hospital-01"]`, "dB(A)"))
+	u.level("lapa-hospital-01", 52.4)
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-hospital-01"] [data-field="laeq"]`, "52,4"))
+	noOverflow := `document.documentElement.scrollWidth <= window.innerWidth`
+	if !evalJS[bool](t, ctx, noOverflow) {
+		t.Errorf("overview wider than the phone: %d px", evalJS[int](t, ctx, `document.documentElement.scrollWidth`))
+	}
+	dashtest.Screenshot(t, ctx, "overview-phone")
+
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/sensor/lapa-hospital-01"),
+		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "chart"))
+	if !evalJS[bool](t, ctx, noOverflow) {
+		t.Errorf("sensor page wider than the phone")
+	}
+	dashtest.Screenshot(t, ctx, "sensor-phone")
+
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
+	u.fire("lapa-hospital-01/1", "lapa-hospital-01", 58)
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-hospital-01/1"]`, "58,0 dB(A)"),
+		dashtest.WaitJS(`window.__beeps === 1`, "beep"))
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('[data-action]').length`); n != 0 {
+		t.Errorf("operador sees %d action buttons, want none", n)
+	}
+	if !evalJS[bool](t, ctx, noOverflow) {
+		t.Errorf("alerts page wider than the phone")
+	}
+	dashtest.Screenshot(t, ctx, "alerts-phone")
+
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/codigos/conceicao-de-macabu"), dashtest.WaitText(`#limits`, "dB(A)"))
+	dashtest.Screenshot(t, ctx, "codes-phone")
+}
+
+func ptr[T any](v T) *T { return &v }
+
