@@ -219,7 +219,7 @@ func (u *uiServer) level(sensor string, laeq float64) {
 func (u *uiServer) fire(id, sensor string, laeq float64) {
 	a := alerts.Alert{ID: id, Kind: alerts.KindExceedance, State: alerts.StateFiring,
 		SensorInfo: alerts.SensorInfo{Sensor: sensor, Municipality: "lapa", Code: "lapa", Zone: "other", Grade: "class2"},
-		CodeID: "lapa", CodeVersion: "2020", Article: "Art. 96", Quote: "texto do artigo", Period: "noturno",
+		CodeID:     "lapa", CodeVersion: "2020", Article: "Art. 96", Quote: "texto do artigo", Period: "noturno",
 		PeriodLabel: "período noturno", LimitDB: 45, MarginDB: laeq - 45, LAeqDB: laeq, FiringAt: time.Now().UTC()}
 	u.alerts.mu.Lock()
 	u.alerts.list = append(u.alerts.list, a)
@@ -357,4 +357,3 @@ func TestUIPhoneOperator(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
