@@ -156,6 +156,11 @@ func NewAuth(store UserStore, opts AuthOptions, log *slog.Logger) *Auth {
 		lim: &loginLimiter{max: opts.LoginAttempts, window: opts.LoginWindow, fails: map[string][]time.Time{}}}
 }
 
+// SetOnLogout sets the function called with the token of a session that
+// logs out (Hub.EndSession). Call it before serving; the hub needs the Auth
+// to exist first, hence a setter.
+func (a *Auth) SetOnLogout(f func(token string)) { a.opts.OnLogout = f }
+
 type ctxKey struct{}
 
 // SessionFrom returns the session Protect put in the context.

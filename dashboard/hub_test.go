@@ -81,7 +81,7 @@ func newFixture(t *testing.T, hopts HubOptions, aopts AuthOptions) *fixture {
 	if hopts.Tick == 0 {
 		f.hub.tickC = f.tick // the test drives the ticks; a set Tick runs the real ticker
 	}
-	f.auth.opts.OnLogout = f.hub.EndSession
+	f.auth.SetOnLogout(f.hub.EndSession)
 	set, err := codes.Builtin()
 	if err != nil {
 		t.Fatal(err)
