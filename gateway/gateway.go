@@ -241,11 +241,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return g.sample(ctx) })
 	eg.Go(func() error { return g.send(ctx) })
-	err := eg.Wait()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
+	return eg.Wait()
 }
 
 func (g *Gateway) readClock(now time.Time) wire.Clock {
@@ -267,6 +263,9 @@ func (g *Gateway) currentClock() wire.Clock {
 }
 
 func (g *Gateway) sample(ctx context.Context) error {
+	// Database writes finish even when ctx ends mid-way: a batch that has
+	// been cut must reach the outbox (they take milliseconds).
+	dbctx := context.WithoutCancel(ctx)
 	agg := NewAggregator(g.opts.SamplePeriod)
 	bat := &Batcher{MaxRecords: g.opts.BatchRecords, MaxAge: g.opts.BatchMaxAge}
 	tick := time.NewTicker(g.opts.SamplePeriod)
@@ -277,16 +276,16 @@ func (g *Gateway) sample(ctx context.Context) error {
 	var skipped time.Duration
 	wasFull := false
 
-	flush := func(ctx context.Context) error {
+	flush := func() error {
 		for _, o := range agg.Flush() {
 			for _, p := range bat.Add(o, g.now()) {
-				if err := g.enqueue(ctx, p); err != nil {
+				if err := g.enqueue(dbctx, p); err != nil {
 					return err
 				}
 			}
 		}
 		if p, ok := bat.Flush(); ok {
-			return g.enqueue(ctx, p)
+			return g.enqueue(dbctx, p)
 		}
 		return nil
 	}
@@ -294,7 +293,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			// Persist what is in memory, even though the run is over.
-			return flush(context.WithoutCancel(ctx))
+			return flush()
 		case <-tick.C:
 		}
 		now := g.now()
@@ -307,13 +306,13 @@ func (g *Gateway) sample(ctx context.Context) error {
 			g.poke() // status changes
 		}
 		if g.opts.FullPolicy == StopSampling && wasFull {
-			if err := flush(ctx); err != nil {
+			if err := flush(); err != nil {
 				return err
 			}
 			skipped += g.opts.SamplePeriod
 			if s := int(skipped / time.Second); s > 0 {
 				skipped -= time.Duration(s) * time.Second
-				if err := g.box.Drop(ctx, s); err != nil {
+				if err := g.box.Drop(dbctx, s); err != nil {
 					return err
 				}
 			}
@@ -338,13 +337,13 @@ func (g *Gateway) sample(ctx context.Context) error {
 		}
 		for _, o := range outs {
 			for _, p := range bat.Add(o, g.now()) {
-				if err := g.enqueue(ctx, p); err != nil {
+				if err := g.enqueue(dbctx, p); err != nil {
 					return err
 				}
 			}
 		}
 		if p, ok := bat.Due(now); ok {
-			if err := g.enqueue(ctx, p); err != nil {
+			if err := g.enqueue(dbctx, p); err != nil {
 				return err
 			}
 		}
@@ -440,13 +439,13 @@ func (g *Gateway) send(ctx context.Context) error {
 		now := g.now()
 		// 1. Apply the newest ack.
 		if a := g.ackSeq.Load(); a > g.box.Acked() {
-			n, err := g.box.Ack(ctx, a)
+			n, err := g.box.Ack(context.WithoutCancel(ctx), a)
 			var ahead *AckAheadError
 			switch {
 			case errors.As(err, &ahead):
 				g.log.Error("central service acknowledged seqs this gateway never sent (state folder lost or copied?); renumbering pending batches",
 					"ack", ahead.Ack, "last_seq", ahead.Last)
-				if err := g.box.Renumber(ctx, ahead.Ack, g.reseal); err != nil {
+				if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
 					return err
 				}
 				cursor = g.box.Acked()

@@ -23,6 +23,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/gateway/mqttconn"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -159,7 +160,10 @@ func StartCentral(t testing.TB, broker, id string, keys map[string]ed25519.Publi
 		topics: map[string]string{}, status: map[string]wire.Status{}, statusLog: map[string][]wire.Status{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	c.acking.Store(true)
+	// Acks are repeated every 300 ms, so the client keeps no outbound
+	// publishes (paho v1.5.1 races when it resumes them; see mqttconn).
 	opts := mqtt.NewClientOptions().AddBroker(broker).SetClientID(id).SetCleanSession(false).
+		SetStore(mqttconn.NewStore()).
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetKeepAlive(5 * time.Second).
 		SetDefaultPublishHandler(c.onMessage).

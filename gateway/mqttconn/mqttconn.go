@@ -6,10 +6,17 @@
 //   - CleanSession=false with a stable client id (the gateway id), so that
 //     acks the central service publishes while the gateway is away wait in
 //     the broker session.
-//   - paho's in-memory store, not its FileStore: the gateway's SQLite
-//     outbox is the durable buffer and replays every unacked batch after a
-//     reconnect or restart; a FileStore would only add a second, stale replay
-//     of the same batches.
+//   - paho's in-memory store, not its FileStore, and one that never keeps
+//     outbound PUBLISH packets: the gateway's SQLite outbox is the durable
+//     buffer and replays every unacked batch after a reconnect or restart.
+//     paho's own resume of stored publishes would only duplicate that, and
+//     in v1.5.1 it races with the outgoing writer on fast reconnects (a data
+//     race on the packet's DUP flag and a "close of closed channel" panic in
+//     messageIds.claimID, both reproduced by this package's broker-kill
+//     tests). Cost: the token of a publish in flight when the connection
+//     drops never completes (Publish returns on its ctx) and its message id
+//     stays claimed — at most one per connection loss, since the gateway
+//     publishes one message at a time.
 //   - Auto-reconnect with paho's exponential backoff (1 s doubling up to
 //     MaxReconnectInterval) and connect-retry for the first connection.
 //   - The Will is wire.OfflinePayload, retained, QoS 1, on the status topic;
@@ -30,9 +37,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/sossego/sossego/gateway"
 	"github.com/sossego/sossego/internal/wire"
@@ -102,7 +111,7 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 		AddBroker(o.Broker).
 		SetClientID(o.ClientID).
 		SetCleanSession(false).
-		SetStore(mqtt.NewMemoryStore()).
+		SetStore(NewStore()).
 		SetAutoReconnect(true).
 		SetConnectRetry(true).
 		SetConnectRetryInterval(o.ConnectRetryInterval).
@@ -138,6 +147,21 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 	}
 	cl.c = mqtt.NewClient(po)
 	return cl, nil
+}
+
+// NewStore returns a paho in-memory store that drops outbound PUBLISH
+// packets (keys "o.<id>") and keeps everything else, for clients whose
+// publishes are made durable and repeated by the application (see the
+// package comment).
+func NewStore() mqtt.Store { return noOutboundPublish{mqtt.NewMemoryStore()} }
+
+type noOutboundPublish struct{ mqtt.Store }
+
+func (s noOutboundPublish) Put(key string, m packets.ControlPacket) {
+	if _, ok := m.(*packets.PublishPacket); ok && strings.HasPrefix(key, "o.") {
+		return
+	}
+	s.Store.Put(key, m)
 }
 
 func forceReconnect(c mqtt.Client) {
