@@ -54,6 +54,10 @@ type Options struct {
 	// WaitAcks, after the last publish, waits this long for the acks to
 	// cover everything; default 30s.
 	WaitAcks time.Duration
+	// Prepare builds and signs every batch before the clock starts, so that
+	// a benchmark measures the broker and the central service, not the
+	// simulator's JSON encoding and ed25519 signing. Needs Batches > 0.
+	Prepare bool
 	// OnAck is called (from paho's goroutine) with every ack received.
 	OnAck func(gateway string, seq uint64)
 }
@@ -107,6 +111,7 @@ type gwState struct {
 	lastAck time.Time
 	nAcked  uint64
 	done    chan struct{} // closed when the publisher has finished waiting for acks
+	pre     [][]byte      // prepared payloads (Options.Prepare), by n
 }
 
 // Run drives the gateways until every batch is published and acked (or
@@ -176,6 +181,18 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	if o.Duration > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
+	}
+	if o.Prepare && o.Batches > 0 {
+		for _, st := range states {
+			st.pre = make([][]byte, o.Batches)
+			for n := range o.Batches {
+				p, err := st.build(o, n, o.StartSeq+uint64(n))
+				if err != nil {
+					return Stats{}, err
+				}
+				st.pre[n] = p
+			}
+		}
 	}
 	begin := time.Now()
 	var wg sync.WaitGroup
@@ -250,11 +267,12 @@ func (st *gwState) publishLoop(ctx context.Context, o Options, published, record
 	stop := context.AfterFunc(ctx, func() { st.mu.Lock(); st.cond.Broadcast(); st.mu.Unlock() })
 	defer stop()
 	seq := o.StartSeq
+publish:
 	for n := 0; o.Batches == 0 || n < o.Batches; n++ {
 		if tick != nil {
 			select {
 			case <-ctx.Done():
-				return
+				break publish
 			case <-tick.C:
 			}
 		}
@@ -264,21 +282,18 @@ func (st *gwState) publishLoop(ctx context.Context, o Options, published, record
 		}
 		st.mu.Unlock()
 		if ctx.Err() != nil {
-			return
+			break publish
 		}
 		sensor := st.g.Sensors[n%len(st.g.Sensors)]
-		b := &wire.Batch{V: wire.Version, Kind: wire.KindLevels, Municipality: st.g.Municipality, Gateway: st.g.ID,
-			Sensor: sensor, Seq: seq, SentAt: time.Now().UTC().Truncate(time.Millisecond),
-			Device: wire.Device{Model: "loadgen", Serial: st.g.ID + "-" + sensor, Grade: "class2", CalibratedAt: "2026-01-15"},
-			Clock:  wire.Clock{Synced: true, Source: "ntp"}}
-		for i := range o.RecordsPerBatch {
-			t := o.Start.Add(time.Duration(int(seq-o.StartSeq)*o.RecordsPerBatch+i) * time.Second)
-			l := math.Round(o.Level(st.g.ID, sensor, t)*10) / 10
-			b.Records = append(b.Records, wire.Record{T: t, DurMs: 1000, LAeq: l, LAFmax: l + 4.2, LAFmin: math.Max(0, l-6.1)})
-		}
-		payload, err := wire.Seal(b, st.g.Key)
-		if err != nil {
-			return
+		var payload []byte
+		if st.pre != nil {
+			payload = st.pre[n]
+		} else {
+			p, err := st.build(o, n, seq)
+			if err != nil {
+				return
+			}
+			payload = p
 		}
 		topic := wire.LevelsTopic(st.g.Municipality, st.g.ID, sensor)
 		now := time.Now()
@@ -336,6 +351,21 @@ func (st *gwState) resendLoop(ctx context.Context, o Options, republished *atomi
 			republished.Add(1)
 		}
 	}
+}
+
+// build makes and signs the n-th batch (sequence seq).
+func (st *gwState) build(o Options, n int, seq uint64) ([]byte, error) {
+	sensor := st.g.Sensors[n%len(st.g.Sensors)]
+	b := &wire.Batch{V: wire.Version, Kind: wire.KindLevels, Municipality: st.g.Municipality, Gateway: st.g.ID,
+		Sensor: sensor, Seq: seq, SentAt: time.Now().UTC().Truncate(time.Millisecond),
+		Device: wire.Device{Model: "loadgen", Serial: st.g.ID + "-" + sensor, Grade: "class2", CalibratedAt: "2026-01-15"},
+		Clock:  wire.Clock{Synced: true, Source: "ntp"}}
+	for i := range o.RecordsPerBatch {
+		t := o.Start.Add(time.Duration(int(seq-o.StartSeq)*o.RecordsPerBatch+i) * time.Second)
+		l := math.Round(o.Level(st.g.ID, sensor, t)*10) / 10
+		b.Records = append(b.Records, wire.Record{T: t, DurMs: 1000, LAeq: l, LAFmax: l + 4.2, LAFmin: math.Max(0, l-6.1)})
+	}
+	return wire.Seal(b, st.g.Key)
 }
 
 // DefaultLevel is a deterministic level pattern between 45 and 75 dB.

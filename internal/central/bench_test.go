@@ -1,0 +1,217 @@
+package central
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/testenv"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// benchMessages is the number of batches per measured run
+// (SOSSEGO_BENCH_MSGS overrides).
+func benchMessages() int {
+	if v, err := strconv.Atoi(os.Getenv("SOSSEGO_BENCH_MSGS")); err == nil && v > 0 {
+		return v
+	}
+	return 20000
+}
+
+// rawPair measures a raw paho QoS 1 publisher → broker → paho subscriber
+// pair (separate connections, window 1000, subscriber in order, auto-ack)
+// with the given payloads: the baseline of perf-reliability.md M2.
+func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads [][]byte, topic string) (msgPerS float64) {
+	b.Helper()
+	var got atomic.Int64
+	allIn := make(chan struct{})
+	n := int64(len(payloads))
+	subOpts := paho.NewClientOptions().AddBroker(url).SetClientID("bench-sub").SetUsername(subUser).SetPassword(subPass).
+		SetCleanSession(true)
+	sub := paho.NewClient(subOpts)
+	if tok := sub.Connect(); tok.Wait() && tok.Error() != nil {
+		b.Fatal(tok.Error())
+	}
+	defer sub.Disconnect(100)
+	var first, last time.Time
+	var once sync.Once
+	if tok := sub.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) {
+		once.Do(func() { first = time.Now() })
+		if got.Add(1) == n {
+			last = time.Now()
+			close(allIn)
+		}
+	}); tok.Wait() && tok.Error() != nil {
+		b.Fatal(tok.Error())
+	}
+	pubOpts := paho.NewClientOptions().AddBroker(url).SetClientID(user + ":bench-pub").SetUsername(user).SetPassword(pass)
+	if user == "" {
+		pubOpts.SetClientID("bench-pub")
+	}
+	pub := paho.NewClient(pubOpts)
+	if tok := pub.Connect(); tok.Wait() && tok.Error() != nil {
+		b.Fatal(tok.Error())
+	}
+	defer pub.Disconnect(100)
+	window := make(chan paho.Token, 1000)
+	go func() {
+		for tok := range window {
+			tok.Wait()
+		}
+	}()
+	for _, p := range payloads {
+		window <- pub.Publish(topic, 1, false, p)
+	}
+	close(window)
+	select {
+	case <-allIn:
+	case <-time.After(time.Minute):
+		b.Fatalf("raw pair: %d of %d delivered", got.Load(), n)
+	}
+	return float64(n) / last.Sub(first).Seconds()
+}
+
+func sealedPayloads(b *testing.B, gw string, n, records int) [][]byte {
+	key := loadgen.Key(seed, gw)
+	start := time.Now().Add(-time.Duration(n*records) * time.Second).UTC().Truncate(time.Second)
+	out := make([][]byte, n)
+	for i := range out {
+		bt := &wire.Batch{V: 1, Kind: wire.KindLevels, Municipality: "lapa", Gateway: gw, Sensor: gw + "-s1",
+			Seq: uint64(i + 1), SentAt: time.Now().UTC(), Device: wire.Device{Model: "m", Serial: "s", Grade: "class2"}}
+		for j := range records {
+			bt.Records = append(bt.Records, wire.Record{T: start.Add(time.Duration(i*records+j) * time.Second), DurMs: 1000,
+				LAeq: 60, LAFmax: 64, LAFmin: 55})
+		}
+		p, err := wire.Seal(bt, key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func writeBenchRegistry(b *testing.B, dir string, gateways int) (string, *registry.Registry) {
+	y, err := loadgen.RegistryYAML(seed, gateways, 1, "lapa")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(p, y, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	r, err := registry.Parse(y)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, r
+}
+
+type ingestResult struct {
+	msgPerS, recPerS float64
+	p50, p99         time.Duration
+}
+
+func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int) ingestResult {
+	b.Helper()
+	a := startCentral(b, o)
+	url := a.MQTT
+	if o.MQTTURL != "" {
+		url = o.MQTTURL
+	}
+	gws := loadgen.FromRegistry(r, seed)[:gateways]
+	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
+		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if st.Acked != st.Published {
+		b.Fatalf("acked %d of %d", st.Acked, st.Published)
+	}
+	return ingestResult{msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99)}
+}
+
+// BenchmarkIngest measures sustained ingest (broker → decode → verify →
+// validate → store (SQLite, synchronous=full) → ack → alerts) with the
+// embedded broker and with Mosquitto, and the raw paho QoS 1 pair through
+// Mosquitto with the same payloads in the same run. Run with -benchtime=1x;
+// each iteration sends SOSSEGO_BENCH_MSGS batches (default 20000).
+// Latency is publish → application ack (the batch is durably stored).
+func BenchmarkIngest(b *testing.B) {
+	for _, records := range []int{1, 10} {
+		b.Run("records="+strconv.Itoa(records), func(b *testing.B) {
+			msgs := benchMessages()
+			for range b.N {
+				m := startSecuredMosquittoB(b)
+				raw := rawPair(b, m.URL, "lg-0001", loadgen.Password(seed, "lg-0001"), ServiceUser, "svc-pass", sealedPayloads(b, "lg-0001", msgs, records),
+					wire.LevelsTopic("lapa", "lg-0001", "lg-0001-s1"))
+
+				dir := b.TempDir()
+				regPath, r := writeBenchRegistry(b, dir, 4)
+				emb := runIngest(b, Options{DataDir: dir, Registry: regPath}, r, 4, msgs, records)
+
+				dir2 := b.TempDir()
+				regPath2, _ := writeBenchRegistry(b, dir2, 4)
+				mos := runIngest(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
+					r, 4, msgs, records)
+
+				b.ReportMetric(raw, "raw_msg/s")
+				b.ReportMetric(emb.msgPerS, "embedded_msg/s")
+				b.ReportMetric(emb.recPerS, "embedded_readings/s")
+				b.ReportMetric(emb.msgPerS/raw, "embedded_ratio")
+				b.ReportMetric(float64(emb.p50.Microseconds())/1000, "embedded_p50_ms")
+				b.ReportMetric(float64(emb.p99.Microseconds())/1000, "embedded_p99_ms")
+				b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
+				b.ReportMetric(mos.recPerS, "mosquitto_readings/s")
+				b.ReportMetric(mos.msgPerS/raw, "mosquitto_ratio")
+				b.ReportMetric(float64(mos.p50.Microseconds())/1000, "mosquitto_p50_ms")
+				b.ReportMetric(float64(mos.p99.Microseconds())/1000, "mosquitto_p99_ms")
+			}
+		})
+	}
+}
+
+func startSecuredMosquittoB(b *testing.B) *testenv.Mosquitto {
+	users := map[string]string{ServiceUser: "svc-pass"}
+	for i := 1; i <= 4; i++ {
+		users[loadgen.GatewayID(i)] = loadgen.Password(seed, loadgen.GatewayID(i))
+	}
+	return startSecuredMosquitto(b, users)
+}
+
+// BenchmarkStoreApply measures one group commit of 256 one-record batches
+// (the store alone, synchronous=full).
+func BenchmarkStoreApply(b *testing.B) {
+	s, err := store.OpenSQLite(filepath.Join(b.TempDir(), "b.db"), store.SQLiteOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Now().Add(-time.Hour)
+	seq := uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		var w store.Write
+		for range 256 {
+			seq++
+			w.Batches = append(w.Batches, store.Batch{Gateway: "g", Municipality: "lapa", Sensor: "s", Kind: "levels",
+				Topic: "t", Seq: seq, Body: make([]byte, 400), ReceivedAt: t0, Records: []wire.Record{{T: t0.Add(time.Duration(seq) * time.Second),
+					DurMs: 1000, LAeq: 60, LAFmax: 62, LAFmin: 58}}})
+		}
+		if _, err := s.Apply(context.Background(), w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "batches/s")
+}
+
