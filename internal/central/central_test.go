@@ -23,7 +23,7 @@ import (
 const seed = loadgen.DefaultSeed
 
 // startCentral runs the service in-process and returns its addresses.
-func startCentral(t *testing.T, o Options) Addrs {
+func startCentral(t testing.TB, o Options) Addrs {
 	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
@@ -193,7 +193,7 @@ func TestEndToEndMosquitto(t *testing.T) {
 	}
 }
 
-func startSecuredMosquitto(t *testing.T, users map[string]string) *testenv.Mosquitto {
+func startSecuredMosquitto(t testing.TB, users map[string]string) *testenv.Mosquitto {
 	t.Helper()
 	passwd, err := exec.LookPath("mosquitto_passwd")
 	if err != nil {

@@ -231,13 +231,12 @@ union(tables: [sums, maxs, mins, counts])
 	}
 	defer res.Close()
 	type acc struct {
-		e, dur  float64
-		max     float64
-		min     float64
-		n       int
-		hasMax  bool
-		hasMin  bool
-		present bool
+		e, dur float64
+		max    float64
+		min    float64
+		n      int
+		hasMax bool
+		hasMin bool
 	}
 	byT := map[int64]*acc{}
 	var order []int64
