@@ -46,6 +46,11 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs.DurationVar(&o.Skew, "max-future", wire.DefaultSkew, "quanto um registro pode estar no futuro em relação ao recebimento")
 	fs.DurationVar(&o.Stale, "max-age", wire.DefaultStale, "quanto um registro pode ser antigo (reenvio após falha longa)")
 	fs.StringVar(&logLevel, "log", "info", "nível de log: debug, info, warn, error")
+	fs.Func("origin", "origem adicional aceita pelo painel (ex.: https://ruido.prefeitura.gov.br atrás de um proxy); repetível", func(v string) error {
+		o.Origins = append(o.Origins, v)
+		return nil
+	})
+	fs.BoolVar(&o.SecureCookies, "secure-cookies", false, "marca o cookie de sessão como Secure (TLS terminado num proxy)")
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "uso: sossego central [opções]\n\nSem opções: nó único com broker embutido em 127.0.0.1:1883, SQLite em ./var/sossego,\nAPI em http://127.0.0.1:8080/api/v1 e o cadastro de demonstração.\n\nopções:")
 		fs.PrintDefaults()

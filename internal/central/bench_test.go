@@ -214,4 +214,3 @@ func BenchmarkStoreApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "batches/s")
 }
-

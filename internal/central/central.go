@@ -83,8 +83,13 @@ type Options struct {
 	DisableAlerts bool
 
 	// Observers get every stored reading in addition to the alerts monitor
-	// (e.g. the dashboard hub).
+	// and the dashboard hub.
 	Observers []ingest.Observer
+
+	// Origins the dashboard accepts besides its own host (reverse proxies);
+	// SecureCookies marks session cookies Secure behind a TLS proxy.
+	Origins       []string
+	SecureCookies bool
 
 	Log *slog.Logger
 	// Ready, if set, is called once everything listens.
@@ -159,6 +164,13 @@ func Run(ctx context.Context, o Options) error {
 			Help: "Level records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
 	}
 
+	// Users, sessions and the live hub.
+	wb, err := openWeb(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer wb.close()
+
 	// Alerts.
 	observers := append([]ingest.Observer(nil), o.Observers...)
 	var monitor *alerts.Monitor
@@ -169,6 +181,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("central: codes: %w", err)
 	}
 	limits = alerts.CodeLimits{Set: codeSet}
+	observers = append(observers, hubFeed{hub: wb.hub, limits: limits})
 	if !o.DisableAlerts {
 		cfg := alerts.DefaultConfig()
 		if o.AlertConfig != nil {
@@ -179,7 +192,8 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("central: %w", err)
 		}
 		defer cases.Close()
-		monitor, err = alerts.NewMonitor(cfg, limits, alerts.Options{Store: cases, Logger: log.With("componente", "alertas")})
+		notify := alerts.NotifierFunc(func(_ context.Context, e alerts.Event) error { wb.hub.PublishAlert(e); return nil })
+		monitor, err = alerts.NewMonitor(cfg, limits, alerts.Options{Store: cases, Notifier: notify, Logger: log.With("componente", "alertas")})
 		if err != nil {
 			return fmt.Errorf("central: %w", err)
 		}
@@ -191,6 +205,9 @@ func Run(ctx context.Context, o Options) error {
 			monitor.Expect(sensorInfo(s, s.Meter.Grade), now)
 		}
 		observers = append(observers, alertObserver{m: monitor, log: log})
+		if err := wb.workflow(ctx, o, cases, reg, st, codeSet, log); err != nil {
+			return err
+		}
 		promReg.MustRegister(alertGauge{cases: cases})
 	}
 
@@ -257,7 +274,7 @@ func Run(ctx context.Context, o Options) error {
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}
 		}
-		dashboard.NewAPI(apiOpts).Register(mux)
+		wb.register(mux, dashboard.NewAPI(apiOpts), codeSet, log)
 		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
@@ -267,6 +284,7 @@ func Run(ctx context.Context, o Options) error {
 		g.Go(func() error { return brk.Run(gctx) })
 	}
 	g.Go(func() error { return reg.Run(gctx, o.RegistryPoll, o.Reload) })
+	g.Go(func() error { return wb.hub.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
 	g.Go(func() error { return sub.Run(gctx) })
 	if mirror != nil {

@@ -3,14 +3,19 @@ package central
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/cookiejar"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +23,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/testenv"
+	"github.com/sossego/sossego/internal/users"
 )
 
 const seed = loadgen.DefaultSeed
@@ -35,6 +41,7 @@ func startCentral(t testing.TB, o Options) Addrs {
 		o.MQTTListen = "127.0.0.1:0"
 	}
 	o.Log = slog.New(slog.DiscardHandler)
+	addTestUser(t, o.DataDir)
 	ready := make(chan Addrs, 1)
 	o.Ready = func(a Addrs) { ready <- a }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -57,9 +64,57 @@ func startCentral(t testing.TB, o Options) Addrs {
 	return Addrs{}
 }
 
+// Test credentials created in every data dir by startCentral.
+const (
+	testUser     = "operadora"
+	testPassword = "senha-de-teste-123"
+)
+
+func addTestUser(t testing.TB, dir string) {
+	t.Helper()
+	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer us.Close()
+	if _, err := us.Add(context.Background(), testUser, users.Operador, testPassword, time.Now()); err != nil && !errors.Is(err, users.ErrExists) {
+		t.Fatal(err)
+	}
+}
+
+var clients sync.Map // host → *http.Client with a session cookie
+
+// apiClient logs in once per service (host) and keeps the session cookie.
+func apiClient(t *testing.T, rawURL string) *http.Client {
+	t.Helper()
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := clients.Load(u.Host); ok {
+		return c.(*http.Client)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+u.Host+"/api/v1/login",
+		strings.NewReader(`{"user":"`+testUser+`","password":"`+testPassword+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://"+u.Host)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: HTTP %d", resp.StatusCode)
+	}
+	clients.Store(u.Host, c)
+	return c
+}
+
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := apiClient(t, url).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

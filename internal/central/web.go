@@ -1,0 +1,133 @@
+package central
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/evidence"
+	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/workflowapi"
+)
+
+// web is the operator-facing side: users and sessions, the live hub, the
+// embedded UI and the fiscal's workflow.
+type web struct {
+	users *users.Store
+	auth  *dashboard.Auth
+	hub   *dashboard.Hub
+	cases *cases.Store
+	svc   *workflowapi.Service
+}
+
+func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
+	us, err := users.OpenDir(ctx, o.DataDir, users.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("central: users: %w", err)
+	}
+	origins, err := dashboard.NewOrigins(o.Origins...)
+	if err != nil {
+		us.Close()
+		return nil, fmt.Errorf("central: --origin: %w", err)
+	}
+	auth := dashboard.NewAuth(us, dashboard.AuthOptions{Origins: origins, SecureCookies: o.SecureCookies}, log.With("componente", "acesso"))
+	hub := dashboard.NewHub(auth, dashboard.HubOptions{Origins: origins}, log.With("componente", "painel"))
+	auth.SetOnLogout(hub.EndSession)
+	return &web{users: us, auth: auth, hub: hub}, nil
+}
+
+func (w *web) close() {
+	if w.cases != nil {
+		w.cases.Close()
+	}
+	w.users.Close()
+}
+
+// workflow opens the case store of notices and autos (tables prefixed
+// cases_ in cases.db, beside the alerts) and the evidence key.
+func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg *registry.Live, st *store.SQLite,
+	set *codes.Set, log *slog.Logger) error {
+	c, err := cases.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
+	if err != nil {
+		return fmt.Errorf("central: cases: %w", err)
+	}
+	w.cases = c
+	key, err := evidence.LoadOrCreateKey(o.DataDir)
+	if err != nil {
+		return fmt.Errorf("central: evidence key: %w", err)
+	}
+	w.svc = &workflowapi.Service{Cases: c, Alerts: cs, Registry: workflowapi.RegistryFunc(reg.Current), Readings: st,
+		Batches: st, Codes: set, Key: key, Software: "sossego central", Log: log.With("componente", "fiscalização")}
+	return nil
+}
+
+// register mounts the UI, login and live feed, and the JSON API behind
+// sessions: reads for every role, workflow actions for fiscais.
+func (w *web) register(mux *http.ServeMux, api *dashboard.API, set *codes.Set, log *slog.Logger) {
+	dashboard.NewWeb(w.auth, w.hub, set, log).Register(mux)
+	apiMux := http.NewServeMux()
+	api.Register(apiMux)
+	if w.svc != nil {
+		wf := workflowapi.New(w.svc, sessionUser)
+		for _, p := range workflowapi.Routes() {
+			apiMux.Handle(p, wf)
+		}
+	}
+	mux.Handle("/api/v1/", w.auth.Protect(w.auth.RequireRole(users.Roles...)(apiMux)))
+}
+
+func sessionUser(r *http.Request) (workflowapi.User, bool) {
+	s, ok := dashboard.SessionFrom(r.Context())
+	if !ok {
+		return workflowapi.User{}, false
+	}
+	return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role)}, true
+}
+
+// hubFeed publishes stored readings and gateway statuses to the live hub
+// (non-blocking: the hub coalesces and drops slow browsers).
+type hubFeed struct {
+	hub    *dashboard.Hub
+	limits alerts.Limits
+}
+
+func (f hubFeed) Observe(_ context.Context, r ingest.Reading) {
+	l := dashboard.Level{Sensor: r.Sensor, Gateway: r.Gateway, Municipality: r.Municipality, T: r.Record.T,
+		LAeq: dashboard.DB(r.Record.LAeq), LAFmax: dashboard.DB(r.Record.LAFmax), Grade: r.Grade}
+	synced := r.Clock.Synced
+	l.ClockSynced = &synced
+	est := ""
+	if len(r.Establishments) > 0 {
+		est = r.Establishments[0].Type
+	}
+	if lim, ok, err := f.limits.LimitAt(r.Code, r.Zone, est, r.Record.T); err == nil && ok {
+		db, margin := dashboard.DB(lim.DB), dashboard.DB(r.Record.LAeq-lim.DB)
+		l.Limit, l.Margin = &db, &margin
+		l.Period, l.PeriodLabel, l.PeriodEnd = lim.Period, lim.PeriodLabel, lim.PeriodEnd
+	}
+	f.hub.PublishLevel(l)
+}
+
+func (f hubFeed) ObserveStatus(_ context.Context, s store.GatewayStatus) {
+	g := dashboard.GatewayStatus{Gateway: s.Gateway, Municipality: s.Municipality, State: s.State, At: s.At, LastSeen: s.LastSeen}
+	if s.Clock != nil {
+		synced, off := s.Clock.Synced, s.Clock.OffsetMs
+		g.ClockSynced, g.ClockOffset, g.ClockSource = &synced, &off, s.Clock.Source
+	}
+	f.hub.PublishGateway(g)
+}
+
+var (
+	_ ingest.Observer       = hubFeed{}
+	_ ingest.StatusObserver = hubFeed{}
+)
