@@ -47,7 +47,7 @@ const (
 	MaxDurMs     = 3600000 // one record covers at most an hour
 	MaxPayload   = 1 << 20 // bytes; brokers should refuse larger packets
 	MaxIDLength  = 64
-	DefaultSkew  = 10 * time.Minute   // how far in the future a record may be
+	DefaultSkew  = 10 * time.Minute    // how far in the future a record may be
 	DefaultStale = 30 * 24 * time.Hour // how old a record may be (outbox replay after an outage)
 )
 
@@ -104,6 +104,9 @@ func ParseTopic(name string) (Topic, error) {
 	switch {
 	case len(p) == 6 && (p[5] == KindLevels || p[5] == KindEnv):
 		t = Topic{Municipality: p[2], Gateway: p[3], Sensor: p[4], Kind: p[5]}
+		if !ValidID(t.Sensor) {
+			return bad(fmt.Sprintf("identificador de sensor %q fora do padrão [a-z0-9_-]", t.Sensor))
+		}
 	case len(p) == 5 && (p[4] == KindStatus || p[4] == KindAck):
 		t = Topic{Municipality: p[2], Gateway: p[3], Kind: p[4]}
 	default:
@@ -113,9 +116,6 @@ func ParseTopic(name string) (Topic, error) {
 		if !ValidID(id) {
 			return bad(fmt.Sprintf("identificador %q fora do padrão [a-z0-9_-]", id))
 		}
-	}
-	if t.Sensor != "" && !ValidID(t.Sensor) {
-		return bad(fmt.Sprintf("identificador %q fora do padrão [a-z0-9_-]", t.Sensor))
 	}
 	return t, nil
 }

@@ -92,13 +92,11 @@ func TestParseTopicRejects(t *testing.T) {
 	}
 }
 
-// An empty sensor segment on a levels/env topic is accepted by ParseTopic
-// today: ValidID is skipped for an empty Sensor. Reported to the lead; the
-// test states the contract and is skipped until internal/wire is fixed.
+// An empty sensor segment on a levels/env topic is rejected.
 func TestParseTopicEmptySensor(t *testing.T) {
 	for _, name := range []string{"sossego/v1/lapa/gw//levels", "sossego/v1/lapa/gw//env"} {
-		if _, err := ParseTopic(name); err == nil {
-			t.Skipf("known internal/wire bug: ParseTopic(%q) accepts an empty sensor id", name)
+		if _, err := ParseTopic(name); err == nil || ReasonOf(err) != ReasonTopic {
+			t.Errorf("ParseTopic(%q) = %v, want a topic rejection", name, err)
 		}
 	}
 }
