@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,8 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sossego/sossego/gateway"
 	"github.com/sossego/sossego/gateway/mqttconn"
@@ -188,15 +185,8 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 	defer closeMeter()
 	defer meter.Halt() //nolint:errcheck // best effort on the way out
 
-	opts := cfg.gatewayOptions(version)
-	pub := &transport{}
-	g, err := gateway.New(opts, meter, gateway.KernelSync{Source: cfg.ClockSource}, box, key, pub, log)
-	if err != nil {
-		return err
-	}
 	mo := mqttconn.Options{Broker: cfg.MQTT.Broker, ClientID: cfg.Gateway, Username: cfg.MQTT.Username,
-		Password: cfg.MQTT.Password, StatusTopic: g.StatusTopic(), AckTopic: g.AckTopic(),
-		KeepAlive: cfg.MQTT.KeepAlive, MaxReconnectInterval: cfg.MQTT.MaxReconnectInterval}
+		Password: cfg.MQTT.Password, KeepAlive: cfg.MQTT.KeepAlive, MaxReconnectInterval: cfg.MQTT.MaxReconnectInterval}
 	if cfg.MQTT.PasswordFile != "" {
 		b, err := os.ReadFile(cfg.MQTT.PasswordFile)
 		if err != nil {
@@ -211,35 +201,8 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 			return err
 		}
 	}
-	cl, err := mqttconn.New(mo, g, log)
-	if err != nil {
-		return err
-	}
-	pub.c = cl
 	log.Info("gateway starting", "gateway", cfg.Gateway, "meter", meter.String(), "broker", cfg.MQTT.Broker,
 		"outbox_pending", box.Stats().Pending, "version", version)
-
-	// The gateway stops first (flushing into the outbox), then the
-	// transport publishes "offline" and disconnects.
-	gctx, stopGateway := context.WithCancel(context.Background())
-	defer stopGateway()
-	eg, ectx := errgroup.WithContext(gctx)
-	eg.Go(func() error { return cl.Run(ectx) })
-	eg.Go(func() error {
-		err := g.Run(ctx)
-		stopGateway()
-		return err
-	})
-	err = eg.Wait()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
-}
-
-// transport lets the gateway be built before its MQTT client.
-type transport struct{ c *mqttconn.Client }
-
-func (t *transport) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
-	return t.c.Publish(ctx, topic, payload, retained)
+	return mqttconn.RunNode(ctx, mqttconn.NodeOptions{Gateway: cfg.gatewayOptions(version), MQTT: mo, Meter: meter,
+		Sync: gateway.KernelSync{Source: cfg.ClockSource}, Outbox: box, Key: key, Log: log})
 }
