@@ -67,8 +67,30 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 		return fmt.Errorf("central: evidence key: %w", err)
 	}
 	w.svc = &workflowapi.Service{Cases: c, Alerts: cs, Registry: workflowapi.RegistryFunc(reg.Current), Readings: st,
-		Batches: st, Codes: set, Key: key, Software: "sossego central", Log: log.With("componente", "fiscalização")}
+		Batches: st, Codes: set, Key: key, Software: "sossego central", Log: log.With("componente", "fiscalização"),
+		OnChange: w.publishChange, Assignees: w.fiscais}
 	return nil
+}
+
+// publishChange sends a stored workflow change to the fiscais' live feed.
+func (w *web) publishChange(c workflowapi.Change) {
+	w.hub.PublishCase(dashboard.CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State,
+		By: c.By, Assignee: c.Assignee, Title: c.Title, At: c.At})
+}
+
+// fiscais lists the active fiscais: who an alert may be assigned to.
+func (w *web) fiscais(ctx context.Context) ([]string, error) {
+	all, err := w.users.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range all {
+		if u.Role == users.Fiscal && !u.Disabled {
+			out = append(out, u.Name)
+		}
+	}
+	return out, nil
 }
 
 // register mounts the UI, login and live feed, and the JSON API behind

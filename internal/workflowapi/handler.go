@@ -49,6 +49,7 @@ func New(svc *Service, user UserFunc) *Handler {
 		notice.ActEscalate, notice.ActCancel, notice.ActDecide} {
 		h.mux.HandleFunc("POST /api/v1/notices/{id}/"+string(a), h.act(h.step(a)))
 	}
+	h.triageRoutes()
 	return h
 }
 
@@ -57,7 +58,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 // Routes lists the patterns, for mounting on another mux.
 func Routes() []string {
-	return []string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/notices/", "/api/v1/parties/"}
+	return append([]string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/notices/", "/api/v1/parties/"}, triagePatterns...)
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, u User) error
@@ -232,6 +233,7 @@ func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) e
 	if err != nil {
 		return err
 	}
+	h.docChanged("draft", doc, u, doc.Draft.Prepared)
 	v, err := h.view(r, doc, true)
 	if err != nil {
 		return err
@@ -279,6 +281,10 @@ func (h *Handler) step(k notice.ActionKind) handlerFunc {
 		next, auto, err := h.svc.Cases.Apply(r.Context(), c, doc.ID, a)
 		if err != nil {
 			return err
+		}
+		h.docChanged(string(k), next, u, a.At)
+		if auto != nil {
+			h.docChanged("draft", *auto, u, a.At)
 		}
 		v, err := h.view(r, next, true)
 		if err != nil {

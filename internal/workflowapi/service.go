@@ -81,6 +81,11 @@ type Service struct {
 	Software string
 	Now      func() time.Time
 	Log      *slog.Logger
+	// OnChange, if set, is told of every stored workflow change (ack.go).
+	OnChange func(Change)
+	// Assignees, if set, lists the user ids an alert may be assigned to
+	// (the active fiscais); nil accepts any user name.
+	Assignees func(ctx context.Context) ([]string, error)
 }
 
 // ErrNotFound is wrapped when an alert, sensor or document is unknown.

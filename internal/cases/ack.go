@@ -1,0 +1,210 @@
+package cases
+
+// Alert handling: before (and besides) any document, a fiscal acknowledges
+// an alert ("reconhecido": someone is on it) and assigns it to a fiscal.
+// Both are kept per alert in cases_alert_triage and every change appends an
+// entry to the same hash-chained audit trail as the documents, with the
+// alert id as its document_id (alert ids, "sensor/instant", never collide
+// with document numbers such as "lapa-NP-2026-000001").
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sossego/sossego/alerts/notice"
+)
+
+// The triage table is migration 2. It is appended here, after the literal
+// in cases.go, so a later migration must be appended after it (and uses IF
+// NOT EXISTS so that re-running it is harmless).
+func init() {
+	migrations = append(migrations, `
+CREATE TABLE IF NOT EXISTS cases_alert_triage (
+	alert_id    TEXT PRIMARY KEY,
+	acked_by    TEXT NOT NULL DEFAULT '',
+	acked_name  TEXT NOT NULL DEFAULT '',
+	acked_at    INTEGER NOT NULL DEFAULT 0, -- unix ms; 0 = not acknowledged
+	assignee    TEXT NOT NULL DEFAULT '',
+	assigned_by TEXT NOT NULL DEFAULT '',
+	assigned_at INTEGER NOT NULL DEFAULT 0,
+	updated_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS cases_alert_triage_by_update ON cases_alert_triage(updated_at);
+`)
+}
+
+// Triage is how the fiscais are handling an alert.
+type Triage struct {
+	AlertID    string    `json:"alert_id"`
+	AckedBy    string    `json:"acked_by,omitempty"` // user id
+	AckedName  string    `json:"acked_name,omitempty"`
+	AckedAt    time.Time `json:"acked_at,omitzero"`
+	Assignee   string    `json:"assignee,omitempty"` // user id of the fiscal in charge
+	AssignedBy string    `json:"assigned_by,omitempty"`
+	AssignedAt time.Time `json:"assigned_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+}
+
+// Acked reports whether someone acknowledged the alert.
+func (t Triage) Acked() bool { return !t.AckedAt.IsZero() }
+
+// MaxAssigneeLen bounds an assignee's user name.
+const MaxAssigneeLen = 64
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+const triageCols = `alert_id, acked_by, acked_name, acked_at, assignee, assigned_by, assigned_at, updated_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanTriage(r rowScanner) (Triage, error) {
+	var t Triage
+	var acked, assigned, updated int64
+	if err := r.Scan(&t.AlertID, &t.AckedBy, &t.AckedName, &acked, &t.Assignee, &t.AssignedBy, &assigned, &updated); err != nil {
+		return Triage{}, err
+	}
+	t.AckedAt, t.AssignedAt, t.UpdatedAt = fromMS(acked), fromMS(assigned), fromMS(updated)
+	return t, nil
+}
+
+func getTriage(ctx context.Context, q queryer, alertID string) (Triage, error) {
+	t, err := scanTriage(q.QueryRowContext(ctx, `SELECT `+triageCols+` FROM cases_alert_triage WHERE alert_id = ?`, alertID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Triage{AlertID: alertID}, nil
+	}
+	if err != nil {
+		return Triage{}, fmt.Errorf("cases: triage: %w", err)
+	}
+	return t, nil
+}
+
+// Triage returns the handling of an alert; an alert nobody touched yet has
+// only its AlertID set.
+func (s *Store) Triage(ctx context.Context, alertID string) (Triage, error) {
+	return getTriage(ctx, s.db, alertID)
+}
+
+// Triages returns the handling of the alerts touched most recently, newest
+// first (limit ≤ 0: 500).
+func (s *Store) Triages(ctx context.Context, limit int) ([]Triage, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+triageCols+` FROM cases_alert_triage ORDER BY updated_at DESC, alert_id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cases: triages: %w", err)
+	}
+	defer rows.Close()
+	out := []Triage{}
+	for rows.Next() {
+		t, err := scanTriage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("cases: triages: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func saveTriage(ctx context.Context, tx queryer, t Triage) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO cases_alert_triage (`+triageCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (alert_id) DO UPDATE SET acked_by = excluded.acked_by, acked_name = excluded.acked_name, acked_at = excluded.acked_at,
+		assignee = excluded.assignee, assigned_by = excluded.assigned_by, assigned_at = excluded.assigned_at, updated_at = excluded.updated_at`,
+		t.AlertID, t.AckedBy, t.AckedName, ms(t.AckedAt), t.Assignee, t.AssignedBy, ms(t.AssignedAt), ms(t.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("cases: triage: %w", err)
+	}
+	return nil
+}
+
+// Ack records that actor acknowledged the alert at at, with an audit entry.
+// Acknowledging an alert already acknowledged changes nothing and reports
+// changed = false (the first acknowledgement stands).
+func (s *Store) Ack(ctx context.Context, alertID string, actor notice.Actor, at time.Time) (t Triage, changed bool, err error) {
+	if strings.TrimSpace(alertID) == "" {
+		return Triage{}, false, errors.New("cases: ack: empty alert id")
+	}
+	err = s.triageTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getTriage(ctx, tx, alertID)
+		if err != nil {
+			return err
+		}
+		t = cur
+		if cur.Acked() {
+			return nil
+		}
+		t.AckedBy, t.AckedName, t.AckedAt, t.UpdatedAt = actor.ID, actor.Name, at, at
+		if err := saveTriage(ctx, tx, t); err != nil {
+			return err
+		}
+		changed = true
+		detail, _ := json.Marshal(map[string]string{"alert_id": alertID})
+		return appendAudit(ctx, tx, Entry{DocumentID: alertID, At: at, Actor: actor, Action: "ack", Detail: detail})
+	})
+	return t, changed, err
+}
+
+// Assign makes assignee (a user id) the fiscal in charge of the alert, with
+// an audit entry naming the previous assignee. Assigning the same person
+// again changes nothing (changed = false).
+func (s *Store) Assign(ctx context.Context, alertID, assignee string, actor notice.Actor, at time.Time) (t Triage, changed bool, err error) {
+	assignee = strings.TrimSpace(assignee)
+	switch {
+	case strings.TrimSpace(alertID) == "":
+		return Triage{}, false, errors.New("cases: assign: empty alert id")
+	case assignee == "":
+		return Triage{}, false, fmt.Errorf("%w: informe a quem atribuir o alerta (usuário de um fiscal)", notice.ErrInput)
+	case len(assignee) > MaxAssigneeLen:
+		return Triage{}, false, fmt.Errorf("%w: nome de usuário com mais de %d caracteres", notice.ErrInput, MaxAssigneeLen)
+	}
+	err = s.triageTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getTriage(ctx, tx, alertID)
+		if err != nil {
+			return err
+		}
+		t = cur
+		if cur.Assignee == assignee {
+			return nil
+		}
+		t.Assignee, t.AssignedBy, t.AssignedAt, t.UpdatedAt = assignee, actor.ID, at, at
+		if err := saveTriage(ctx, tx, t); err != nil {
+			return err
+		}
+		changed = true
+		detail, _ := json.Marshal(map[string]string{"alert_id": alertID, "assignee": assignee, "previous": cur.Assignee})
+		return appendAudit(ctx, tx, Entry{DocumentID: alertID, At: at, Actor: actor, Action: "assign", Detail: detail})
+	})
+	return t, changed, err
+}
+
+func (s *Store) triageTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cases: triage: %w", err)
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cases: triage: %w", err)
+	}
+	return nil
+}
