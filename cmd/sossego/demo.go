@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sossego/sossego/alerts"
+	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/sim"
+	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/gateway/mqttconn"
+	"github.com/sossego/sossego/internal/central"
+	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+func init() {
+	register("demo", "demonstração: serviço central + 4 gateways simulados (o que `make run` inicia)", runDemo)
+}
+
+// demoGateway is one simulated gateway of the demonstration.
+type demoGateway struct {
+	ID, Municipality, Name      string
+	Sensor, Zone, Address       string
+	Lat, Lon                    float64
+	Grade, Model, Serial        string
+	EstName, EstDoc, EstAddress string
+	EstType, Mechanism          string
+	Scenario                    sim.Scenario
+	// SimStart is how far before the scenario's key moment the simulation
+	// starts (the bar's music starts at 22:00 simulated time).
+	SimStart string // HH:MM:SS local, "" = follow the wall clock
+	PublicKey, PasswordHash     string
+}
+
+var demoGateways = []demoGateway{
+	{ID: "lapa-centro-01", Municipality: "lapa", Name: "Gateway Centro Histórico da Lapa",
+		Sensor: "lapa-bar-01", Zone: "other", Address: "Rua XV de Novembro, 100, Centro, Lapa - PR", Lat: -25.7697, Lon: -49.7158,
+		Grade: "class1", Model: "NTi XL2 (simulado)", Serial: "SIM-LAPA-BAR",
+		EstName: "Bar do Tropeiro Ltda (fictício)", EstDoc: "12.345.678/0001-95", EstAddress: "Rua XV de Novembro, 98, Centro, Lapa - PR",
+		EstType: "bar", Mechanism: "sound_system", Scenario: sim.BarMusic, SimStart: "21:59:50"},
+	{ID: "lapa-saude-01", Municipality: "lapa", Name: "Gateway Hospital Regional da Lapa",
+		Sensor: "lapa-hospital-01", Zone: "hospital_surroundings", Address: "Rua Barão do Rio Branco, 300, Lapa - PR", Lat: -25.7712, Lon: -49.7189,
+		Grade: "screening", Model: "PCBA-DBM-r3 (simulado)", Serial: "SIM-LAPA-HOSP",
+		EstName: "Igreja Exemplo (fictícia)", EstDoc: "11.222.333/0001-81", EstAddress: "Rua Barão do Rio Branco, 310, Lapa - PR",
+		EstType: "church_or_temple", Mechanism: "sound_system", Scenario: sim.QuietNight},
+	{ID: "macabu-praca-01", Municipality: "conceicao-de-macabu", Name: "Gateway Praça de Conceição de Macabu",
+		Sensor: "macabu-praca-01", Zone: "other", Address: "Praça José Bonifácio, Centro, Conceição de Macabu - RJ", Lat: -22.0850, Lon: -41.8680,
+		Grade: "class1", Model: "NTi XL2 (simulado)", Serial: "SIM-MACABU-PRACA",
+		EstName: "Restaurante Exemplo (fictício)", EstDoc: "98.765.432/0001-98", EstAddress: "Praça José Bonifácio, 12, Centro, Conceição de Macabu - RJ",
+		EstType: "restaurant", Mechanism: "live_music", Scenario: sim.BarMusic, SimStart: "22:00:30"},
+	{ID: "macabu-obra-01", Municipality: "conceicao-de-macabu", Name: "Gateway Rua da Obra",
+		Sensor: "macabu-obra-01", Zone: "residential", Address: "Rua Teixeira Brandão, 50, Conceição de Macabu - RJ", Lat: -22.0871, Lon: -41.8702,
+		Grade: "class2", Model: "NSRT_mk4 (simulado)", Serial: "SIM-MACABU-OBRA",
+		EstName: "Construtora Exemplo (fictícia)", EstDoc: "45.723.174/0001-10", EstAddress: "Rua Teixeira Brandão, 52, Conceição de Macabu - RJ",
+		EstType: "construction_site", Mechanism: "machinery", Scenario: sim.Construction},
+}
+
+var demoRegistry = template.Must(template.New("r").Parse(`# Cadastro da demonstração (gerado por sossego demo; chaves derivadas da semente pública "sossego-demo").
+version: 1
+gateways:
+{{- range .}}
+  - id: {{.ID}}
+    municipality: {{.Municipality}}
+    name: {{.Name}}
+    public_key: {{.PublicKey}}
+    mqtt_password_hash: {{.PasswordHash}}
+{{- end}}
+sensors:
+{{- range .}}
+  - id: {{.Sensor}}
+    gateway: {{.ID}}
+    zone: {{.Zone}}
+    location: {lat: {{.Lat}}, lon: {{.Lon}}}
+    address: {{.Address}}
+    meter:
+      grade: {{.Grade}}
+      model: {{.Model}}
+      serial: {{.Serial}}
+      calibrated_at: 2026-05-02
+    establishments:
+      - name: {{.EstName}}
+        document: {{.EstDoc}}
+        address: {{.EstAddress}}
+        type: {{.EstType}}
+        mechanism: {{.Mechanism}}
+{{- end}}
+`))
+
+// Demo accounts: printed at start; the demo's data is reset every time.
+var demoUsers = []struct {
+	name, password string
+	role           users.Role
+}{
+	{"fiscal", "fiscal-demo-2026", users.Fiscal},
+	{"operador", "operador-demo-2026", users.Operador},
+	{"admin", "admin-demo-2026", users.Admin},
+}
+
+func runDemo(ctx context.Context, args []string, io stdio) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	dataDir := fs.String("data-dir", "./var/demo", "pasta dos dados da demonstração (apagada e recriada a cada início, salvo --keep)")
+	keep := fs.Bool("keep", false, "mantém os dados de uma demonstração anterior")
+	httpAddr := fs.String("http", central.DefaultHTTP, "endereço do painel e da API")
+	mqttAddr := fs.String("mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido")
+	logLevel := fs.String("log", "warn", "nível de log: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(io.err, "sossego demo: --log %q inválido; use debug, info, warn ou error\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
+	if err := prepareDemo(ctx, *dataDir, *keep); err != nil {
+		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		return 1
+	}
+	cfg := alerts.DefaultConfig()
+	// The demo shortens the lifecycle so that the bar's alert fires within
+	// two minutes of start; production keeps the documented defaults.
+	cfg.Window, cfg.MinDuration, cfg.ResolveTime = 20*time.Second, 20*time.Second, 60*time.Second
+	ready := make(chan central.Addrs, 1)
+	o := central.Options{DataDir: *dataDir, HTTP: *httpAddr, MQTTListen: *mqttAddr, AlertConfig: &cfg, Log: log,
+		Registry: filepath.Join(*dataDir, "registry.yaml"), Ready: func(a central.Addrs) { ready <- a }}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return central.Run(gctx, o) })
+	select {
+	case a := <-ready:
+		printDemoBanner(io, a, *dataDir)
+		for _, d := range demoGateways {
+			g.Go(func() error { return runDemoGateway(gctx, d, a.MQTT, *dataDir, log) })
+		}
+	case <-gctx.Done():
+	}
+	err := g.Wait()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(io.out, "demonstração encerrada.")
+	return 0
+}
+
+// prepareDemo writes the register and the demo users.
+func prepareDemo(ctx context.Context, dir string, keep bool) error {
+	if !keep {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("limpar %s: %w", dir, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	gws := make([]demoGateway, len(demoGateways))
+	var wg sync.WaitGroup
+	var herr error
+	var mu sync.Mutex
+	for i, d := range demoGateways {
+		d.PublicKey = loadgen.PublicKeyBase64(loadgen.DefaultSeed, d.ID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := bcrypt.GenerateFromPassword([]byte(loadgen.Password(loadgen.DefaultSeed, d.ID)), bcrypt.MinCost)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				herr = err
+			}
+			d.PasswordHash = string(h)
+			gws[i] = d
+		}()
+	}
+	wg.Wait()
+	if herr != nil {
+		return herr
+	}
+	var b strings.Builder
+	if err := demoRegistry.Execute(&b, gws); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(b.String()), 0o640); err != nil {
+		return err
+	}
+	us, err := users.OpenDir(ctx, dir, users.Options{})
+	if err != nil {
+		return err
+	}
+	defer us.Close()
+	for _, u := range demoUsers {
+		if _, err := us.Add(ctx, u.name, u.role, u.password, time.Now()); err != nil && !errors.Is(err, users.ErrExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+func printDemoBanner(io stdio, a central.Addrs, dir string) {
+	url := "http://" + a.HTTP
+	fmt.Fprintf(io.out, `
+Sossego — demonstração
+  painel:        %s
+  API:           %s/api/v1   métricas: %s/metrics
+  broker MQTT:   %s
+  dados:         %s (apagados a cada início)
+
+  Entre no painel com:
+`, url, url, url, a.MQTT, dir)
+	for _, u := range demoUsers {
+		fmt.Fprintf(io.out, "    %-9s senha %-20s (%s)\n", u.name, u.password, u.role)
+	}
+	fmt.Fprint(io.out, `
+  4 gateways simulados publicam níveis a cada segundo (Lapa e Conceição de Macabu).
+  Em cerca de 1–2 minutos o bar da Lapa passa do limite do Art. 96 e um alerta aparece em "Alertas".
+  Ctrl-C encerra.
+`)
+}
+
+// runDemoGateway runs one simulated gateway in-process over MQTT.
+func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log *slog.Logger) error {
+	state := filepath.Join(dir, "gateways", d.ID)
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return err
+	}
+	box, err := gateway.OpenOutbox(filepath.Join(state, "outbox.db"), 86400)
+	if err != nil {
+		return err
+	}
+	defer box.Close()
+	opts := &sim.Opts{Scenario: d.Scenario, Seed: int64(len(d.ID)), Grade: bridge.Grade(d.Grade)}
+	if d.SimStart != "" {
+		loc, _ := time.LoadLocation("America/Sao_Paulo")
+		now := time.Now().In(loc)
+		hms, err := time.ParseInLocation("15:04:05", d.SimStart, loc)
+		if err != nil {
+			return err
+		}
+		opts.Start = time.Date(now.Year(), now.Month(), now.Day(), hms.Hour(), hms.Minute(), hms.Second(), 0, loc)
+	}
+	dev, err := sim.New(opts)
+	if err != nil {
+		return err
+	}
+	var meter bridge.Meter = dev
+	if d.SimStart != "" {
+		meter = wallClock{dev}
+	}
+	l := log.With("gateway", d.ID)
+	err = mqttconn.RunNode(ctx, mqttconn.NodeOptions{
+		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 2,
+			BatchMaxAge: 2 * time.Second, Version: "demo"},
+		MQTT:  mqttconn.Options{Broker: broker, Username: d.ID, Password: loadgen.Password(loadgen.DefaultSeed, d.ID)},
+		Meter: meter, Sync: gateway.FixedSync(wire.Clock{Synced: true, OffsetMs: 0.5, Source: "ntp (simulado)"}),
+		Outbox: box, Key: loadgen.Key(loadgen.DefaultSeed, d.ID), Log: l})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("gateway %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// wallClock stamps a simulated meter's samples with the real time: the
+// scenario plays a chosen moment (the bar at 22:00) while every record the
+// central receives is current, as a real meter's would be.
+type wallClock struct{ *sim.Dev }
+
+func (w wallClock) Sense(s *bridge.Sample) error {
+	if err := w.Dev.Sense(s); err != nil {
+		return err
+	}
+	s.At = time.Now()
+	return nil
+}
