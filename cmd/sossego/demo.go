@@ -42,8 +42,8 @@ type demoGateway struct {
 	Scenario                    sim.Scenario
 	// SimStart is how far before the scenario's key moment the simulation
 	// starts (the bar's music starts at 22:00 simulated time).
-	SimStart string // HH:MM:SS local, "" = follow the wall clock
-	PublicKey, PasswordHash     string
+	SimStart                string // HH:MM:SS local, "" = follow the wall clock
+	PublicKey, PasswordHash string
 }
 
 var demoGateways = []demoGateway{
