@@ -50,6 +50,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 		o.Origins = append(o.Origins, v)
 		return nil
 	})
+	fs.StringVar(&o.CodesDir, "codes-dir", "", "pasta com códigos de posturas adicionais (YAML; veja sossego codes validate)")
 	fs.BoolVar(&o.SecureCookies, "secure-cookies", false, "marca o cookie de sessão como Secure (TLS terminado num proxy)")
 	fs.Usage = func() {
 		fmt.Fprintln(io.err, "uso: sossego central [opções]\n\nSem opções: nó único com broker embutido em 127.0.0.1:1883, SQLite em ./var/sossego,\nAPI em http://127.0.0.1:8080/api/v1 e o cadastro de demonstração.\n\nopções:")

@@ -78,6 +78,10 @@ type Options struct {
 
 	Skew, Stale time.Duration // record time checks; defaults from wire
 
+	// CodesDir adds a municipality's own code files (YAML) to the embedded
+	// ones; a file with the id of an embedded code replaces it.
+	CodesDir string
+
 	// Alerts: nil → alerts.DefaultConfig(); DisableAlerts turns the monitor off.
 	AlertConfig   *alerts.Config
 	DisableAlerts bool
@@ -176,7 +180,7 @@ func Run(ctx context.Context, o Options) error {
 	var monitor *alerts.Monitor
 	var cases *casestore.Store
 	var limits alerts.Limits
-	codeSet, err := codes.Builtin()
+	codeSet, err := codes.LoadDir(o.CodesDir)
 	if err != nil {
 		return fmt.Errorf("central: codes: %w", err)
 	}
