@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,51 +87,6 @@ func (f *uiAlerts) ListAlerts(context.Context, AlertFilter) (any, error) {
 	return append([]alerts.Alert{}, f.list...), nil
 }
 
-// uiWorkflow serves the notice routes of the contract the UI uses.
-type uiWorkflow struct {
-	mu       sync.Mutex
-	state    string
-	calls    []string
-	evidence atomic.Int32
-}
-
-func (w *uiWorkflow) register(mux *http.ServeMux, auth *Auth) {
-	notice := func() map[string]any {
-		return map[string]any{"id": "n1", "title": "Notificação Preliminar", "state": w.state, "fields": []map[string]any{
-			{"label": "Notificado", "article": "Art. 334, I", "value": "Bar do Zé Ltda (CNPJ 11.222.333/0001-81)"},
-			{"label": "Fato", "article": "Art. 334, III", "value": "71,2 dB(A) para limite de 45 dB(A)"},
-			{"label": "Agente", "article": "Art. 334, VI", "by_hand": true},
-		}}
-	}
-	step := func(action, from, to string) http.Handler {
-		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.calls = append(w.calls, action)
-			if w.state != from {
-				webError(rw, http.StatusConflict, "transição inválida")
-				return
-			}
-			w.state = to
-			webJSON(rw, http.StatusOK, notice())
-		})
-	}
-	fiscal := func(h http.Handler) http.Handler { return auth.Protect(auth.RequireRole(users.Fiscal)(h)) }
-	mux.Handle("GET /api/v1/alerts/{id}/notice", fiscal(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		webJSON(rw, http.StatusOK, notice())
-	})))
-	mux.Handle("POST /api/v1/notices/{id}/issue", fiscal(step("issue", "draft", "issued")))
-	mux.Handle("POST /api/v1/notices/{id}/ciente", fiscal(step("ciente", "issued", "ciente")))
-	mux.Handle("GET /api/v1/alerts/{id}/evidence", fiscal(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.evidence.Add(1)
-		rw.Header().Set("Content-Type", "application/zip")
-		rw.Header().Set("Content-Disposition", `attachment; filename="evidencias.zip"`)
-		rw.Write([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
-	})))
-}
-
 // uiServer is a fixture with the API mounted and the demo registry.
 type uiServer struct {
 	*fixture
@@ -199,8 +153,7 @@ func newUIServer(t *testing.T, workflow bool) *uiServer {
 	api.Register(apiMux)
 	f.mux.Handle("/api/v1/", f.auth.Protect(f.auth.RequireRole(users.Roles...)(apiMux)))
 	if workflow {
-		u.work = &uiWorkflow{state: "draft"}
-		u.work.register(f.mux, f.auth)
+		u.work = newUIWorkflow(t, u) // the real workflow API (e2e_test.go)
 	}
 	return u
 }
@@ -216,11 +169,8 @@ func (u *uiServer) level(sensor string, laeq float64) {
 	u.hub.PublishLevel(l)
 }
 
-func (u *uiServer) fire(id, sensor string, laeq float64) {
-	a := alerts.Alert{ID: id, Kind: alerts.KindExceedance, State: alerts.StateFiring,
-		SensorInfo: alerts.SensorInfo{Sensor: sensor, Municipality: "lapa", Code: "lapa", Zone: "other", Grade: "class2"},
-		CodeID:     "lapa", CodeVersion: "2020", Article: "Art. 96", Quote: "texto do artigo", Period: "noturno",
-		PeriodLabel: "período noturno", LimitDB: 45, MarginDB: laeq - 45, LAeqDB: laeq, FiringAt: time.Now().UTC()}
+func (u *uiServer) fire(t *testing.T, id, sensor string, laeq float64) {
+	a := exceedance(t, id, sensor, laeq) // e2e_test.go: the rule in force now
 	u.alerts.mu.Lock()
 	u.alerts.list = append(u.alerts.list, a)
 	u.alerts.mu.Unlock()
@@ -280,31 +230,39 @@ func TestUIDesktopFiscal(t *testing.T) {
 
 	// Alerts inbox: a new alert arrives live with sound and notification.
 	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
-	u.fire("lapa-bar-01/1", "lapa-bar-01", 71.2)
+	u.fire(t, "lapa-bar-01/1", "lapa-bar-01", 71.2)
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-bar-01/1"]`, "Art. 96"),
 		dashtest.WaitJS(`window.__beeps === 1 && window.__notifications.length === 1`, "one beep and one notification"),
 		dashtest.WaitText(`#alert-count`, "1"))
-	// Notice draft → issue → ciente; evidence download.
-	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="notice"]`)),
-		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "Notificação Preliminar — minuta"),
-		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "a preencher pelo fiscal"))
+	// Acknowledge; the document draft → stored → issued → ciente; evidence download.
+	const al, nb = `[data-alert="lapa-bar-01/1"]`, `[data-notice="lapa-bar-01/1"]`
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="ack"]`)),
+		dashtest.WaitText(`[data-triage="lapa-bar-01/1"]`, "Reconhecido por fis"),
+		chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
+		dashtest.WaitText(nb+` h3`, "Notificação Preliminar — rascunho"),
+		dashtest.WaitText(nb, "a preencher pelo fiscal"),
+		dashtest.WaitText(nb, "Art. 334, VI"))
 	dashtest.Screenshot(t, ctx, "alerts-desktop")
-	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-notice="lapa-bar-01/1"] [data-action="issue"]`)),
-		dashtest.WaitText(`[data-notice="lapa-bar-01/1"]`, "emitida"),
-		chromedp.Click(chromedp.CSS(`[data-notice="lapa-bar-01/1"] [data-action="ciente"]`)),
-		dashtest.WaitText(`[data-notice="lapa-bar-01/1"] h3`, "ciente"),
-		chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="evidence"]`)),
-		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "Pacote de evidências baixado"),
-		// A route the server lacks degrades with a pt-BR message.
-		chromedp.Click(chromedp.CSS(`[data-alert="lapa-bar-01/1"] [data-action="ack"]`)),
-		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "ainda não está disponível neste servidor"))
-	u.work.mu.Lock()
-	if got := strings.Join(u.work.calls, ","); got != "issue,ciente" {
-		t.Errorf("workflow calls %q", got)
-	}
-	u.work.mu.Unlock()
-	if u.work.evidence.Load() != 1 {
-		t.Errorf("evidence downloads = %d", u.work.evidence.Load())
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
+		dashtest.WaitText(nb+` h3`, "nº lapa-NP-"),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="agent_name"]`), "Ana Fiscal"),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="matricula"]`), "F-1234"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
+		// The prazo the code leaves to the fiscal (Art. 334, III) is required.
+		dashtest.WaitText(nb+` [data-form="issue"] .error`, "Preencha: Prazo"),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "5"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="ciente"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="ciente"] [name="signed_by"]`), "José Proprietário"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="ciente"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "ciente do notificado"),
+		dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"),
+		chromedp.Click(chromedp.CSS(al+` [data-action="evidence"]`)),
+		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "Pacote de evidências baixado"))
+	if got, want := u.work.actions(), "ack:fis,draft:fis,issue:fis,ciente:fis"; got != want {
+		t.Errorf("workflow changes %q, want %q", got, want)
 	}
 
 	// Codes page.
@@ -341,7 +299,7 @@ func TestUIPhoneOperator(t *testing.T) {
 	dashtest.Screenshot(t, ctx, "sensor-phone")
 
 	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
-	u.fire("lapa-hospital-01/1", "lapa-hospital-01", 58)
+	u.fire(t, "lapa-hospital-01/1", "lapa-hospital-01", 58)
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-hospital-01/1"]`, "58,0 dB(A)"),
 		dashtest.WaitJS(`window.__beeps === 1`, "beep"))
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('[data-action]').length`); n != 0 {

@@ -17,6 +17,8 @@
     for (const kid of kids.flat()) if (kid !== null && kid !== undefined && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
     return el;
   };
+  // replaceChildren, leaving out null/undefined/false (conditional parts).
+  const fill = (el, ...kids) => el.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
   const fmtTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
   const fmtHM = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hour12: false });
   const fmtDateTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
@@ -32,7 +34,9 @@
     sensors: new Map(), // id → {id, municipality, gateway, code, zone, address, grade, level, env, limit}
     gateways: new Map(), // id → status
     alerts: new Map(), // id → alert
-    notices: new Map(), // alert id → notice
+    notices: new Map(), // alert id → document view shown (docs/workflow-api.md)
+    triage: new Map(), // alert id → {acked, acked_by, acked_at, assignee, …}
+    assignees: null, // user names of the fiscais an alert may be assigned to
     codes: null,
     codeViews: new Map(),
     filter: localStorage.getItem("sossego.filter") || "",
@@ -82,7 +86,9 @@
     const data = ct.includes("json") ? await resp.json().catch(() => null) : null;
     if (!resp.ok) {
       const msg = (data && (data.erro || data.error)) || resp.statusText || "erro";
-      const missing = resp.status === 404 && !!opts.feature || resp.status === 405 || resp.status === 501;
+      // A route this server lacks (404 from the catch-all, 405, 501) — not a 404 about an unknown alert or document.
+      const unknownRoute = !data || !data.erro || data.erro.startsWith("recurso não encontrado");
+      const missing = resp.status === 404 && !!opts.feature && unknownRoute || resp.status === 405 || resp.status === 501;
       if (resp.status === 401 && path !== "/api/v1/login" && path !== "/api/v1/me") sessionLost("Sua sessão terminou. Entre novamente.");
       throw new ApiError(resp.status, missing ? `${opts.feature || "Esta função"} ainda não está disponível neste servidor (${init.method} ${path.split("?")[0]}).` : msg, missing);
     }
@@ -179,6 +185,11 @@
       const data = await api("/api/v1/alerts?limit=200");
       for (const a of data.alerts || []) S.alerts.set(a.id, a);
     } catch (e) { S.alertsError = e.message; }
+    try {
+      const data = await api("/api/v1/alert-cases", { feature: "A triagem de alertas" });
+      for (const t of data.cases || []) S.triage.set(t.alert_id, t);
+      S.assignees = data.assignees || null;
+    } catch (e) { /* older server: no triage; the buttons say so when used */ }
     updateAlertCount();
   }
 
@@ -250,10 +261,17 @@
     if (S.view && S.view.alert) S.view.alert(a, ev.kind);
   }
   function onCase(c) {
+    if (c.alert_id && (c.action === "ack" || c.action === "assign")) {
+      const t = Object.assign({ alert_id: c.alert_id }, S.triage.get(c.alert_id));
+      if (c.action === "ack" && !t.acked) Object.assign(t, { acked: true, acked_by: c.by, acked_name: c.by, acked_at: c.at });
+      if (c.action === "assign") Object.assign(t, { assignee: c.assignee, assigned_by: c.by, assigned_at: c.at });
+      S.triage.set(c.alert_id, t);
+    }
     if (S.view && S.view.caseUpdate) S.view.caseUpdate(c);
-    const who = c.by ? ` por ${c.by}` : "";
-    const what = { ack: "reconhecido", assign: "atribuído", draft: "minuta criada", issue: "notificação emitida", ciente: "ciente registrado", recusa: "recusa registrada" }[c.action] || c.action;
-    toast(`Alerta ${c.alert_id || ""}: ${what}${who}.`);
+    if (c.by === S.me.user) return; // the acting page already says it
+    const what = CASE_ACTIONS[c.action] || c.action;
+    const doc = c.notice_id ? ` (${c.title ? c.title + " " : ""}${c.notice_id})` : "";
+    toast(`Alerta ${c.alert_id || ""}: ${what}${c.action === "assign" && c.assignee ? " a " + c.assignee : ""}${doc} por ${c.by || "outro fiscal"}.`);
   }
   function openAlerts() { return [...S.alerts.values()].filter((a) => a.state === "pending" || a.state === "firing" || (a.kind === "no_data" && a.state !== "resolved" && a.state !== "cancelled")); }
   function updateAlertCount() {
@@ -369,7 +387,7 @@
     const stats = h("div", { class: "stats" });
     const env = h("div", { class: "stats" });
     const msg = h("p", { class: "muted" });
-    root.replaceChildren(
+    fill(root,
       h("p", {}, h("a", { href: "#/" }, "← todos os sensores")),
       head,
       h("div", { class: "panel" }, h("div", { class: "toolbar" }, seg, msg), chartBox,
@@ -550,21 +568,76 @@
   }
 
   // ---- alerts inbox -------------------------------------------------------
+  // The fiscal's workflow API: docs/workflow-api.md (internal/workflowapi).
+  const STEP_LABELS = { issue: "Emitir", ciente: "Registrar ciente", recusa: "Registrar recusa", regularize: "Registrar regularização",
+    auto: "Lavrar auto de infração", cancel: "Descartar minuta", decide: "Registrar julgamento" };
+  const STEP_DONE = { issue: "Documento emitido.", ciente: "Ciente registrado.", recusa: "Recusa registrada com as testemunhas.",
+    regularize: "Regularização registrada.", auto: "Auto de infração lavrado.", cancel: "Minuta descartada.", decide: "Julgamento registrado." };
+  const DEADLINE_STATUS = { waiting: "aguardando início", running: "correndo", expired: "vencido", done: "encerrado", not_allowed: "não cabe" };
+  const CASE_ACTIONS = { ack: "reconhecido", assign: "atribuído", draft: "documento salvo", issue: "documento emitido", ciente: "ciente registrado",
+    recusa: "recusa registrada", regularize: "regularização registrada", auto: "auto de infração lavrado", cancel: "minuta descartada", decide: "julgamento registrado" };
+  const isNoticeKind = (k) => k === "notificacao_preliminar" || k === "intimacao_preliminar" || k === "notificacao_intimacao";
+  const alertPath = (id) => "/api/v1/alerts/" + encodeURIComponent(id);
+  const docPath = (id) => "/api/v1/notices/" + encodeURIComponent(id);
+
+  function triageText(id) {
+    const t = S.triage.get(id);
+    const parts = [];
+    if (t && t.acked) parts.push(`Reconhecido por ${t.acked_name || t.acked_by}${t.acked_at ? " em " + fmtDateTime.format(new Date(t.acked_at)) : ""}`);
+    else parts.push("Ainda não reconhecido");
+    if (t && t.assignee) parts.push(`atribuído a ${t.assignee}` + (t.assigned_by && t.assigned_by !== t.assignee ? ` (por ${t.assigned_by})` : ""));
+    else parts.push("sem fiscal responsável");
+    return parts.join(" · ");
+  }
+
+  // A small labelled form; fields: [{name, label, type, required, value, min, max, placeholder, hint}].
+  function stepForm(kind, fields, submitLabel, onSubmit, onCancel) {
+    const f = h("form", { class: "step-form", "data-form": kind, novalidate: true });
+    for (const x of fields) {
+      if (x.type === "heading") { f.append(h("p", { class: "form-heading" }, x.label)); continue; }
+      let input;
+      if (x.type === "textarea") input = h("textarea", { name: x.name, rows: 2, placeholder: x.placeholder || "" });
+      else if (x.type === "select") input = h("select", { name: x.name }, x.options.map((o) => h("option", { value: o.value }, o.label)));
+      else input = h("input", { name: x.name, type: x.type || "text", required: !!x.required, min: x.min, max: x.max, placeholder: x.placeholder || "", autocomplete: "off", inputmode: x.type === "number" ? "numeric" : null });
+      if (x.value !== undefined && x.value !== null) input.value = x.value;
+      f.append(h("label", {}, h("span", {}, x.label + (x.required ? " *" : "")), input, x.hint ? h("small", { class: "muted" }, x.hint) : null));
+    }
+    const err = h("p", { class: "error", role: "alert", hidden: true });
+    f.append(err, h("div", { class: "actions" }, h("button", { type: "submit", "data-submit": kind }, submitLabel),
+      onCancel ? h("button", { type: "button", class: "secondary", onclick: onCancel }, "Fechar") : null));
+    f.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const values = {};
+      for (const x of fields) {
+        if (x.type === "heading") continue;
+        const v = f.elements[x.name].value.trim();
+        if (x.required && !v) { err.hidden = false; err.textContent = `Preencha: ${x.label}.`; f.elements[x.name].focus(); return; }
+        values[x.name] = x.type === "number" ? (v === "" ? 0 : Number(v)) : v;
+      }
+      err.hidden = true;
+      const btn = f.querySelector("[data-submit]");
+      btn.disabled = true;
+      try { await onSubmit(values); } catch (e) { err.hidden = false; err.textContent = e.message; } finally { btn.disabled = false; }
+    });
+    return f;
+  }
+
   function alertsView() {
     const root = $("#view");
     const fiscal = S.me.role === "fiscal";
     const list = h("div", { class: "alerts", id: "alert-list" });
     const notifBtn = ("Notification" in window && Notification.permission === "default")
       ? h("button", { type: "button", class: "secondary", onclick: async () => { await Notification.requestPermission(); notifBtn.remove(); } }, "Ativar notificações do navegador") : null;
-    root.replaceChildren(h("h1", {}, "Alertas"),
+    fill(root, h("h1", {}, "Alertas"),
       h("div", { class: "toolbar" }, notifBtn, h("span", { class: "muted" }, fiscal ? "Novos alertas aparecem aqui na hora, com som." : "Somente fiscais podem agir sobre os alertas.")),
       S.alertsError ? h("p", { class: "banner" }, "Lista de alertas indisponível: " + S.alertsError) : null, list);
     S.unseen = 0;
     const items = new Map();
+    const sel = (attr, id) => $(`[${attr}="${CSS.escape(id)}"]`, list);
 
-    function item(a) {
+    function summary(a) {
       const state = a.kind === "no_data" && a.state !== "resolved" ? "no_data" : a.state;
-      const el = h("article", { class: "alert " + a.state + (S.fresh && S.fresh.has(a.id) ? " new" : ""), "data-alert": a.id },
+      return h("div", { class: "summary" },
         h("div", { class: "facts" }, h("span", { class: "state" }, ALERT_STATES[state] || state), h("span", {}, a.municipality || ""),
           h("span", {}, a.firing_at ? "desde " + fmtDateTime.format(new Date(a.firing_at)) : a.pending_at ? "desde " + fmtDateTime.format(new Date(a.pending_at)) : ""),
           a.screening ? h("span", { class: "grade screening" }, "medidor de triagem: indicativo") : null),
@@ -572,60 +645,192 @@
           ` — ${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) (${a.margin_db > 0 ? "+" : ""}${db(a.margin_db)} dB), ${a.period_label || a.period || ""}`),
         a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — código ${a.code_id} (${a.code_version || ""})` : "") : null,
         a.quote ? h("div", { class: "quote" }, "“" + a.quote + "”") : null,
-        a.establishment ? h("div", { class: "muted" }, "Estabelecimento: " + a.establishment) : null,
+        a.establishment ? h("div", { class: "muted" }, "Estabelecimento: " + a.establishment) : null);
+    }
+    function item(a) {
+      const el = h("article", { class: "alert " + a.state + (S.fresh && S.fresh.has(a.id) ? " new" : ""), "data-alert": a.id },
+        summary(a),
+        h("div", { class: "triage muted", "data-triage": a.id }, triageText(a.id)),
         fiscal ? actions(a) : null,
-        h("div", { class: "result", "data-result": a.id }),
+        h("div", { class: "assign-box", "data-assign": a.id, hidden: true }),
+        h("div", { class: "result", "data-result": a.id, role: "status" }),
         h("div", { class: "notice", "data-notice": a.id, hidden: true }));
       return el;
     }
+    function say(id, text, cls = "") { const out = sel("data-result", id); if (out) { out.className = "result " + cls; out.textContent = text; } }
+    async function run(id, fn, ok) {
+      say(id, "enviando…", "muted");
+      try { const msg = await fn(); say(id, msg || ok); } catch (e) { say(id, e.message, "error"); }
+    }
+    function refreshTriage(id) {
+      const line = sel("data-triage", id);
+      if (line) line.textContent = triageText(id);
+      const ack = $(`[data-alert="${CSS.escape(id)}"] [data-action="ack"]`, list);
+      if (ack) ack.disabled = !!(S.triage.get(id) || {}).acked;
+    }
     function actions(a) {
-      const res = () => $(`[data-result="${CSS.escape(a.id)}"]`, list);
-      const run = async (fn, ok) => {
-        const out = res(); out.className = "result muted"; out.textContent = "enviando…";
-        try { await fn(); out.className = "result"; out.textContent = ok; }
-        catch (e) { out.className = "result error"; out.textContent = e.message; }
-      };
-      const enc = encodeURIComponent(a.id);
+      const t = S.triage.get(a.id) || {};
+      const exceedance = a.kind !== "no_data";
       return h("div", { class: "actions" },
-        h("button", { type: "button", "data-action": "ack", onclick: () => run(() => api(`/api/v1/alerts/${enc}/ack`, { method: "POST", body: {}, feature: "Reconhecer alertas" }), "Alerta reconhecido.") }, "Reconhecer"),
-        h("button", { type: "button", class: "secondary", "data-action": "assign", onclick: () => {
-          const who = prompt("Atribuir a qual fiscal? (usuário)", S.me.user);
-          if (who) run(() => api(`/api/v1/alerts/${enc}/assign`, { method: "POST", body: { assignee: who }, feature: "Atribuir alertas" }), "Alerta atribuído a " + who + ".");
-        } }, "Atribuir"),
-        h("button", { type: "button", class: "secondary", "data-action": "notice", onclick: () => run(() => openNotice(a), "Minuta aberta abaixo.") }, "Minuta da notificação"),
-        h("button", { type: "button", class: "secondary", "data-action": "evidence", onclick: () => run(() => download(`/api/v1/alerts/${enc}/evidence`, `evidencias-${a.id}.zip`, "O pacote de evidências"), "Pacote de evidências baixado.") }, "Baixar evidências"));
+        h("button", { type: "button", "data-action": "ack", disabled: !!t.acked, onclick: () => run(a.id, async () => {
+          const v = await api(`${alertPath(a.id)}/ack`, { method: "POST", body: {}, feature: "Reconhecer alertas" });
+          S.triage.set(a.id, v); refreshTriage(a.id);
+        }, "Alerta reconhecido.") }, "Reconhecer"),
+        h("button", { type: "button", class: "secondary", "data-action": "assign", onclick: () => toggleAssign(a) }, "Atribuir"),
+        exceedance ? h("button", { type: "button", class: "secondary", "data-action": "notice", onclick: () => run(a.id, () => openAlertDoc(a.id), "Documento aberto abaixo.") }, "Abrir documento") : null,
+        exceedance ? h("button", { type: "button", class: "secondary", "data-action": "evidence", onclick: () => run(a.id, () => download(`${alertPath(a.id)}/evidence`, `evidencias-${a.id}.zip`, "O pacote de evidências"), "Pacote de evidências baixado.") }, "Baixar evidências") : null);
     }
-    async function openNotice(a) {
-      const box = $(`[data-notice="${CSS.escape(a.id)}"]`, list);
-      const n = await api(`/api/v1/alerts/${encodeURIComponent(a.id)}/notice`, { feature: "A minuta de notificação" });
-      S.notices.set(a.id, n);
-      renderNotice(box, a, n);
-    }
-    function renderNotice(box, a, n) {
+    function toggleAssign(a) {
+      const box = sel("data-assign", a.id);
+      if (!box.hidden) { box.hidden = true; box.replaceChildren(); return; }
+      const t = S.triage.get(a.id) || {};
+      const who = S.assignees && S.assignees.length
+        ? { name: "assignee", label: "Fiscal responsável", type: "select", options: S.assignees.map((u) => ({ value: u, label: u + (u === S.me.user ? " (eu)" : "") })), value: t.assignee || S.me.user }
+        : { name: "assignee", label: "Usuário do fiscal responsável", required: true, value: t.assignee || S.me.user };
+      box.replaceChildren(stepForm("assign", [who], "Atribuir", async (v) => {
+        const res = await api(`${alertPath(a.id)}/assign`, { method: "POST", body: { assignee: v.assignee }, feature: "Atribuir alertas" });
+        S.triage.set(a.id, res); refreshTriage(a.id);
+        box.hidden = true; box.replaceChildren();
+        say(a.id, `Alerta atribuído a ${res.assignee}.`);
+      }, () => { box.hidden = true; box.replaceChildren(); }));
       box.hidden = false;
-      const id = encodeURIComponent(n.id || "");
-      const fields = n.fields || [];
-      const state = n.state || "draft";
-      const res = h("div", { class: "result" });
-      const run = async (fn, ok) => {
-        res.className = "result muted"; res.textContent = "enviando…";
-        try { const out = await fn(); if (out && out.id) { S.notices.set(a.id, out); renderNotice(box, a, out); return; } res.className = "result"; res.textContent = ok; }
-        catch (e) { res.className = "result error"; res.textContent = e.message; }
-      };
-      box.replaceChildren(
-        h("h3", {}, (n.title || "Notificação") + " — " + ({ draft: "minuta", issued: "emitida", ciente: "ciente", recusa: "recusada" }[state] || state)),
-        h("dl", {}, fields.flatMap((f) => [h("dt", {}, f.label + (f.article ? ` (${f.article})` : "")), h("dd", { class: f.by_hand && !f.value ? "byhand" : "" }, f.value || (f.by_hand ? "a preencher pelo fiscal" : "—"))])),
-        h("div", { class: "actions" },
-          state === "draft" ? h("button", { type: "button", "data-action": "issue", onclick: () => run(() => api(`/api/v1/notices/${id}/issue`, { method: "POST", body: {}, feature: "Emitir notificações" }), "Notificação emitida.") }, "Emitir") : null,
-          state === "issued" ? h("button", { type: "button", "data-action": "ciente", onclick: () => run(() => api(`/api/v1/notices/${id}/ciente`, { method: "POST", body: {}, feature: "Registrar ciente" }), "Ciente registrado.") }, "Registrar ciente") : null,
-          state === "issued" ? h("button", { type: "button", class: "secondary", "data-action": "recusa", onclick: () => {
-            const w1 = prompt("Recusa: nome e documento da 1ª testemunha"); if (!w1) return;
-            const w2 = prompt("Recusa: nome e documento da 2ª testemunha"); if (!w2) return;
-            run(() => api(`/api/v1/notices/${id}/recusa`, { method: "POST", body: { witnesses: [w1, w2] }, feature: "Registrar recusa" }), "Recusa registrada com duas testemunhas.");
-          } }, "Registrar recusa") : null,
-          h("button", { type: "button", class: "secondary", "data-action": "pdf", onclick: () => run(() => download(`/api/v1/notices/${id}/pdf`, `notificacao-${n.id || a.id}.pdf`, "O PDF da notificação"), "PDF baixado.") }, "Baixar PDF")),
-        res);
     }
+
+    // The alert's document: the stored one, or a fresh draft.
+    async function openAlertDoc(alertId) {
+      const v = await api(`${alertPath(alertId)}/notice`, { feature: "O documento do alerta" });
+      renderDoc(alertId, v);
+    }
+    async function openDoc(alertId, docId) {
+      const v = await api(docPath(docId), { feature: "O documento" });
+      renderDoc(alertId, v);
+    }
+    function renderDoc(alertId, v) {
+      const box = sel("data-notice", alertId);
+      if (!box) return;
+      S.notices.set(alertId, v);
+      const d = v.draft || {};
+      box.hidden = false;
+      box.dataset.doc = v.stored ? v.id : "";
+      box.dataset.state = v.state;
+      const res = h("div", { class: "result", "data-doc-result": "", role: "status" });
+      const formBox = h("div", { class: "form-box" });
+      const sayDoc = (text, cls = "") => { res.className = "result " + cls; res.textContent = text; };
+      const act = async (fn, ok) => {
+        sayDoc("enviando…", "muted");
+        try { const msg = await fn(); if (res.isConnected) sayDoc(msg || ok); else { const r2 = $("[data-doc-result]", sel("data-notice", alertId)); if (r2) { r2.className = "result"; r2.textContent = msg || ok; } } }
+        catch (e) { sayDoc(e.message, "error"); }
+      };
+      const post = (path, body, feature) => api(path, { method: "POST", body, feature });
+      const after = (out, msg) => { renderDoc(alertId, out.notice || out); const r2 = $("[data-doc-result]", sel("data-notice", alertId)); if (r2) { r2.className = "result"; r2.textContent = msg; } };
+      const id = v.id;
+      const step = (k, body) => post(`${docPath(id)}/${k}`, body, STEP_LABELS[k]);
+
+      const prazoField = (d.fields || []).find((f) => f.id === "prazo");
+      const needsPrazo = isNoticeKind(d.kind) && ((prazoField && prazoField.by_hand) || d.prazo_days_max > 0);
+      const agentFields = () => [
+        { name: "agent_name", label: "Nome do agente fiscal", required: true, value: localStorage.getItem("sossego.agent") || "" },
+        { name: "matricula", label: "Matrícula", required: true, value: localStorage.getItem("sossego.matricula") || "" }];
+      const rememberAgent = (x) => { localStorage.setItem("sossego.agent", x.agent_name); localStorage.setItem("sossego.matricula", x.matricula); };
+      const closeForm = () => formBox.replaceChildren();
+      const forms = {
+        issue: () => stepForm("issue", [...agentFields(),
+          ...(needsPrazo ? [{ name: "prazo_days", label: "Prazo para regularização (dias)", type: "number", required: !!(prazoField && prazoField.by_hand), min: 1, max: d.prazo_days_max || null,
+            hint: (prazoField ? prazoField.article + ": " + prazoField.label : "") + (d.prazo_days_max ? ` — no máximo ${d.prazo_days_max} dias` : "") }] : [])],
+        "Emitir " + (d.title || "documento"), async (x) => {
+          rememberAgent(x);
+          const body = { agent_name: x.agent_name, matricula: x.matricula };
+          if (needsPrazo) body.prazo_days = x.prazo_days;
+          after(await step("issue", body), STEP_DONE.issue);
+        }, closeForm),
+        ciente: () => stepForm("ciente", [{ name: "signed_by", label: "Nome de quem apôs o ciente", required: true }], "Registrar ciente",
+          async (x) => after(await step("ciente", { signed_by: x.signed_by }), STEP_DONE.ciente), closeForm),
+        recusa: () => {
+          const n = Math.max(2, d.witnesses_on_refusal || 0);
+          const fs = [];
+          for (let i = 1; i <= n; i++) {
+            const req = i <= (d.witnesses_on_refusal || 0);
+            fs.push({ type: "heading", label: `${i}ª testemunha` },
+              { name: `w${i}_name`, label: "Nome", required: req }, { name: `w${i}_doc`, label: "Documento (CPF ou RG)", required: req });
+          }
+          fs.push({ name: "note", label: "Observação", type: "textarea" });
+          return stepForm("recusa", fs, "Registrar recusa", async (x) => {
+            const witnesses = [];
+            for (let i = 1; i <= n; i++) if (x[`w${i}_name`] || x[`w${i}_doc`]) witnesses.push({ name: x[`w${i}_name`], document: x[`w${i}_doc`] });
+            const body = { witnesses };
+            if (x.note) body.note = x.note;
+            after(await step("recusa", body), STEP_DONE.recusa);
+          }, closeForm);
+        },
+        regularize: () => stepForm("regularize", [{ name: "note", label: "Como a situação foi regularizada", type: "textarea" }], "Registrar regularização",
+          async (x) => after(await step("regularize", x.note ? { note: x.note } : {}), STEP_DONE.regularize), closeForm),
+        auto: () => v.state === "draft"
+          ? stepForm("auto", [{ type: "heading", label: `Risco iminente (${d.not_when || ""}): o auto é lavrado sem ${d.title || "notificação"}.` }, ...agentFields()], "Lavrar auto de infração",
+            async (x) => { rememberAgent(x); const out = await step("auto", { imminent_risk: true, agent_name: x.agent_name, matricula: x.matricula }); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm)
+          : stepForm("auto", [{ type: "heading", label: "Lavrar o auto de infração com referência a este documento." }], "Lavrar auto de infração",
+            async () => { const out = await step("auto", {}); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm),
+        cancel: () => stepForm("cancel", [{ name: "note", label: "Motivo do descarte", type: "textarea" }], "Descartar minuta",
+          async (x) => after(await step("cancel", x.note ? { note: x.note } : {}), STEP_DONE.cancel), closeForm),
+        decide: () => stepForm("decide", [{ name: "punished", label: "Decisão", type: "select", options: [{ value: "true", label: "penalidade confirmada (autuado e punido)" }, { value: "false", label: "auto julgado improcedente" }] },
+          { name: "note", label: "Fundamentação", type: "textarea" }], "Registrar julgamento",
+          async (x) => after(await step("decide", { punished: x.punished === "true", note: x.note || undefined }), STEP_DONE.decide), closeForm),
+      };
+      const buttons = [];
+      if (fiscal && !v.stored) {
+        buttons.push(h("button", { type: "button", "data-step": "store", onclick: () => act(async () => {
+          const out = await post(`${alertPath(alertId)}/notice`, undefined, "Salvar a minuta");
+          after(out, `Minuta salva como ${out.id}.`);
+        }, "") }, "Salvar minuta"));
+      }
+      if (fiscal && v.stored) {
+        for (const k of v.actions || []) {
+          if (!forms[k]) continue;
+          buttons.push(h("button", { type: "button", class: k === "cancel" ? "secondary" : "", "data-step": k, onclick: () => { formBox.replaceChildren(forms[k]()); const first = formBox.querySelector("input, textarea, select"); if (first) first.focus(); } }, STEP_LABELS[k]));
+        }
+      }
+      if (v.stored) buttons.push(h("button", { type: "button", class: "secondary", "data-step": "pdf", onclick: () => act(() => download(`${docPath(id)}/pdf`, `${id}.pdf`, "O PDF do documento"), "PDF baixado.") }, "Baixar PDF"));
+      for (const kid of v.children || []) buttons.push(h("button", { type: "button", class: "secondary", "data-open-doc": kid, onclick: () => act(() => openDoc(alertId, kid), "") }, "Abrir " + kid));
+      if (d.refers_to && d.refers_to.id) buttons.push(h("button", { type: "button", class: "secondary", "data-open-doc": d.refers_to.id, onclick: () => act(() => openDoc(alertId, d.refers_to.id), "") }, "Abrir " + d.refers_to.id));
+
+      const pen = d.penalty || {}, nc = d.on_non_compliance;
+      const field = (f) => {
+        const pending = f.pending || (f.by_hand && !f.value);
+        return [h("dt", {}, f.label, f.article ? h("span", { class: "art" }, ` (${f.article})`) : null),
+          h("dd", { class: pending ? "byhand" : "", "data-field-id": f.id }, pending ? "a preencher pelo fiscal" : f.value)];
+      };
+      const people = [];
+      if (v.agent) people.push(`Agente fiscal: ${v.agent.name}, matrícula ${v.agent.matricula}`);
+      if (v.issued_at) people.push("Emitido em " + fmtDateTime.format(new Date(v.issued_at)));
+      if (v.signed_by) people.push(`Ciente de ${v.signed_by}` + (v.ciencia_at ? " em " + fmtDateTime.format(new Date(v.ciencia_at)) : ""));
+      if (v.witnesses && v.witnesses.length) people.push(`Recusa${v.ciencia_at ? " em " + fmtDateTime.format(new Date(v.ciencia_at)) : ""}; testemunhas: ` + v.witnesses.map((w) => `${w.name} (${w.document})`).join("; "));
+      if (v.escalated_to) people.push("Auto de infração: " + v.escalated_to);
+      const dls = v.deadlines || [];
+      fill(box,
+        h("h3", {}, `${d.title || "Documento"}${v.id ? " nº " + v.id : ""} — `, h("span", { "data-doc-state": v.state }, v.state_label || v.state)),
+        v.stored ? null : h("p", { class: "banner" }, "Minuta preparada pelo sistema, ainda não salva: salve-a para numerar, emitir e gerar o PDF."),
+        h("p", { class: "muted" }, [d.article, d.code_title, d.code_version ? "versão " + d.code_version : "", d.department].filter(Boolean).join(" — ")),
+        d.refers_to ? h("p", {}, `Refere-se a ${d.refers_to.title || ""} ${d.refers_to.id}`) : null,
+        h("dl", { class: "fields" }, (d.fields || []).flatMap(field)),
+        h("h4", {}, "Penalidade"),
+        h("p", { "data-penalty": "" }, pen.text || "—"),
+        nc ? h("p", {}, h("b", {}, "Se não regularizar no prazo: "), nc.text) : null,
+        (nc && nc.appeal_note) || pen.appeal_note ? h("p", { class: "muted" }, (nc && nc.appeal_note) || pen.appeal_note) : null,
+        people.length ? h("ul", { class: "people" }, people.map((p) => h("li", {}, p))) : null,
+        h("h4", {}, "Prazos"),
+        dls.length ? h("div", { class: "table-wrap" }, h("table", { class: "deadlines", "data-deadlines": "" },
+          h("thead", {}, h("tr", {}, h("th", {}, "prazo"), h("th", {}, "dias"), h("th", {}, "último dia"), h("th", {}, "situação"))),
+          h("tbody", {}, dls.map((x) => h("tr", { "data-deadline": x.id },
+            h("td", {}, x.label, x.article ? h("span", { class: "art" }, ` (${x.article})`) : null, x.note ? h("div", { class: "muted" }, x.note) : null),
+            h("td", {}, x.days ? `${x.days}${x.business_days ? " úteis" : ""}` : "—"),
+            h("td", {}, x.last_day || "—"),
+            h("td", { class: "dl-" + x.status }, DEADLINE_STATUS[x.status] || x.status))))))
+          : h("p", { class: "muted" }, "Nenhum prazo corre a partir deste documento."),
+        (d.notes || []).length ? h("ul", { class: "notes muted" }, d.notes.map((n) => h("li", {}, n))) : null,
+        fiscal && v.stored && !(v.actions || []).length ? h("p", { class: "muted" }, "Nenhuma ação cabe agora neste documento.") : null,
+        h("div", { class: "actions" }, buttons),
+        formBox, res);
+    }
+
     function render() {
       const all = [...S.alerts.values()].sort((a, b) => (b.firing_at || b.pending_at || "").localeCompare(a.firing_at || a.pending_at || ""));
       items.clear();
@@ -635,14 +840,25 @@
     return {
       alert(a) {
         const old = items.get(a.id);
-        const el = item(S.alerts.get(a.id));
-        if (old) old.replaceWith(el); else if (items.size === 0) render(); else list.prepend(el);
-        items.set(a.id, el);
+        const cur = S.alerts.get(a.id);
+        if (old) {
+          // Keep the open document and forms: replace only the summary.
+          old.className = "alert " + cur.state + (S.fresh && S.fresh.has(a.id) ? " new" : "");
+          old.querySelector(".summary").replaceWith(summary(cur));
+          return;
+        }
+        const el = item(cur);
+        if (items.size === 0) render(); else { list.prepend(el); items.set(a.id, el); }
       },
       caseUpdate(c) {
-        const box = c.alert_id && $(`[data-notice="${CSS.escape(c.alert_id)}"]`, list);
-        const n = S.notices.get(c.alert_id);
-        if (box && n && c.state) { n.state = c.state; renderNotice(box, S.alerts.get(c.alert_id) || { id: c.alert_id }, n); }
+        if (!c.alert_id) return;
+        refreshTriage(c.alert_id);
+        // Another fiscal changed the document on screen: show the new state.
+        const box = sel("data-notice", c.alert_id);
+        if (box && !box.hidden && c.by !== S.me.user && c.notice_id) {
+          const shown = box.dataset.doc;
+          if (!shown || shown === c.notice_id) openDoc(c.alert_id, c.notice_id).catch((e) => say(c.alert_id, e.message, "error"));
+        }
       },
     };
   }
@@ -695,7 +911,7 @@
         periods.map((p) => h("td", {}, cell(z, p).map((r) => h("div", { title: r.quote }, h("b", {}, db(r.limit_db) + " dB(A)"), " ", r.article)))))))))
       : h("p", { class: "muted" }, "Este código não fixa limite numérico em decibéis.");
     const rules = c.rules.filter((r) => r.kind !== "out_of_scope");
-    body.replaceChildren(
+    fill(body,
       h("p", {}, h("b", {}, c.title), " — ", c.law_title, " — versão ", c.version, c.in_force ? "" : h("span", { class: "error" }, ` — REVOGADO por ${c.revoked_by}`)),
       h("h2", {}, "Limites de nível (LAeq; infração só acima do limite)"), limits,
       h("h2", {}, "Horários, proibições e demais regras"),

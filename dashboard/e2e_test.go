@@ -1,0 +1,156 @@
+package dashboard
+
+// The UI tests run against the real fiscal's workflow API
+// (internal/workflowapi over a real SQLite case store and the demo
+// registry), mounted on the test server exactly as internal/central mounts
+// it, with the change feed published to the hub. The full-system test
+// (internal/central/e2e_test.go) drives the same UI against the whole
+// central service.
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/workflowapi"
+)
+
+// GetAlert makes the test's alert list the workflow's alert store.
+func (f *uiAlerts) GetAlert(_ context.Context, id string) (alerts.Alert, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.list {
+		if a.ID == id {
+			return a, nil
+		}
+	}
+	return alerts.Alert{}, fmt.Errorf("alerta %q desconhecido", id)
+}
+
+// allRecords adapts the in-memory readings (whose limit is strict) to the
+// workflow's Readings, where limit 0 means every record.
+type allRecords struct{ r *uiReadings }
+
+func (a allRecords) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error) {
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	return a.r.Records(ctx, sensor, from, to, limit)
+}
+
+// uiWorkflow is the real workflow API plus a record of its change feed.
+type uiWorkflow struct {
+	svc     *workflowapi.Service
+	mu      sync.Mutex
+	changes []workflowapi.Change
+}
+
+// actions lists the change feed as "action:by" items.
+func (w *uiWorkflow) actions() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var s []string
+	for _, c := range w.changes {
+		s = append(s, c.Action+":"+c.By)
+	}
+	return strings.Join(s, ",")
+}
+
+func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
+	t.Helper()
+	cs, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := codes.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &uiWorkflow{}
+	w.svc = &workflowapi.Service{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
+		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler),
+		Assignees: func(context.Context) ([]string, error) { return []string{"fis", "fis2"}, nil },
+		OnChange: func(c workflowapi.Change) {
+			w.mu.Lock()
+			w.changes = append(w.changes, c)
+			w.mu.Unlock()
+			u.hub.PublishCase(CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State, By: c.By,
+				Assignee: c.Assignee, Title: c.Title, At: c.At})
+		}}
+	h := workflowapi.New(w.svc, func(r *http.Request) (workflowapi.User, bool) {
+		s, ok := SessionFrom(r.Context())
+		if !ok {
+			return workflowapi.User{}, false
+		}
+		return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role)}, true
+	})
+	for _, p := range workflowapi.Routes() {
+		u.mux.Handle(p, u.auth.Protect(u.auth.RequireRole(users.Roles...)(h)))
+	}
+	return w
+}
+
+// exceedance builds a firing alert for sensor under the rule in force now,
+// as the alerts monitor would: the last three minutes at laeq.
+func exceedance(t *testing.T, id, sensor string, laeq float64) alerts.Alert {
+	t.Helper()
+	reg, _ := registry.Parse(registry.DemoYAML())
+	s, ok := reg.Sensor(sensor)
+	if !ok {
+		t.Fatalf("sensor %s not in the demo registry", sensor)
+	}
+	set, _ := codes.Builtin()
+	code := s.Code
+	if code == "" {
+		code = s.Municipality()
+	}
+	c, _ := set.Code(code)
+	est, estName := "", ""
+	if len(s.Establishments) > 0 {
+		est, estName = s.Establishments[0].Type, s.Establishments[0].Name
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	l, ok := c.ActiveLimit(s.Zone, est, now)
+	if !ok { // none now (e.g. a mechanism override): any level limit of the zone
+		for _, r := range c.Rules {
+			if r.Kind == codes.KindLevelLimit && r.LimitDBA != nil && slices.Contains(r.Match.Zones, s.Zone) {
+				l = codes.Limit{DBA: *r.LimitDBA, Period: r.Period, PeriodLabel: r.Label, RuleID: r.ID, Article: r.Article, Quote: r.Quote}
+				ok = true
+				break
+			}
+		}
+	}
+	if !ok {
+		t.Fatalf("no level limit for %s", sensor)
+	}
+	return alerts.Alert{ID: id, Kind: alerts.KindExceedance, State: alerts.StateFiring,
+		SensorInfo: alerts.SensorInfo{Sensor: sensor, Gateway: s.Gateway, Municipality: s.Municipality(), Code: code, Zone: s.Zone,
+			Grade: s.Meter.Grade, EstablishmentType: est, Establishment: estName},
+		CodeID: c.ID, CodeVersion: c.Version, RuleID: l.RuleID, Article: l.Article, Quote: l.Quote, Period: l.Period,
+		PeriodLabel: l.PeriodLabel, LimitDB: l.DBA, MarginDB: laeq - l.DBA, LAeqDB: laeq, LAFmaxDB: laeq + 5,
+		WindowStart: now.Add(-3 * time.Minute), WindowEnd: now, PendingAt: now.Add(-3 * time.Minute), FiringAt: now.Add(-time.Minute)}
+}
