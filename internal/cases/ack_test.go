@@ -42,7 +42,9 @@ func TestTriageAckAndAssign(t *testing.T) {
 					t.Errorf("second ack replaced the first: %+v", tr)
 				}
 			}},
-		{"assign", func() (cases.Triage, bool, error) { return s.Assign(ctx, alert, " joao ", fiscal, t0.Add(2*time.Minute)) }, true, nil,
+		{"assign", func() (cases.Triage, bool, error) {
+			return s.Assign(ctx, alert, " joao ", fiscal, t0.Add(2*time.Minute))
+		}, true, nil,
 			func(t *testing.T, tr cases.Triage) {
 				if tr.Assignee != "joao" || tr.AssignedBy != fiscal.ID || !tr.AssignedAt.Equal(t0.Add(2*time.Minute)) || !tr.Acked() {
 					t.Errorf("assign = %+v", tr)
