@@ -52,7 +52,7 @@ func BenchmarkStep(b *testing.B) {
 	lims := alertstest.NewLimits()
 	info := alerts.SensorInfo{Sensor: "s", Municipality: "lapa", Zone: "outras", EstablishmentType: "bar", Grade: "class1"}
 	start := time.Date(2025, 3, 14, 12, 0, 0, 0, lims.Loc)
-	lim, ok, _ := lims.LimitAt("lapa", "outras", "bar", start)
+	lim, ok, _ := lims.LimitAt("lapa", "outras", "bar", "", start)
 	var st alerts.SensorState
 	b.ReportAllocs()
 	for i := range b.N {

@@ -15,13 +15,13 @@ type CodeLimits struct {
 var _ Limits = CodeLimits{}
 
 // LimitAt returns the numeric limit in force for a sensor of code in zone
-// watching an establishment type at t.
-func (c CodeLimits) LimitAt(code, zone, establishment string, t time.Time) (Limit, bool, error) {
+// watching an establishment type whose noise comes from mechanism, at t.
+func (c CodeLimits) LimitAt(code, zone, establishment, mechanism string, t time.Time) (Limit, bool, error) {
 	cd, ok := c.Set.Code(code)
 	if !ok {
 		return Limit{}, false, fmt.Errorf("alerts: código municipal %q desconhecido; use um de %v", code, c.Set.IDs())
 	}
-	l, ok := cd.ActiveLimit(zone, establishment, t)
+	l, ok := cd.ActiveLimitFor(zone, establishment, mechanism, t)
 	if !ok {
 		return Limit{}, false, nil
 	}

@@ -89,7 +89,7 @@ func run(t *testing.T, cfg alerts.Config, ops []op) (alerts.SensorState, []alert
 		case "rec":
 			for i := range o.n {
 				r := reading(start.Add(time.Duration(i)*time.Second), o)
-				lim, ok, lerr := lims.LimitAt(r.Code, r.Zone, r.EstablishmentType, r.T)
+				lim, ok, lerr := lims.LimitAt(r.Code, r.Zone, r.EstablishmentType, r.Mechanism, r.T)
 				in := alerts.RecordInput(r, lim, ok)
 				if lerr != nil {
 					in.LimitErr = lerr.Error()
@@ -408,7 +408,7 @@ func TestWindowEnergyMean(t *testing.T) {
 	var st alerts.SensorState
 	for i, db := range levels {
 		r := reading(at("10:00:00").Add(time.Duration(i)*time.Second), op{db: db})
-		lim, ok, _ := lims.LimitAt("lapa", "outras", "bar", r.T)
+		lim, ok, _ := lims.LimitAt("lapa", "outras", "bar", "", r.T)
 		st, _ = eng.Step(st, alerts.RecordInput(r, lim, ok), r.End())
 		lo := max(0, i-3)
 		var e float64

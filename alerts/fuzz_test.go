@@ -42,7 +42,7 @@ func FuzzStep(f *testing.F) {
 						Grade: grades[b>>6]},
 					T: clock, DurMs: 1000, LAeq: 30 + float64(b&63), LAFmax: 35 + float64(b&63),
 				}
-				lim, ok, lerr := lims.LimitAt("lapa", r.Zone, "bar", r.T)
+				lim, ok, lerr := lims.LimitAt("lapa", r.Zone, "bar", "", r.T)
 				in := alerts.RecordInput(r, lim, ok)
 				if lerr != nil {
 					in.LimitErr = lerr.Error()

@@ -219,7 +219,7 @@ func (m *Monitor) limitFor(e *entry, r Reading) (Limit, bool, error) {
 		!r.T.Before(e.cacheLim.PeriodStart) && r.T.Before(e.cacheLim.PeriodEnd) {
 		return e.cacheLim, e.cacheHas, nil
 	}
-	lim, ok, err := m.limits.LimitAt(code, r.Zone, r.EstablishmentType, r.T)
+	lim, ok, err := m.limits.LimitAt(code, r.Zone, r.EstablishmentType, r.Mechanism, r.T)
 	if err != nil {
 		e.cacheOK = false
 		return Limit{}, false, err

@@ -38,7 +38,7 @@ func sameRegime(a, b Limit) bool {
 // code sets no numeric limit there (then nothing can exceed); err is for
 // lookups that cannot be answered (unknown code or zone).
 type Limits interface {
-	LimitAt(code, zone, establishment string, t time.Time) (lim Limit, ok bool, err error)
+	LimitAt(code, zone, establishment, mechanism string, t time.Time) (lim Limit, ok bool, err error)
 }
 
 // SensorInfo is what the registry says about a sensor; the ingest copies it
@@ -50,6 +50,7 @@ type SensorInfo struct {
 	Code              string `json:"code,omitempty"` // municipal code id; default Municipality
 	Zone              string `json:"zone,omitempty"`
 	EstablishmentType string `json:"establishment_type,omitempty"`
+	Mechanism         string `json:"mechanism,omitempty"`     // codes-eval.md mechanism of the watched source
 	Establishment     string `json:"establishment,omitempty"` // registry name or id of the watched establishment
 	Grade             string `json:"grade"`                   // class1 | class2 | screening
 }

@@ -409,3 +409,28 @@ func TestActiveLimitConcurrent(t *testing.T) {
 		<-done
 	}
 }
+
+func TestActiveLimitForMechanism(t *testing.T) {
+	s := builtinSet(t)
+	cm, _ := s.Code("conceicao-de-macabu")
+	lapa, _ := s.Code("lapa")
+	noon := time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name            string
+		c               *Code
+		zone, est, mech string
+		ok              bool
+	}{
+		{"church sound system: 45 dB", cm, "other", "church_or_temple", "sound_system", true},
+		{"church bells: Art. 57 decides, no level limit", cm, "other", "church_or_temple", "bell", false},
+		{"machinery near a school: Art. 58 decides", cm, "near_school", "construction_site", "machinery", false},
+		{"machinery in an industrial zone: 45 dB", cm, "industrial", "factory", "machinery", true},
+		{"unknown mechanism: 45 dB", cm, "other", "restaurant", "", true},
+		{"lapa bar sound system", lapa, "other", "bar", "sound_system", true},
+	} {
+		_, ok := tc.c.ActiveLimitFor(tc.zone, tc.est, tc.mech, noon)
+		if ok != tc.ok {
+			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package codes
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -32,11 +33,20 @@ type compiledLevel struct {
 	// rule, so that consecutive lookups inside one period need no time-zone
 	// arithmetic. It is a cache of a pure function: safe to share.
 	last *atomic.Pointer[occurrence]
+	// overrides are special rules that displace this limit for a
+	// mechanism (and, when zones is non-zero, only in those zones): e.g.
+	// church bells in Conceição de Macabu are judged by Art. 57, not 45 dB.
+	overrides []override
+}
+
+type override struct {
+	mechs uint64
+	zones uint64
 }
 
 type occurrence struct{ start, end time.Time }
 
-var zoneIndex, estIndex = indexOf(knownZones), indexOf(knownEstablishments)
+var zoneIndex, estIndex, mechIndex = indexOf(knownZones), indexOf(knownEstablishments), indexOf(knownMechanisms)
 
 func indexOf(m map[string]bool) map[string]uint {
 	idx := map[string]uint{}
@@ -80,6 +90,20 @@ func (c *Code) compile() {
 			cl.from, cl.to, cl.fromExcl = mustHM(r.Window.From), mustHM(r.Window.To), r.Window.FromExclusive
 			cl.crossesNite = cl.from >= cl.to
 		}
+		for j := range c.Rules {
+			sp := &c.Rules[j]
+			if !slices.Contains(sp.Overrides, r.ID) || len(sp.Match.Mechanisms) == 0 {
+				continue
+			}
+			var ov override
+			for _, m := range sp.Match.Mechanisms {
+				ov.mechs |= 1 << mechIndex[m]
+			}
+			for _, z := range sp.Match.Zones {
+				ov.zones |= 1 << zoneIndex[z]
+			}
+			cl.overrides = append(cl.overrides, ov)
+		}
 		c.levels = append(c.levels, cl)
 	}
 }
@@ -89,15 +113,25 @@ func (c *Code) compile() {
 // or ok=false when the code sets none (or the law is not in force). It
 // does not allocate.
 func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool) {
+	return c.ActiveLimitFor(zone, establishment, "", t)
+}
+
+// ActiveLimitFor is ActiveLimit for an establishment whose noise comes from
+// a known mechanism (codes-eval.md: sound_system, bell, machinery, …): a
+// special rule that displaces the level limit for that mechanism (bells,
+// works near sensitive uses) leaves no numeric limit, since the hour rule
+// of its own article decides.
+func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time) (Limit, bool) {
 	if !c.Status.InForce {
 		return Limit{}, false
 	}
 	zi, zok := zoneIndex[zone]
 	ei, eok := estIndex[establishment]
+	mi, mok := mechIndex[mechanism]
 	// Fast path: an occurrence computed before still contains t.
 	for i := range c.levels {
 		cl := &c.levels[i]
-		if !cl.hasWindow || !cl.matches(zi, zok, ei, eok) {
+		if !cl.hasWindow || !cl.matches(zi, zok, ei, eok, mi, mok) {
 			continue
 		}
 		if o := cl.last.Load(); o != nil && !t.Before(o.start) && t.Before(o.end) {
@@ -107,11 +141,11 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 		}
 	}
 	lt := t.In(c.loc)
-	h, mi, _ := lt.Clock()
-	m := h*60 + mi
+	h, mn, _ := lt.Clock()
+	m := h*60 + mn
 	for i := range c.levels {
 		cl := &c.levels[i]
-		if !cl.matches(zi, zok, ei, eok) {
+		if !cl.matches(zi, zok, ei, eok, mi, mok) {
 			continue
 		}
 		l := cl.limit(c)
@@ -146,11 +180,21 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 	return Limit{}, false
 }
 
-func (cl *compiledLevel) matches(zi uint, zok bool, ei uint, eok bool) bool {
+func (cl *compiledLevel) matches(zi uint, zok bool, ei uint, eok bool, mi uint, mok bool) bool {
 	if cl.zones != 0 && (!zok || cl.zones&(1<<zi) == 0) {
 		return false
 	}
-	return cl.ests == 0 || (eok && cl.ests&(1<<ei) != 0)
+	if cl.ests != 0 && (!eok || cl.ests&(1<<ei) == 0) {
+		return false
+	}
+	if mok {
+		for _, ov := range cl.overrides {
+			if ov.mechs&(1<<mi) != 0 && (ov.zones == 0 || (zok && ov.zones&(1<<zi) != 0)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (cl *compiledLevel) limit(c *Code) Limit {

@@ -58,7 +58,7 @@ func (l *Limits) Calls() int {
 }
 
 // LimitAt implements alerts.Limits.
-func (l *Limits) LimitAt(code, zone, establishment string, t time.Time) (alerts.Limit, bool, error) {
+func (l *Limits) LimitAt(code, zone, establishment, _ string, t time.Time) (alerts.Limit, bool, error) {
 	l.mu.Lock()
 	l.calls++
 	l.mu.Unlock()

@@ -20,6 +20,7 @@ func sensorInfo(s registry.Sensor, grade string) alerts.SensorInfo {
 		Zone: s.Zone, Grade: grade}
 	if len(s.Establishments) > 0 {
 		info.EstablishmentType = s.Establishments[0].Type
+		info.Mechanism = s.Establishments[0].Mechanism
 		info.Establishment = s.Establishments[0].Name
 	}
 	return info
@@ -37,6 +38,7 @@ func (a alertObserver) Observe(ctx context.Context, r ingest.Reading) {
 		Zone: r.Zone, Grade: r.Grade}
 	if len(r.Establishments) > 0 {
 		info.EstablishmentType = r.Establishments[0].Type
+		info.Mechanism = r.Establishments[0].Mechanism
 		info.Establishment = r.Establishments[0].Name
 	}
 	err := a.m.Observe(ctx, alerts.Reading{SensorInfo: info, T: r.Record.T, DurMs: r.Record.DurMs,
@@ -77,11 +79,11 @@ func (l alertLister) ListAlerts(ctx context.Context, f dashboard.AlertFilter) (a
 // limitFunc gives the API the limit in force from the codes engine.
 func limitFunc(l alerts.Limits) dashboard.LimitFunc {
 	return func(s registry.Sensor, at time.Time) (dashboard.Limit, bool, error) {
-		est := ""
+		est, mech := "", ""
 		if len(s.Establishments) > 0 {
-			est = s.Establishments[0].Type
+			est, mech = s.Establishments[0].Type, s.Establishments[0].Mechanism
 		}
-		lim, ok, err := l.LimitAt(s.Code, s.Zone, est, at)
+		lim, ok, err := l.LimitAt(s.Code, s.Zone, est, mech, at)
 		if err != nil || !ok {
 			return dashboard.Limit{}, ok, err
 		}

@@ -128,11 +128,11 @@ func (f hubFeed) Observe(_ context.Context, r ingest.Reading) {
 		LAeq: dashboard.DB(r.Record.LAeq), LAFmax: dashboard.DB(r.Record.LAFmax), Grade: r.Grade}
 	synced := r.Clock.Synced
 	l.ClockSynced = &synced
-	est := ""
+	est, mech := "", ""
 	if len(r.Establishments) > 0 {
-		est = r.Establishments[0].Type
+		est, mech = r.Establishments[0].Type, r.Establishments[0].Mechanism
 	}
-	if lim, ok, err := f.limits.LimitAt(r.Code, r.Zone, est, r.Record.T); err == nil && ok {
+	if lim, ok, err := f.limits.LimitAt(r.Code, r.Zone, est, mech, r.Record.T); err == nil && ok {
 		db, margin := dashboard.DB(lim.DB), dashboard.DB(r.Record.LAeq-lim.DB)
 		l.Limit, l.Margin = &db, &margin
 		l.Period, l.PeriodLabel, l.PeriodEnd = lim.Period, lim.PeriodLabel, lim.PeriodEnd
