@@ -318,7 +318,7 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.o.Now()
-	to, from := now, now.Add(-time.Hour)
+	to, from := now, time.Time{}
 	var err error
 	if s := q.Get("to"); s != "" {
 		if to, err = parseTime(s); err != nil {
