@@ -111,15 +111,44 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 				t.Errorf("%s: only %d quote fragments checked for %d rules", id, checked, len(c.Rules))
 			}
 		}()
+		quotes := []struct{ where, q string }{}
 		for _, r := range c.Rules {
-			for _, frag := range strings.Split(r.Quote, "[...]") {
+			quotes = append(quotes, struct{ where, q string }{"rule " + r.ID, r.Quote})
+		}
+		for _, p := range c.Penalties {
+			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})
+			if p.Doubling != nil {
+				quotes = append(quotes, struct{ where, q string }{"doubling of " + p.ID, p.Doubling.Quote})
+			}
+		}
+		for _, h := range c.Calendar.Holidays {
+			quotes = append(quotes, struct{ where, q string }{"holiday " + h.Name, h.Quote})
+		}
+		for _, u := range c.Units {
+			quotes = append(quotes, struct{ where, q string }{"unit " + u.ID, u.Quote})
+		}
+		for _, d := range []*Document{c.Procedure.Notice, c.Procedure.Auto} {
+			if d != nil {
+				quotes = append(quotes, struct{ where, q string }{"document " + d.Kind, d.Quote})
+			}
+		}
+		for _, d := range c.Procedure.Deadlines {
+			quotes = append(quotes, struct{ where, q string }{"deadline " + d.ID, d.Quote})
+		}
+		for _, n := range c.NotEncoded {
+			quotes = append(quotes, struct{ where, q string }{"not_encoded " + n.Article, n.Quote})
+		}
+		quotes = append(quotes, struct{ where, q string }{"status", c.Status.Quote})
+		for _, qt := range quotes {
+			r := struct{ ID string }{qt.where}
+			for _, frag := range strings.Split(qt.q, "[...]") {
 				frag = strings.TrimSpace(frag)
 				if len(frag) < 12 {
 					continue
 				}
 				checked++
 				if !strings.Contains(text, normalize(frag)) {
-					t.Errorf("%s rule %s: quote not found verbatim in seed %s: %q", id, r.ID, c.Law.Seed, frag)
+					t.Errorf("%s %s: quote not found verbatim in seed %s: %q", id, r.ID, c.Law.Seed, frag)
 				}
 			}
 		}
