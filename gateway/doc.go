@@ -18,4 +18,8 @@
 //     methods.
 //   - SyncSource reports the kernel clock-sync state (adjtimex) so that
 //     records made on an unsynchronised clock are flagged, never re-dated.
+//   - An optional EnvSensor (a BME280 through firmware-bridge/bme280) is
+//     read in its own loop at Options.Env.Interval; EnvBatcher (pure)
+//     groups its readings into env batches that go through the same outbox,
+//     seq space, ack and replay as the levels, on the env topic.
 package gateway

@@ -57,6 +57,9 @@ type Options struct {
 	StatusInterval time.Duration // retained status refresh (default 60 s)
 	PublishTimeout time.Duration // wait for a PUBACK (default 10 s)
 	Version        string        // software version in the status
+
+	// Env configures the optional environmental sensor (SetEnvSensor).
+	Env EnvOptions
 }
 
 // DefaultOptions returns the documented defaults for everything but ids.
@@ -97,6 +100,7 @@ func (o *Options) fill() {
 	if o.PublishTimeout <= 0 {
 		o.PublishTimeout = d.PublishTimeout
 	}
+	o.Env.fill(o.Sensor)
 }
 
 // Validate checks the options without I/O.
@@ -115,7 +119,7 @@ func (o Options) Validate() error {
 	if o.SamplePeriod > time.Second {
 		return fmt.Errorf("gateway: sample period %s is longer than the 1-s record", o.SamplePeriod)
 	}
-	return nil
+	return o.Env.Validate()
 }
 
 // Gateway samples a meter and delivers signed batches through the outbox.
@@ -144,6 +148,8 @@ type Gateway struct {
 
 	senseErrors atomic.Uint64
 	badAcks     atomic.Uint64
+
+	envState
 }
 
 // New builds a gateway. log may be nil (discard).
@@ -167,6 +173,7 @@ func New(opts Options, m bridge.Meter, s SyncSource, box *Outbox, key ed25519.Pr
 		statusTopic: wire.StatusTopic(opts.Municipality, opts.Gateway),
 		wake:        make(chan struct{}, 1),
 		clock:       unsyncedClock,
+		envState:    envState{envTopic: wire.EnvTopic(opts.Municipality, opts.Gateway, opts.Env.Sensor)},
 	}, nil
 }
 
@@ -240,6 +247,7 @@ func (g *Gateway) poke() {
 func (g *Gateway) Run(ctx context.Context) error {
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return g.sample(ctx) })
+	eg.Go(func() error { return g.sampleEnv(ctx) })
 	eg.Go(func() error { return g.send(ctx) })
 	return eg.Wait()
 }
@@ -354,17 +362,26 @@ func (g *Gateway) sample(ctx context.Context) error {
 	}
 }
 
-// enqueue numbers, seals and stores a batch. Only storage failures are
-// returned; a full outbox is counted and reported in the status.
+// enqueue numbers, seals and stores a levels batch.
 func (g *Gateway) enqueue(ctx context.Context, p Pending) error {
+	return g.store(ctx, wire.KindLevels, g.levelsTopic, len(p.Records), func(seq uint64, now time.Time) wire.Batch {
+		return g.batch(p, seq, now)
+	})
+}
+
+// store numbers, seals and stores a batch of n records built by build.
+// Levels and env batches share the outbox and its seq space. Only storage
+// failures are returned; a full outbox is counted and reported in the
+// status.
+func (g *Gateway) store(ctx context.Context, kind, topic string, n int, build func(seq uint64, now time.Time) wire.Batch) error {
 	now := g.now().UTC()
-	seq, err := g.box.Enqueue(ctx, g.levelsTopic, len(p.Records), now, func(seq uint64) ([]byte, error) {
-		b := g.batch(p, seq, now)
+	seq, err := g.box.Enqueue(ctx, topic, n, now, func(seq uint64) ([]byte, error) {
+		b := build(seq, now)
 		return wire.Seal(&b, g.key)
 	})
 	if errors.Is(err, ErrFull) {
 		st := g.box.Stats()
-		g.log.Warn("outbox full; batch dropped", "policy", g.opts.FullPolicy, "records", len(p.Records),
+		g.log.Warn("outbox full; batch dropped", "kind", kind, "policy", g.opts.FullPolicy, "records", n,
 			"dropped_total", st.Dropped, "pending", st.Pending, "capacity", st.Capacity)
 		g.poke()
 		return nil
@@ -372,7 +389,7 @@ func (g *Gateway) enqueue(ctx context.Context, p Pending) error {
 	if err != nil {
 		return err
 	}
-	g.log.Debug("batch stored", "seq", seq, "records", len(p.Records))
+	g.log.Debug("batch stored", "kind", kind, "seq", seq, "records", n)
 	g.poke()
 	return nil
 }

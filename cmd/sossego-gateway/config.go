@@ -26,6 +26,7 @@ type Config struct {
 	ClockSource  string `yaml:"clock_source"` // reported when synchronised: ntp | gps
 
 	Meter  MeterConfig  `yaml:"meter"`
+	Env    EnvConfig    `yaml:"env"`
 	MQTT   MQTTConfig   `yaml:"mqtt"`
 	Outbox OutboxConfig `yaml:"outbox"`
 	Batch  BatchConfig  `yaml:"batch"`
@@ -44,7 +45,8 @@ type MeterConfig struct {
 	ADCInput int    `yaml:"adc_input"` // sen0232: ADS1115 input 0–3
 	Serial   string `yaml:"serial"`    // sen0232: id in records (the module has none)
 
-	SerialPort string `yaml:"serial_port"` // nsrt, xl2
+	SerialPort   string `yaml:"serial_port"`   // nsrt, xl2
+	CalibratedAt string `yaml:"calibrated_at"` // xl2, nsrt: YYYY-MM-DD of the last calibration
 
 	SimScenario string  `yaml:"sim_scenario"`
 	SimSeed     int64   `yaml:"sim_seed"`
@@ -96,6 +98,7 @@ func defaultConfig() Config {
 		Sensor: "m1", StateDir: "/var/lib/sossego-gateway", LogLevel: "info", ClockSource: "ntp",
 		Meter: MeterConfig{Type: "sim", SampleRateHz: 10, SimScenario: "quiet_night", SimSpeed: 1,
 			PCMInput: "-", PCMFormat: "s32le", PCMSampleRate: 48000, PCMChannels: 1},
+		Env:    defaultEnvConfig(),
 		MQTT:   MQTTConfig{Broker: "tcp://localhost:1883", KeepAlive: 30 * time.Second, MaxReconnectInterval: time.Minute},
 		Outbox: OutboxConfig{CapacityRecords: 3 * 86400, FullPolicy: string(d.FullPolicy)},
 		Batch:  BatchConfig{Records: d.BatchRecords, MaxAge: d.BatchMaxAge},
@@ -167,6 +170,15 @@ func (c Config) validate() error {
 			bad("meter.serial_port é obrigatório para o medidor %s (ex.: /dev/ttyACM0)", c.Meter.Type)
 		}
 	}
+	if c.Meter.CalibratedAt != "" {
+		if c.Meter.Type != "nsrt" && c.Meter.Type != "xl2" {
+			bad("meter.calibrated_at só se aplica aos medidores xl2 e nsrt (o medidor %s não registra calibração)", c.Meter.Type)
+		}
+		if _, err := parseDate(c.Meter.CalibratedAt); err != nil {
+			bad("meter.calibrated_at %q inválido: use a data AAAA-MM-DD do certificado de calibração", c.Meter.CalibratedAt)
+		}
+	}
+	errs = append(errs, c.Env.validate()...)
 	if c.MQTT.Broker == "" {
 		bad("mqtt.broker vazio (ex.: tcp://central:1883 ou mqtts://central:8883)")
 	}
@@ -205,5 +217,6 @@ func (c Config) gatewayOptions(version string) gateway.Options {
 		BatchRecords: c.Batch.Records, BatchMaxAge: c.Batch.MaxAge, FullPolicy: gateway.FullPolicy(c.Outbox.FullPolicy),
 		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, AckTimeout: c.Replay.AckTimeout,
 		StatusInterval: c.StatusInterval, Version: version,
+		Env: c.Env.gatewayOptions(),
 	}
 }

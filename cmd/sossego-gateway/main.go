@@ -185,6 +185,22 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 	defer closeMeter()
 	defer meter.Halt() //nolint:errcheck // best effort on the way out
 
+	// A missing environmental sensor must not stop the noise monitoring:
+	// the gateway logs the error and runs with the meter alone.
+	var env gateway.EnvSensor
+	if cfg.Env.Type != "" {
+		s, closeEnv, err := openEnv(cfg.Env)
+		if err != nil {
+			log.Error("environmental sensor unavailable; running with the meter only",
+				"type", cfg.Env.Type, "i2c_bus", cfg.Env.I2CBus, "address", fmt.Sprintf("%#x", cfg.Env.Address), "err", err)
+		} else {
+			defer closeEnv()
+			defer s.Halt() //nolint:errcheck // best effort on the way out
+			env = s
+			log.Info("environmental sensor", "sensor", s.String(), "interval", cfg.Env.Interval)
+		}
+	}
+
 	mo := mqttconn.Options{Broker: cfg.MQTT.Broker, ClientID: cfg.Gateway, Username: cfg.MQTT.Username,
 		Password: cfg.MQTT.Password, KeepAlive: cfg.MQTT.KeepAlive, MaxReconnectInterval: cfg.MQTT.MaxReconnectInterval}
 	if cfg.MQTT.PasswordFile != "" {
@@ -204,5 +220,5 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 	log.Info("gateway starting", "gateway", cfg.Gateway, "meter", meter.String(), "broker", cfg.MQTT.Broker,
 		"outbox_pending", box.Stats().Pending, "version", version)
 	return mqttconn.RunNode(ctx, mqttconn.NodeOptions{Gateway: cfg.gatewayOptions(version), MQTT: mo, Meter: meter,
-		Sync: gateway.KernelSync{Source: cfg.ClockSource}, Outbox: box, Key: key, Log: log})
+		Env: env, Sync: gateway.KernelSync{Source: cfg.ClockSource}, Outbox: box, Key: key, Log: log})
 }

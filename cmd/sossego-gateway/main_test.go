@@ -45,6 +45,40 @@ func TestParseConfig(t *testing.T) {
 		{"rate", "municipality: lapa\ngateway: g\nmeter: {sample_rate_hz: 1000}\n", "sample_rate_hz", nil},
 		{"cert without key", "municipality: lapa\ngateway: g\nmqtt: {cert_file: a.pem}\n", "key_file", nil},
 		{"duration", "municipality: lapa\ngateway: g\nbatch: {max_age: 500ms}\n", "max_age", nil},
+		{"no env sensor by default", "municipality: lapa\ngateway: g\n", "", func(t *testing.T, c Config) {
+			if c.Env.Type != "" || c.Env != defaultEnvConfig() || c.gatewayOptions("x").Env != (gateway.EnvOptions{}) {
+				t.Errorf("env %+v", c.Env)
+			}
+		}},
+		{"bme280", "municipality: lapa\ngateway: g\nenv: {type: bme280, i2c_bus: \"1\", address: 0x77, interval: 30s}\n", "", func(t *testing.T, c Config) {
+			want := EnvConfig{Type: "bme280", I2CBus: "1", Address: 0x77, Interval: 30 * time.Second, BatchRecords: 10, BatchMaxAge: 10 * time.Minute}
+			if c.Env != want {
+				t.Errorf("env %+v, want %+v", c.Env, want)
+			}
+			o := c.gatewayOptions("x").Env
+			if o != (gateway.EnvOptions{Interval: 30 * time.Second, BatchRecords: 10, BatchMaxAge: 10 * time.Minute}) {
+				t.Errorf("gateway env options %+v", o)
+			}
+		}},
+		{"bme280 own sensor id", "municipality: lapa\ngateway: g\nenv: {type: bme280, sensor: amb-1, batch_records: 5, batch_max_age: 5m}\n", "", func(t *testing.T, c Config) {
+			if o := c.gatewayOptions("x").Env; o.Sensor != "amb-1" || o.BatchRecords != 5 || o.BatchMaxAge != 5*time.Minute || o.Interval != time.Minute {
+				t.Errorf("gateway env options %+v", o)
+			}
+		}},
+		{"env type", "municipality: lapa\ngateway: g\nenv: {type: dht22}\n", "env.type", nil},
+		{"env address", "municipality: lapa\ngateway: g\nenv: {type: bme280, address: 0x48}\n", "env.address", nil},
+		{"env interval", "municipality: lapa\ngateway: g\nenv: {type: bme280, interval: 100ms}\n", "env.interval", nil},
+		{"env sensor id", "municipality: lapa\ngateway: g\nenv: {type: bme280, sensor: Amb}\n", "env.sensor", nil},
+		{"env batch", "municipality: lapa\ngateway: g\nenv: {type: bme280, batch_records: 0}\n", "env.batch_records", nil},
+		{"env unknown key", "municipality: lapa\ngateway: g\nenv: {type: bme280, adress: 0x76}\n", "adress", nil},
+		{"xl2 needs port", "municipality: lapa\ngateway: g\nmeter: {type: xl2}\n", "serial_port", nil},
+		{"xl2 calibrated", "municipality: lapa\ngateway: g\nmeter: {type: xl2, serial_port: /dev/ttyACM0, calibrated_at: 2026-08-20}\n", "", func(t *testing.T, c Config) {
+			if c.Meter.CalibratedAt != "2026-08-20" {
+				t.Errorf("calibrated_at %q", c.Meter.CalibratedAt)
+			}
+		}},
+		{"calibration date", "municipality: lapa\ngateway: g\nmeter: {type: xl2, serial_port: /dev/ttyACM0, calibrated_at: 20/08/2026}\n", "calibrated_at", nil},
+		{"calibration of a screening module", "municipality: lapa\ngateway: g\nmeter: {type: pcbartists, calibrated_at: 2026-08-20}\n", "calibrated_at", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +150,7 @@ func TestKeyCommand(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"bogus"},
+		{"run", "--municipality", "lapa", "--gateway", "g", "--meter", "xl2"}, // no serial port
 		{"run", "--no-such-flag"},
 		{"run", "--municipality", "lapa"}, // no gateway id
 		{"run", "extra-arg"},
@@ -179,5 +214,46 @@ func TestRunWithSimMeter(t *testing.T) {
 	// A clean stop leaves "offline" retained (the Will covers crashes).
 	if !gatewaytest.WaitFor(5*time.Second, func() bool { st, _ := c.Status("gw-sim"); return st.State == "offline" }) {
 		t.Error("clean stop did not leave an offline status")
+	}
+}
+
+// TestRunWithoutEnvSensor: an environmental sensor that cannot be opened
+// is logged and the daemon goes on measuring noise.
+func TestRunWithoutEnvSensor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: starts a broker")
+	}
+	b := gatewaytest.StartMochi(t)
+	dir := t.TempDir()
+	key, _, err := gateway.LoadOrCreateKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gatewaytest.StartCentral(t, b.URL, "central", map[string]ed25519.PublicKey{"gw-env": key.Public().(ed25519.PublicKey)})
+	cfg := filepath.Join(dir, "gw.yaml")
+	os.WriteFile(cfg, []byte("municipality: lapa\ngateway: gw-env\nbatch: {records: 5, max_age: 1s}\n"+
+		"meter: {type: sim, sim_scenario: quiet_night}\n"+
+		"env: {type: bme280, i2c_bus: no-such-bus-sossego, address: 0x77, interval: 1s}\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, logb syncBuffer
+	go func() {
+		done <- run(ctx, []string{"--config", cfg, "--broker", b.URL, "--state-dir", dir}, nil, &out, &logb)
+	}()
+	ok := gatewaytest.WaitFor(30*time.Second, func() bool { return c.Contiguous("gw-env") >= 2 })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, logb.String())
+	}
+	if !ok {
+		t.Fatalf("no level batches stored without the env sensor\n%s", logb.String())
+	}
+	if !strings.Contains(logb.String(), "environmental sensor unavailable") || !strings.Contains(logb.String(), "no-such-bus-sossego") {
+		t.Errorf("the missing sensor is not in the log:\n%s", logb.String())
+	}
+	for _, s := range c.Batches("gw-env") {
+		if s.Kind != "levels" {
+			t.Errorf("seq %d is %s", s.Seq, s.Kind)
+		}
 	}
 }

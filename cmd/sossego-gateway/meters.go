@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/sossego/sossego/firmware-bridge/sen0232"
 	"github.com/sossego/sossego/firmware-bridge/sim"
 	"github.com/sossego/sossego/firmware-bridge/slm"
+	"github.com/sossego/sossego/firmware-bridge/xl2"
 )
 
 // openMeter builds the configured driver. The returned closer releases the
@@ -51,8 +51,15 @@ func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
 		}
 		return m, closeBus, nil
 	case "nsrt":
-		m, err := nsrtmk4.Open(c.SerialPort, &nsrtmk4.Opts{})
-		return m, noop, err
+		cal, err := parseDate(c.CalibratedAt)
+		if err != nil {
+			return nil, noop, err
+		}
+		m, err := nsrtmk4.Open(c.SerialPort, &nsrtmk4.Opts{CalibratedAt: cal})
+		if err != nil {
+			return nil, noop, err
+		}
+		return m, noop, nil
 	case "pcm":
 		f, err := slm.ParseFormat(c.PCMFormat)
 		if err != nil {
@@ -80,7 +87,37 @@ func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
 		}
 		return m, closeIn, nil
 	case "xl2":
-		return nil, noop, errors.New("o driver do NTi XL2 ainda não faz parte desta versão; use nsrt, pcbartists, sen0232, pcm ou sim")
+		o, err := xl2Opts(c)
+		if err != nil {
+			return nil, noop, err
+		}
+		m, err := xl2.Open(c.SerialPort, o) // Halt also closes the port
+		if err != nil {
+			return nil, noop, err
+		}
+		return m, noop, nil
 	}
 	return nil, noop, fmt.Errorf("medidor %q desconhecido", c.Type)
+}
+
+// xl2Opts are the NTi XL2 driver options for c: a class 1 instrument with
+// the calibration date from meter.calibrated_at (unknown when empty).
+func xl2Opts(c MeterConfig) (*xl2.Opts, error) {
+	cal, err := parseDate(c.CalibratedAt)
+	if err != nil {
+		return nil, err
+	}
+	return &xl2.Opts{Grade: bridge.GradeClass1, CalibratedAt: cal}, nil
+}
+
+// parseDate parses a YYYY-MM-DD date; "" is the zero time (unknown).
+func parseDate(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("data %q inválida: use AAAA-MM-DD", s)
+	}
+	return t, nil
 }

@@ -128,11 +128,16 @@ func (m *Mochi) Stop() {
 // Stored is one batch as Central keeps it.
 type Stored struct {
 	Seq     uint64
+	Kind    string // wire.KindLevels or wire.KindEnv
+	Sensor  string
 	Body    []byte
+	Device  wire.Device
 	Records []wire.Record
+	Env     []wire.EnvRecord
 }
 
-// Central validates, stores and acks batches like the central service.
+// Central validates, stores and acks batches (levels and env, one seq
+// space per gateway) like the central service.
 type Central struct {
 	t    testing.TB
 	keys map[string]ed25519.PublicKey
@@ -168,7 +173,7 @@ func StartCentral(t testing.TB, broker, id string, keys map[string]ed25519.Publi
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetKeepAlive(5 * time.Second).
 		SetDefaultPublishHandler(c.onMessage).
 		SetOnConnectHandler(func(cl mqtt.Client) {
-			cl.SubscribeMultiple(map[string]byte{wire.SubLevels: 1, wire.SubStatus: 1}, c.onMessage)
+			cl.SubscribeMultiple(map[string]byte{wire.SubLevels: 1, wire.SubEnv: 1, wire.SubStatus: 1}, c.onMessage)
 		})
 	c.c = mqtt.NewClient(opts)
 	tok := c.c.Connect()
@@ -241,7 +246,8 @@ func (c *Central) onMessage(_ mqtt.Client, m mqtt.Message) {
 			c.rejected = append(c.rejected, fmt.Sprintf("seq %d redelivered with a different body", b.Seq))
 		}
 	} else {
-		gw[b.Seq] = Stored{Seq: b.Seq, Body: env.Body, Records: b.Records}
+		gw[b.Seq] = Stored{Seq: b.Seq, Kind: b.Kind, Sensor: b.Sensor, Body: env.Body, Device: b.Device,
+			Records: b.Records, Env: b.Env}
 	}
 	n := c.contiguous[b.Gateway]
 	for {

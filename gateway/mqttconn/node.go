@@ -17,13 +17,18 @@ type NodeOptions struct {
 	Gateway gateway.Options
 	MQTT    Options // StatusTopic and AckTopic are filled in from Gateway
 	Meter   bridge.Meter
-	Sync    gateway.SyncSource
-	Outbox  *gateway.Outbox
-	Key     ed25519.PrivateKey
-	Log     *slog.Logger
+	// Env is an optional environmental sensor, sampled every
+	// Gateway.Env.Interval and published on the env topic through the
+	// same outbox (nil: none).
+	Env    gateway.EnvSensor
+	Sync   gateway.SyncSource
+	Outbox *gateway.Outbox
+	Key    ed25519.PrivateKey
+	Log    *slog.Logger
 }
 
-// RunNode samples the meter and delivers batches over MQTT until ctx ends.
+// RunNode samples the meter (and the environmental sensor, if any) and
+// delivers batches over MQTT until ctx ends.
 // On the way out the gateway stops first (flushing its open batch into the
 // outbox), then the transport publishes "offline" and disconnects.
 func RunNode(ctx context.Context, o NodeOptions) error {
@@ -35,6 +40,9 @@ func RunNode(ctx context.Context, o NodeOptions) error {
 	g, err := gateway.New(o.Gateway, o.Meter, o.Sync, o.Outbox, o.Key, pub, log)
 	if err != nil {
 		return err
+	}
+	if o.Env != nil {
+		g.SetEnvSensor(o.Env)
 	}
 	mo := o.MQTT
 	mo.StatusTopic, mo.AckTopic = g.StatusTopic(), g.AckTopic()
