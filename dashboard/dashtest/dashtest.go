@@ -21,9 +21,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sossego/sossego/internal/testenv"
@@ -125,11 +127,19 @@ func WaitText(sel, substr string) chromedp.Action[chromedp.Void] {
 		fmt.Sprintf("%s to contain %q", sel, substr))
 }
 
-// WaitJS polls until the JavaScript expression is true.
+// WaitJS polls until the JavaScript expression is true, for at most
+// StepTimeout.
 func WaitJS(expr, what string) chromedp.Action[chromedp.Void] {
+	return WaitJSWithin(StepTimeout, expr, what)
+}
+
+// WaitJSWithin polls until the JavaScript expression is true, for at most
+// d (for events that take long by design, such as an alert's minimum
+// duration).
+func WaitJSWithin(d time.Duration, expr, what string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		check := chromedp.Evaluate[bool](expr)
-		ctx, cancel := context.WithTimeout(ctx, StepTimeout)
+		ctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
 		for {
 			ok, err := check(ctx, tg)
@@ -156,15 +166,26 @@ func ScreenshotDir(t testing.TB) string {
 	return filepath.Join(testenv.RepoRoot(t), "dashboard", "testdata", "screenshots")
 }
 
-// Screenshot saves a full-page PNG named name.png and returns its path.
+// Screenshot saves a full-page PNG named name.png in ScreenshotDir and
+// returns its path.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	return ScreenshotTo(t, ctx, ScreenshotDir(t), name, true)
+}
+
+// ScreenshotTo saves a PNG named name.png in dir: the full page, or only
+// the viewport (smaller files for long pages).
+func ScreenshotTo(t testing.TB, ctx context.Context, dir, name string, fullPage bool) string {
+	t.Helper()
+	shot := chromedp.CaptureScreenshot()
+	if fullPage {
+		shot = chromedp.FullScreenshot(100)
+	}
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Logf("dashtest: screenshot %s: %v", name, err)
 		return ""
 	}
-	dir := ScreenshotDir(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("dashtest: %v", err)
 	}
@@ -174,3 +195,72 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	}
 	return p
 }
+
+// Download is a file the page downloaded.
+type Download struct {
+	Path string // where it was saved
+	Name string // the file name the server suggested
+	URL  string
+}
+
+// Downloads receives the files the page downloads (see AllowDownloads).
+type Downloads struct {
+	dir   string
+	mu    sync.Mutex
+	names map[string]Download // by GUID, from downloadWillBegin
+	done  chan string         // GUIDs of completed downloads
+}
+
+// AllowDownloads lets the page of ctx download files into a fresh
+// directory; Next waits for each completed download.
+func AllowDownloads(t testing.TB, ctx context.Context) *Downloads {
+	t.Helper()
+	d := &Downloads{dir: t.TempDir(), names: map[string]Download{}, done: make(chan string, 64)}
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *browser.EventDownloadWillBegin:
+			d.mu.Lock()
+			d.names[e.GUID] = Download{Path: filepath.Join(d.dir, e.GUID), Name: e.SuggestedFilename, URL: e.URL}
+			d.mu.Unlock()
+		case *browser.EventDownloadProgress:
+			if e.State == browser.DownloadProgressStateCompleted {
+				select {
+				case d.done <- e.GUID:
+				default:
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("dashtest: listen for downloads: %v", err)
+	}
+	err = chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: d.dir, EventsEnabled: ptr(true)})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("dashtest: allow downloads: %v", err)
+	}
+	return d
+}
+
+// Next waits (StepTimeout) for the next completed download.
+func (d *Downloads) Next(t testing.TB) Download {
+	t.Helper()
+	select {
+	case guid := <-d.done:
+		d.mu.Lock()
+		dl, ok := d.names[guid]
+		d.mu.Unlock()
+		if !ok {
+			dl = Download{Path: filepath.Join(d.dir, guid)}
+		}
+		return dl
+	case <-time.After(StepTimeout):
+		t.Fatalf("dashtest: no download completed within %v", StepTimeout)
+	}
+	return Download{}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -642,7 +642,7 @@
           h("span", {}, a.firing_at ? "desde " + fmtDateTime.format(new Date(a.firing_at)) : a.pending_at ? "desde " + fmtDateTime.format(new Date(a.pending_at)) : ""),
           a.screening ? h("span", { class: "grade screening" }, "medidor de triagem: indicativo") : null),
         h("div", {}, h("a", { href: "#/sensor/" + encodeURIComponent(a.sensor) }, h("b", {}, a.sensor)), a.kind === "no_data" ? " — sem dados (" + (a.reason === "gateway_offline" ? "gateway offline" : "silencioso") + ")" :
-          ` — ${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) (${a.margin_db > 0 ? "+" : ""}${db(a.margin_db)} dB), ${a.period_label || a.period || ""}`),
+          ` — ${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) (${a.laeq_db > a.limit_db ? "+" : ""}${db(a.laeq_db - a.limit_db)} dB${a.margin_db ? `; margem de incerteza do medidor ${db(a.margin_db)} dB` : ""}), ${a.period_label || a.period || ""}`),
         a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — código ${a.code_id} (${a.code_version || ""})` : "") : null,
         a.quote ? h("div", { class: "quote" }, "“" + a.quote + "”") : null,
         a.establishment ? h("div", { class: "muted" }, "Estabelecimento: " + a.establishment) : null);
@@ -655,6 +655,7 @@
         h("div", { class: "assign-box", "data-assign": a.id, hidden: true }),
         h("div", { class: "result", "data-result": a.id, role: "status" }),
         h("div", { class: "notice", "data-notice": a.id, hidden: true }));
+      el.addEventListener("animationend", () => { el.classList.remove("new"); if (S.fresh) S.fresh.delete(a.id); });
       return el;
     }
     function say(id, text, cls = "") { const out = sel("data-result", id); if (out) { out.className = "result " + cls; out.textContent = text; } }
