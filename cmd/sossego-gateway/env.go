@@ -26,8 +26,6 @@ type EnvConfig struct {
 	BatchMaxAge  time.Duration `yaml:"batch_max_age"` // longest a reading waits for its message
 }
 
-var envTypes = []string{"bme280"}
-
 func defaultEnvConfig() EnvConfig {
 	d := gateway.DefaultEnvOptions()
 	return EnvConfig{Address: bme280.DefaultAddr, Interval: d.Interval, BatchRecords: d.BatchRecords, BatchMaxAge: d.BatchMaxAge}
