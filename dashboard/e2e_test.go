@@ -21,8 +21,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
@@ -151,6 +154,79 @@ func exceedance(t *testing.T, id, sensor string, laeq float64) alerts.Alert {
 		SensorInfo: alerts.SensorInfo{Sensor: sensor, Gateway: s.Gateway, Municipality: s.Municipality(), Code: code, Zone: s.Zone,
 			Grade: s.Meter.Grade, EstablishmentType: est, Establishment: estName},
 		CodeID: c.ID, CodeVersion: c.Version, RuleID: l.RuleID, Article: l.Article, Quote: l.Quote, Period: l.Period,
-		PeriodLabel: l.PeriodLabel, LimitDB: l.DBA, MarginDB: laeq - l.DBA, LAeqDB: laeq, LAFmaxDB: laeq + 5,
+		PeriodLabel: l.PeriodLabel, LimitDB: l.DBA, MarginDB: alerts.DefaultConfig().MarginDB[s.Meter.Grade], LAeqDB: laeq, LAFmaxDB: laeq + 5,
 		WindowStart: now.Add(-3 * time.Minute), WindowEnd: now, PendingAt: now.Add(-3 * time.Minute), FiringAt: now.Add(-time.Minute)}
+}
+
+// TestUIImminentRiskAuto: in Conceição de Macabu the intimação preliminar
+// has a prazo of at most 30 days (the API's refusal of 45 is shown in the
+// form) and is not due when there is imminent risk (Art. 171): the fiscal
+// then draws the auto de infração straight from the draft; the UI links to
+// the auto, which is issued (no prazo), acknowledged and judged. The same
+// documents read on a phone do not overflow its width.
+func TestUIImminentRiskAuto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	u := newUIServer(t, true)
+	ctx := dashtest.Browser(t, dashtest.Desktop)
+	const id = "macabu-praca-01/1"
+	al, nb := fmt.Sprintf(`[data-alert=%q]`, id), fmt.Sprintf(`[data-notice=%q]`, id)
+	dashtest.Run(t, ctx, dashtest.Login(u.srv.URL, "fis", testPassword), chromedp.Navigate(u.srv.URL+"/#/alertas"),
+		dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
+	u.fire(t, id, "macabu-praca-01", 58)
+	dashtest.Run(t, ctx, dashtest.WaitText(al, "58,0 dB(A)"),
+		chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
+		dashtest.WaitText(nb+` h3`, "Intimação Preliminar — rascunho"),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
+		dashtest.WaitText(nb+` h3`, "nº "),
+		// The prazo is capped by the code: the API refuses 45 days and the form says why.
+		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="agent_name"]`), "Rui Fiscal"),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="matricula"]`), "M-77"),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "45"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
+		dashtest.WaitText(nb+` [data-form="issue"] .error`, "excede o máximo de 30 dias"),
+		dashtest.WaitText(nb+` [data-doc-state]`, "rascunho"),
+		// Imminent risk: the auto straight from the draft.
+		chromedp.Click(chromedp.CSS(nb+` [data-step="auto"]`)),
+		dashtest.WaitText(nb+` [data-form="auto"]`, "Risco iminente"),
+		// The agent is remembered from the last form.
+		dashtest.WaitJS(`document.querySelector('`+nb+` [data-form="auto"] [name="agent_name"]').value === "Rui Fiscal" &&
+			document.querySelector('`+nb+` [data-form="auto"] [name="matricula"]').value === "M-77"`, "the agent pre-filled"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="auto"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "auto de infração lavrado"),
+		dashtest.WaitText(nb+` [data-doc-result]`, "Auto de infração"),
+		chromedp.Click(chromedp.CSS(nb+` [data-open-doc]`)),
+		dashtest.WaitText(nb+` h3`, "Auto de Infração nº "),
+		dashtest.WaitText(nb, "Refere-se a Intimação Preliminar"),
+		// The auto: issue (no prazo field), ciente, judgement.
+		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
+		dashtest.WaitJS(`!document.querySelector('`+nb+` [data-form="issue"] [name="prazo_days"]')`, "no prazo on an auto"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)), // agent and matrícula remembered from the last form
+		dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
+		dashtest.WaitText(nb+` [data-field-id="autoridade"]`, "Rui Fiscal, matrícula M-77 "),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="ciente"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="ciente"] [name="signed_by"]`), "Dona Maria"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="ciente"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "ciente do notificado"),
+		dashtest.WaitText(nb+` [data-deadlines]`, "correndo"),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="decide"]`)),
+		chromedp.SetValue(chromedp.CSS(nb+` [data-form="decide"] [name="punished"]`), "true"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="decide"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "julgado"),
+		dashtest.WaitText(nb, "Nenhuma ação cabe agora"))
+	if got, want := u.work.actions(), "draft:fis,auto:fis,draft:fis,issue:fis,ciente:fis,decide:fis"; got != want {
+		t.Errorf("workflow changes %q, want %q", got, want)
+	}
+
+	phone := dashtest.Browser(t, dashtest.Phone)
+	dashtest.Run(t, phone, dashtest.Login(u.srv.URL, "fis", testPassword), chromedp.Navigate(u.srv.URL+"/#/alertas"),
+		chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
+		dashtest.WaitText(nb+` h3`, "Intimação Preliminar nº "),
+		chromedp.Click(chromedp.CSS(al+` [data-action="assign"]`)),
+		dashtest.WaitJS(`!!document.querySelector('`+al+` [data-form="assign"] select')`, "the assign form"))
+	if w := evalJS[int](t, phone, `document.documentElement.scrollWidth`); w > evalJS[int](t, phone, `window.innerWidth`) {
+		t.Errorf("document view wider than the phone: %d px", w)
+	}
 }
