@@ -259,9 +259,13 @@ func TestUIDesktopFiscal(t *testing.T) {
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="ciente"]`)),
 		dashtest.WaitText(nb+` [data-doc-state]`, "ciente do notificado"),
 		dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"),
+		chromedp.Click(chromedp.CSS(nb+` [data-step="regularize"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="regularize"] [name="note"]`), "som desligado; isolamento acústico instalado"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="regularize"]`)),
+		dashtest.WaitText(nb+` [data-doc-state]`, "regularizado"),
 		chromedp.Click(chromedp.CSS(al+` [data-action="evidence"]`)),
 		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "Pacote de evidências baixado"))
-	if got, want := u.work.actions(), "ack:fis,draft:fis,issue:fis,ciente:fis"; got != want {
+	if got, want := u.work.actions(), "ack:fis,draft:fis,issue:fis,ciente:fis,regularize:fis"; got != want {
 		t.Errorf("workflow changes %q, want %q", got, want)
 	}
 

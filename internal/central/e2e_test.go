@@ -347,7 +347,12 @@ func TestBrowserEndToEnd(t *testing.T) {
 			chromedp.Click(chromedp.CSS(nb+` [data-submit="recusa"]`)),
 			dashtest.WaitText(nb+` [data-doc-state]`, "recusa testemunhada"),
 			dashtest.WaitText(nb+` .people`, "Beatriz Rocha (CPF 529.982.247-25)"),
-			dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"))
+			dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"),
+			// The auto de infração only after the prazo: the API's 409 is shown.
+			chromedp.Click(chromedp.CSS(nb+` [data-step="auto"]`)),
+			chromedp.Click(chromedp.CSS(nb+` [data-submit="auto"]`)),
+			dashtest.WaitText(nb+` [data-form="auto"] .error`, "o auto de infração só pode ser lavrado depois"),
+			dashtest.WaitText(nb+` [data-doc-state]`, "recusa testemunhada"))
 
 		// Evidence bag and PDF, downloaded by the browser.
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="evidence"]`)))
