@@ -12,7 +12,7 @@
 //	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"]`, "dB(A)"))
 //	dashtest.Screenshot(t, ctx, "overview-phone")
 //
-// Screenshots go to $SOSSEGO_SCREENSHOTS, or dashboard/testdata/screenshots.
+// Screenshots go to $SOSSEGO_SCREENSHOTS, or $TMPDIR/sossego-screenshots.
 package dashtest
 
 import (
@@ -163,7 +163,13 @@ func ScreenshotDir(t testing.TB) string {
 	if d := os.Getenv("SOSSEGO_SCREENSHOTS"); d != "" {
 		return d
 	}
-	return filepath.Join(testenv.RepoRoot(t), "dashboard", "testdata", "screenshots")
+	// Outside the repository, so that a test run never dirties the tree;
+	// kept after the test for a person to look at (the path is logged).
+	d := filepath.Join(os.TempDir(), "sossego-screenshots")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatalf("dashtest: %v", err)
+	}
+	return d
 }
 
 // Screenshot saves a full-page PNG named name.png in ScreenshotDir and
