@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -12,38 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/ptytest"
 	"github.com/sossego/sossego/gateway/gatewaytest"
 )
-
-// openPTY returns the master side of a new pseudo-terminal and the path of
-// its slave, which the XL2 driver opens like the XL2's USB serial port.
-func openPTY(t *testing.T) (*os.File, string) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	fd := int(m.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		m.Close()
-		t.Skipf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		m.Close()
-		t.Skipf("pty number: %v", err)
-	}
-	if tio, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
-		tio.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
-		tio.Iflag &^= unix.ICRNL | unix.IXON
-		tio.Oflag &^= unix.OPOST
-		_ = unix.IoctlSetTermios(fd, unix.TCSETS, tio)
-	}
-	return m, fmt.Sprintf("/dev/pts/%d", n)
-}
 
 // serveXL2 answers the XL2 remote-measurement commands the driver sends,
 // as an XL2 identifying itself with idn would, and records the commands.
@@ -106,7 +77,7 @@ func serveXL2(t *testing.T, master *os.File, idn string) (commands func() []stri
 // meter.serial_port, meter.calibrated_at) with a fake XL2 on the other side
 // of a pseudo-terminal: the samples carry class 1 and the calibration date.
 func TestOpenMeterXL2(t *testing.T) {
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	commands := serveXL2(t, master, "NTiAudio,XL2,A2A-12345-E0,V4.21")
 	cfg := defaultConfig().Meter
 	cfg.Type, cfg.SerialPort, cfg.CalibratedAt = "xl2", slave, "2026-08-20"
@@ -150,7 +121,7 @@ func TestOpenMeterXL2(t *testing.T) {
 // with an error that names the problem.
 func TestOpenMeterXL2Errors(t *testing.T) {
 	t.Run("not an XL2", func(t *testing.T) {
-		master, slave := openPTY(t)
+		master, slave := ptytest.Open(t)
 		serveXL2(t, master, "RION,NL-52,00123456,1.0")
 		cfg := defaultConfig().Meter
 		cfg.Type, cfg.SerialPort = "xl2", slave

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
-	"go.bug.st/serial"
+	"github.com/sossego/sossego/firmware-bridge/internal/serialport"
 )
 
 // Commands (protocol §7.4). Bit 31 set means device → host.
@@ -39,10 +38,7 @@ const (
 // matching os.ErrDeadlineExceeded. *serial.Port satisfies it. If the port
 // also has ResetInputBuffer() error, stale input is discarded before each
 // command.
-type Port interface {
-	io.ReadWriter
-	SetReadTimeout(t time.Duration) error
-}
+type Port = serialport.Port
 
 // Mode selects what Sense reads.
 type Mode int
@@ -97,13 +93,8 @@ var doSleep = time.Sleep
 // Open opens the USB serial port name (e.g. /dev/ttyACM0) and calls New.
 // Halt closes the port.
 func Open(name string, opts *Opts) (*Dev, error) {
-	p, err := serial.Open(name, &serial.Mode{BaudRate: 115200})
+	d, p, err := serialport.Open("nsrtmk4", name, 115200, func(p Port) (*Dev, error) { return New(p, opts) })
 	if err != nil {
-		return nil, fmt.Errorf("nsrtmk4: open %s: %w", name, err)
-	}
-	d, err := New(p, opts)
-	if err != nil {
-		p.Close()
 		return nil, err
 	}
 	d.closer, d.name = p, name
@@ -321,10 +312,8 @@ func command(cmd, count uint32) []byte {
 
 // send discards stale input and writes b.
 func (d *Dev) send(b []byte, what string) error {
-	if r, ok := d.p.(interface{ ResetInputBuffer() error }); ok {
-		if err := r.ResetInputBuffer(); err != nil {
-			return fmt.Errorf("nsrtmk4: discard stale input: %w", err)
-		}
+	if err := serialport.DiscardInput(d.p); err != nil {
+		return fmt.Errorf("nsrtmk4: discard stale input: %w", err)
 	}
 	if _, err := d.p.Write(b); err != nil {
 		return fmt.Errorf("nsrtmk4: send %s command: %w", what, err)
@@ -343,7 +332,7 @@ func (d *Dev) recv(b []byte, what string, stop func([]byte) bool) (int, error) {
 			return n, nil
 		}
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded) || (k == 0 && err == nil):
+		case serialport.TimedOut(k, err):
 			return n, &TimeoutError{What: what, Got: n, Want: len(b), After: d.opts.Timeout}
 		case err != nil:
 			return n, fmt.Errorf("nsrtmk4: read %s: %w", what, err)

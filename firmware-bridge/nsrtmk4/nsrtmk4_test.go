@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
 // slept records what the driver waited for; TestMain makes waits instant.
@@ -106,9 +107,9 @@ func TestNew(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(inst)
 			}
-			port := &fakePort{inst: inst}
+			port := &serialtest.Port{Feed: inst.feed}
 			if tc.name == "one byte per read" {
-				port.chunk = 1
+				port.Chunk = 1
 			}
 			d, err := New(port, &tc.opts)
 			if err != nil {
@@ -133,8 +134,8 @@ func TestNew(t *testing.T) {
 			if last := inst.commands[len(inst.commands)-1]; last != cmdReadLEQ {
 				t.Errorf("New did not end with Read_LEQ: %#x", last)
 			}
-			if port.timeouts[0] != max(tc.opts.Timeout, time.Second) {
-				t.Errorf("read timeout %v", port.timeouts)
+			if port.Timeouts()[0] != max(tc.opts.Timeout, time.Second) {
+				t.Errorf("read timeout %v", port.Timeouts())
 			}
 			if tc.check != nil {
 				tc.check(t, inst)
@@ -147,7 +148,7 @@ func TestOptsOverrides(t *testing.T) {
 	cal := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)
 	inst := newInstrument()
 	inst.doc = 0 // never calibrated on the instrument
-	d, err := New(&fakePort{inst: inst}, &Opts{Grade: bridge.GradeClass1, CalibratedAt: cal})
+	d, err := New(&serialtest.Port{Feed: inst.feed}, &Opts{Grade: bridge.GradeClass1, CalibratedAt: cal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestOptsOverrides(t *testing.T) {
 	}
 	inst = newInstrument()
 	inst.doc = 0
-	d, err = New(&fakePort{inst: inst}, nil)
+	d, err = New(&serialtest.Port{Feed: inst.feed}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestNewErrors(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(inst)
 			}
-			d, err := New(&fakePort{inst: inst}, &tc.opts)
+			d, err := New(&serialtest.Port{Feed: inst.feed}, &tc.opts)
 			if err == nil || d != nil {
 				t.Fatalf("New = %v, %v; want error", d, err)
 			}
@@ -215,7 +216,7 @@ func TestSenseLeq(t *testing.T) {
 	clk := newClock()
 	inst := newInstrument()
 	inst.leqs = []float32{99, 45.3, 62.15, 71.9} // 99: the discarded warm-up integration
-	d, err := New(&fakePort{inst: inst}, &Opts{Now: clk.Now})
+	d, err := New(&serialtest.Port{Feed: inst.feed}, &Opts{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestSenseErrorsResync(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()
 			inst := newInstrument()
-			port := &fakePort{inst: inst}
+			port := &serialtest.Port{Feed: inst.feed}
 			d, err := New(port, &Opts{Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +291,7 @@ func TestSenseLevelMode(t *testing.T) {
 	clk := newClock()
 	inst := newInstrument()
 	inst.levels = []float32{51.2, 88.4}
-	d, err := New(&fakePort{inst: inst}, &Opts{Mode: ModeLevel, Now: clk.Now})
+	d, err := New(&serialtest.Port{Feed: inst.feed}, &Opts{Mode: ModeLevel, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestSenseLevelMode(t *testing.T) {
 }
 
 func TestHalt(t *testing.T) {
-	port := &fakePort{inst: newInstrument()}
+	port := &serialtest.Port{Feed: newInstrument().feed}
 	d, err := New(port, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -332,8 +333,8 @@ func TestHalt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if port.closed != 1 {
-		t.Fatalf("port closed %d times", port.closed)
+	if port.Closed() != 1 {
+		t.Fatalf("port closed %d times", port.Closed())
 	}
 	var s bridge.Sample
 	if err := d.Sense(&s); !errors.Is(err, ErrHalted) {

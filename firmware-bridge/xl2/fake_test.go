@@ -1,11 +1,9 @@
 package xl2
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 )
 
 // meter is a fake XL2 speaking the remote measurement protocol, with fault
@@ -114,64 +112,4 @@ func (m *meter) feed(p []byte) []byte {
 		}
 	}
 	return []byte(out.String())
-}
-
-// fakePort connects the driver to a meter in memory. A Read with nothing to
-// deliver times out at once, like go.bug.st/serial (0, nil).
-type fakePort struct {
-	mu        sync.Mutex
-	m         *meter
-	out       []byte
-	chunk     int // bytes per Read; 0 means all available
-	failWrite int // fail this many writes
-	timeouts  []time.Duration
-	closed    int
-}
-
-func (p *fakePort) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	if p.failWrite > 0 {
-		p.failWrite--
-		p.mu.Unlock()
-		return 0, errors.New("write /dev/ttyACM0: input/output error")
-	}
-	p.mu.Unlock()
-	r := p.m.feed(b)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.out = append(p.out, r...)
-	return len(b), nil
-}
-
-func (p *fakePort) Read(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.out)
-	if p.chunk > 0 && n > p.chunk {
-		n = p.chunk
-	}
-	n = copy(b, p.out[:n])
-	p.out = p.out[n:]
-	return n, nil
-}
-
-func (p *fakePort) SetReadTimeout(d time.Duration) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.timeouts = append(p.timeouts, d)
-	return nil
-}
-
-func (p *fakePort) ResetInputBuffer() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.out = nil
-	return nil
-}
-
-func (p *fakePort) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed++
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
 func FuzzParseLevel(f *testing.F) {
@@ -68,7 +69,7 @@ func FuzzReplies(f *testing.F) {
 		m := newMeter()
 		m.replace = map[string]string{cmds[int(which)%len(cmds)]: reply}
 		clk := newClock()
-		d, err := New(&fakePort{m: m}, &Opts{Now: clk.Now, Timeout: time.Second})
+		d, err := New(&serialtest.Port{Feed: m.feed}, &Opts{Now: clk.Now, Timeout: time.Second})
 		if err != nil {
 			if !errors.As(err, new(*ReplyError)) && !errors.As(err, new(*TimeoutError)) &&
 				!errors.As(err, new(*IDError)) && !errors.As(err, new(*DeviceError)) {

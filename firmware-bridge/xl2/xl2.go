@@ -5,24 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
-	"go.bug.st/serial"
+	"github.com/sossego/sossego/firmware-bridge/internal/serialport"
 )
 
 // Port is the serial connection to the XL2. A read that times out returns
 // 0 bytes and a nil error (as go.bug.st/serial does) or an error matching
 // os.ErrDeadlineExceeded. *serial.Port satisfies it. If the port also has
 // ResetInputBuffer() error, stale input is discarded before each command.
-type Port interface {
-	io.ReadWriter
-	SetReadTimeout(t time.Duration) error
-}
+type Port = serialport.Port
 
 // Opts configures the meter. The zero value means A-weighting, a 2 s reply
 // timeout, grade class1 and an unknown calibration date.
@@ -64,13 +60,8 @@ const (
 // Open opens the USB serial port name (e.g. /dev/ttyACM0) and calls New.
 // Halt stops the measurement and closes the port.
 func Open(name string, opts *Opts) (*Dev, error) {
-	p, err := serial.Open(name, &serial.Mode{BaudRate: 115200})
+	d, p, err := serialport.Open("xl2", name, 115200, func(p Port) (*Dev, error) { return New(p, opts) })
 	if err != nil {
-		return nil, fmt.Errorf("xl2: open %s: %w", name, err)
-	}
-	d, err := New(p, opts)
-	if err != nil {
-		p.Close()
 		return nil, err
 	}
 	d.closer, d.name = p, name
@@ -221,10 +212,8 @@ func (d *Dev) String() string { return "xl2{" + d.name + "}" }
 // send discards stale input and writes one command line.
 func (d *Dev) send(cmd string) error {
 	d.buf = d.buf[:0]
-	if r, ok := d.p.(interface{ ResetInputBuffer() error }); ok {
-		if err := r.ResetInputBuffer(); err != nil {
-			return fmt.Errorf("xl2: discard stale input: %w", err)
-		}
+	if err := serialport.DiscardInput(d.p); err != nil {
+		return fmt.Errorf("xl2: discard stale input: %w", err)
 	}
 	if _, err := io.WriteString(d.p, cmd+eol); err != nil {
 		return fmt.Errorf("xl2: send %q: %w", cmd, err)
@@ -263,7 +252,7 @@ func (d *Dev) readLine(cmd string, got, want int) (string, error) {
 		k, err := d.p.Read(tmp[:])
 		d.buf = append(d.buf, tmp[:k]...)
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded) || (k == 0 && err == nil):
+		case serialport.TimedOut(k, err):
 			return "", &TimeoutError{Cmd: cmd, Got: got, Want: want, After: d.opts.Timeout}
 		case err != nil:
 			return "", fmt.Errorf("xl2: read reply to %q: %w", cmd, err)

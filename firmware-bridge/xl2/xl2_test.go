@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
 type fakeClock struct {
@@ -35,7 +36,7 @@ var certDate = time.Date(2025, 8, 14, 0, 0, 0, 0, time.UTC)
 func TestNew(t *testing.T) {
 	for _, chunk := range []int{0, 1, 7} {
 		m := newMeter()
-		port := &fakePort{m: m, chunk: chunk}
+		port := &serialtest.Port{Feed: m.feed, Chunk: chunk}
 		d, err := New(port, &Opts{CalibratedAt: certDate})
 		if err != nil {
 			t.Fatal(err)
@@ -47,8 +48,8 @@ func TestNew(t *testing.T) {
 		if want := []string{"*IDN?", "*RST", "INIT START", "MEAS:INIT", "SYST:ERR?"}; !slices.Equal(m.commands, want) {
 			t.Errorf("commands %q, want %q", m.commands, want)
 		}
-		if !m.started || port.timeouts[0] != 2*time.Second {
-			t.Errorf("started %v, timeouts %v", m.started, port.timeouts)
+		if !m.started || port.Timeouts()[0] != 2*time.Second {
+			t.Errorf("started %v, timeouts %v", m.started, port.Timeouts())
 		}
 	}
 }
@@ -77,7 +78,7 @@ func TestNewErrors(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(m)
 			}
-			d, err := New(&fakePort{m: m}, &tc.opts)
+			d, err := New(&serialtest.Port{Feed: m.feed}, &tc.opts)
 			if err == nil || d != nil {
 				t.Fatalf("New = %v, %v", d, err)
 			}
@@ -100,7 +101,7 @@ func TestSense(t *testing.T) {
 			clk := newClock()
 			m := newMeter()
 			m.snaps = []map[string]string{snap(w, 61.4, 68.9, 55.2, 84.0), snap(w, 72.1, 80.0, 70.1, 95.5)}
-			d, err := New(&fakePort{m: m}, &Opts{Weighting: bridge.Weighting(w), Now: clk.Now})
+			d, err := New(&serialtest.Port{Feed: m.feed}, &Opts{Weighting: bridge.Weighting(w), Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestSenseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()
 			m := newMeter()
-			d, err := New(&fakePort{m: m}, &Opts{Now: clk.Now})
+			d, err := New(&serialtest.Port{Feed: m.feed}, &Opts{Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,12 +184,12 @@ func TestSenseErrors(t *testing.T) {
 // new period and reports ErrNotReady rather than a wrong duration.
 func TestLostMEASINIT(t *testing.T) {
 	clk := newClock()
-	port := &fakePort{m: newMeter()}
+	port := &serialtest.Port{Feed: newMeter().feed}
 	d, err := New(port, &Opts{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	port.failWrite = 1
+	port.FailWrites = 1
 	var s bridge.Sample
 	clk.Advance(time.Second)
 	if err := d.Sense(&s); err == nil || !strings.Contains(err.Error(), `send "MEAS:INIT"`) {
@@ -206,7 +207,7 @@ func TestLostMEASINIT(t *testing.T) {
 
 func TestHalt(t *testing.T) {
 	m := newMeter()
-	port := &fakePort{m: m}
+	port := &serialtest.Port{Feed: m.feed}
 	d, err := New(port, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -217,8 +218,8 @@ func TestHalt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if port.closed != 1 || m.started || m.commands[len(m.commands)-1] != "INIT STOP" {
-		t.Fatalf("closed %d, started %v, commands %q", port.closed, m.started, m.commands)
+	if port.Closed() != 1 || m.started || m.commands[len(m.commands)-1] != "INIT STOP" {
+		t.Fatalf("closed %d, started %v, commands %q", port.Closed(), m.started, m.commands)
 	}
 	var s bridge.Sample
 	if err := d.Sense(&s); !errors.Is(err, ErrHalted) {
