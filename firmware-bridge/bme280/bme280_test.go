@@ -4,15 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/i2cfake"
 	"periph.io/x/conn/v3/i2c/i2ctest"
-	"periph.io/x/conn/v3/physic"
 	"periph.io/x/devices/v3/bmxx80"
 )
 
@@ -203,14 +202,6 @@ func TestBMP280HasNoHumidity(t *testing.T) {
 	}
 }
 
-type nackBus struct{}
-
-func (nackBus) String() string                  { return "nack" }
-func (nackBus) SetSpeed(physic.Frequency) error { return nil }
-func (nackBus) Tx(uint16, []byte, []byte) error {
-	return &os.SyscallError{Syscall: "ioctl", Err: syscall.ENXIO}
-}
-
 func TestNewI2CErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -230,7 +221,7 @@ func TestNewI2CErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.nack {
-				_, err = NewI2C(nackBus{}, tc.opts)
+				_, err = NewI2C(i2cfake.NackBus{Errno: syscall.ENXIO}, tc.opts)
 			} else {
 				_, err = NewI2C(&i2ctest.Playback{Ops: tc.ops, DontPanic: true}, tc.opts)
 			}

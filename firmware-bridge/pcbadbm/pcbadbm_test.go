@@ -9,8 +9,8 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/i2cfake"
 	"periph.io/x/conn/v3/i2c/i2ctest"
-	"periph.io/x/conn/v3/physic"
 )
 
 func TestMain(m *testing.M) {
@@ -77,16 +77,6 @@ func TestNewI2C(t *testing.T) {
 	}
 }
 
-// nackBus answers every transaction with the error Linux's i2c-dev gives
-// when no device acknowledges its address.
-type nackBus struct{}
-
-func (nackBus) String() string                  { return "nack" }
-func (nackBus) SetSpeed(physic.Frequency) error { return nil }
-func (nackBus) Tx(uint16, []byte, []byte) error {
-	return &os.SyscallError{Syscall: "ioctl", Err: syscall.ENXIO}
-}
-
 func TestNewI2CErrors(t *testing.T) {
 	full := probe(0x48, 0x31, id, 0x02, 0x00, 0x7D)
 	tests := []struct {
@@ -119,7 +109,7 @@ func TestNewI2CErrors(t *testing.T) {
 			var d *Dev
 			var err error
 			if tc.nack {
-				d, err = NewI2C(nackBus{}, tc.opts)
+				d, err = NewI2C(i2cfake.NackBus{Errno: syscall.ENXIO}, tc.opts)
 				if !errors.Is(err, syscall.ENXIO) {
 					t.Errorf("errors.Is(%v, ENXIO) = false", err)
 				}

@@ -3,13 +3,13 @@ package sen0232
 import (
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/i2cfake"
 	"periph.io/x/conn/v3/i2c/i2ctest"
 	"periph.io/x/conn/v3/physic"
 )
@@ -124,14 +124,6 @@ func TestInputsAndAddresses(t *testing.T) {
 	}
 }
 
-type nackBus struct{}
-
-func (nackBus) String() string                  { return "nack" }
-func (nackBus) SetSpeed(physic.Frequency) error { return nil }
-func (nackBus) Tx(uint16, []byte, []byte) error {
-	return &os.SyscallError{Syscall: "ioctl", Err: syscall.EREMOTEIO}
-}
-
 func TestNewI2CErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -154,7 +146,7 @@ func TestNewI2CErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.nack {
-				_, err = NewI2C(nackBus{}, tc.opts)
+				_, err = NewI2C(i2cfake.NackBus{Errno: syscall.EREMOTEIO}, tc.opts)
 				if !errors.Is(err, syscall.EREMOTEIO) {
 					t.Errorf("NACK errno lost: %v", err)
 				}
