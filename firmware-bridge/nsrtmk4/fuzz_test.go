@@ -7,6 +7,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/clocktest"
 	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
@@ -68,7 +69,7 @@ func FuzzReplies(f *testing.F) {
 		inst := newInstrument()
 		inst.weighting = 0 // so that Write_Weighting is exercised
 		inst.reply = map[uint32][]byte{cmds[int(which)%len(cmds)]: reply}
-		clk := &fakeClock{t: time.Unix(1_772_845_200, 0)}
+		clk := clocktest.New(time.Unix(1_772_845_200, 0))
 		d, err := New(&serialtest.Port{Feed: inst.feed}, &Opts{Now: clk.Now})
 		if err != nil {
 			if !errors.As(err, new(*ReplyError)) && !errors.As(err, new(*TimeoutError)) && !errors.As(err, new(*IDError)) {

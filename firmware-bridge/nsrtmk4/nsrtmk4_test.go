@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/clocktest"
 	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
@@ -37,24 +38,7 @@ func takeSlept() []time.Duration {
 	return s
 }
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 6, 22, 0, 0, 0, time.UTC)} }
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 3, 6, 22, 0, 0, 0, time.UTC)) }
 
 func TestNew(t *testing.T) {
 	tests := []struct {

@@ -9,26 +9,9 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/clocktest"
 	"github.com/sossego/sossego/internal/level"
 )
-
-// fakeClock is a settable clock for Opts.Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var sp = saoPaulo()
 
@@ -162,7 +145,7 @@ func TestDeterministic(t *testing.T) {
 				t.Error("seeds 42 and 43 gave identical levels at every instant")
 			}
 			// Sense through a clock gives the same as Measure.
-			clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+			clk := clocktest.New(time.Unix(1_000_000, 0))
 			c, err := New(&Opts{Scenario: info.Name, Seed: 42, Now: clk.Now, Start: instants[0], Speed: 60})
 			if err != nil {
 				t.Fatal(err)
@@ -197,7 +180,7 @@ func TestSenseClockAndWindow(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+			clk := clocktest.New(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 			d, err := New(&Opts{Scenario: BarMusic, Seed: 7, Now: clk.Now, Start: start, Speed: tc.speed})
 			if err != nil {
 				t.Fatal(err)
@@ -409,7 +392,7 @@ func TestHalt(t *testing.T) {
 }
 
 func TestConcurrentSense(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	d, err := New(&Opts{Scenario: Construction, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +441,7 @@ func FuzzMeasure(f *testing.F) {
 }
 
 func BenchmarkSense(b *testing.B) {
-	clk := &fakeClock{t: time.Unix(1_772_845_200, 0)}
+	clk := clocktest.New(time.Unix(1_772_845_200, 0))
 	d, err := New(&Opts{Scenario: BarMusic, Now: clk.Now})
 	if err != nil {
 		b.Fatal(err)

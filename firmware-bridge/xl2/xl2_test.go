@@ -4,32 +4,15 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/firmware-bridge/internal/clocktest"
 	"github.com/sossego/sossego/firmware-bridge/internal/serialport/serialtest"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 6, 22, 0, 0, 0, time.UTC)} }
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 3, 6, 22, 0, 0, 0, time.UTC)) }
 
 var certDate = time.Date(2025, 8, 14, 0, 0, 0, 0, time.UTC)
 
