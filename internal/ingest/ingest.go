@@ -7,6 +7,14 @@
 // the batch from its outbox. Rejected messages go to the dead-letter table
 // with their reason; nothing a gateway sends can crash or stall ingest.
 //
+// A batch rejected after it authenticated (signature verified with the
+// registered key, or a gateway registered without require_signature, and
+// the envelope's kid and the body naming the topic's gateway) settles its
+// seq: the dead letter and the seq are stored in one transaction and the
+// ack watermark moves over it, so that one bad batch cannot stall the
+// gateway's outbox. Forged, unknown-source and undecodable messages move
+// nothing (docs/wire.md, Ack).
+//
 // Flow and back-pressure:
 //
 //	MQTT callback ─Offer (never blocks)─► bounded queue ─► N workers (decode,
@@ -195,6 +203,8 @@ type item struct {
 	status *store.GatewayStatus
 	sensor registry.Sensor
 	grade  string
+	// municipality is where to ack a settling dead letter.
+	municipality string
 }
 
 // Run processes messages until ctx ends. Messages not yet stored when it
@@ -294,20 +304,33 @@ func (in *Ingester) process(m Message) (it item) {
 		}
 		verified = verr == nil
 	}
-	if err := wire.Validate(tp, env, b, m.ReceivedAt, in.o.Skew, in.o.Stale); err != nil {
+	// The batch has authenticated: its signature verified with the
+	// registered key, or the gateway is registered without
+	// require_signature. When the envelope and the body name the topic's
+	// gateway, its (gateway, seq) can be trusted, so a rejection from here
+	// on settles the seq: it is kept as a dead letter and the ack watermark
+	// moves over it (docs/wire.md, Ack), or one bad batch would stall the
+	// gateway's outbox for ever.
+	settles := b.Seq > 0 && env.Kid == tp.Gateway && b.Gateway == tp.Gateway
+	reject := func(err error) item {
 		it.dead = in.dead(m, tp.Gateway, b.Seq, err)
+		if settles {
+			it.dead.Settles = true
+			it.municipality = tp.Municipality
+		}
 		return it
+	}
+	if err := wire.Validate(tp, env, b, m.ReceivedAt, in.o.Skew, in.o.Stale); err != nil {
+		return reject(err)
 	}
 	sn, ok := reg.Sensor(tp.Sensor)
 	if !ok {
-		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonUnknown,
+		return reject(&wire.Error{Reason: wire.ReasonUnknown,
 			Msg: fmt.Sprintf("sensor %q não está cadastrado; inclua-o no cadastro (registry)", tp.Sensor)})
-		return it
 	}
 	if sn.Gateway != tp.Gateway {
-		it.dead = in.dead(m, tp.Gateway, b.Seq, &wire.Error{Reason: wire.ReasonUnknown,
+		return reject(&wire.Error{Reason: wire.ReasonUnknown,
 			Msg: fmt.Sprintf("sensor %q está cadastrado no gateway %q, não em %q", tp.Sensor, sn.Gateway, tp.Gateway)})
-		return it
 	}
 	it.sensor = sn
 	it.grade = worseGrade(sn.Meter.Grade, b.Device.Grade)
@@ -435,6 +458,11 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 	}
 	// Application-level acks: one per gateway, with the new watermark.
 	muni := map[string]string{}
+	for _, it := range group {
+		if it.dead != nil && it.dead.Settles {
+			muni[it.dead.Gateway] = it.municipality
+		}
+	}
 	for _, b := range w.Batches {
 		muni[b.Gateway] = b.Municipality
 	}
@@ -475,7 +503,13 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 	if stored > 0 {
 		in.o.Metrics.records.Add(float64(stored))
 	}
-	in.o.Metrics.messages.WithLabelValues("any", "rejected").Add(float64(len(w.DeadLetters)))
+	for j := range w.DeadLetters {
+		if res.DeadLetterNew[j] {
+			in.o.Metrics.messages.WithLabelValues("any", "rejected").Inc()
+		} else { // a replay of the rejection that settled its seq
+			in.o.Metrics.messages.WithLabelValues("any", "duplicate").Inc()
+		}
+	}
 	for _, st := range w.Statuses {
 		in.o.Metrics.messages.WithLabelValues(wire.KindStatus, "stored").Inc()
 		for _, o := range in.o.Observers {

@@ -59,6 +59,12 @@ func (f *fakeAcks) Ack(m, gw string, seq uint64) error {
 	return nil
 }
 
+func (f *fakeAcks) all(gw string) []uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]uint64(nil), f.acks[gw]...)
+}
+
 func (f *fakeAcks) last(gw string) uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -346,6 +352,8 @@ func FuzzProcess(f *testing.F) {
 	f.Add(wire.LevelsTopic("lapa", "gw-a", "gw-a-s1"), good[:40])
 	f.Add(wire.StatusTopic("lapa", "gw-a"), wire.OfflinePayload)
 	f.Add(wire.EnvTopic("lapa", "gw-a", "gw-a-s1"), []byte(`{"v":1,"kid":"gw-a","body":{"v":1}}`))
+	f.Add(wire.LevelsTopic("lapa", "gw-a", "gw-a-s1"), seal(f, mkBatch("gw-a", "gw-a-s1", 7, now.Add(-time.Hour), 900), key))
+	f.Add(wire.LevelsTopic("lapa", "gw-unsigned", "gw-unsigned-s1"), seal(f, mkBatch("gw-unsigned", "gw-unsigned-s1", 3, now.Add(-time.Hour), 900), nil))
 	f.Add("sossego/v1/lapa/gw-a/gw-a-s1/levels", []byte(`{"v":1,"kid":"gw-a","body":{"v":1,"kind":"levels","records":[{"t":"2026-11-30T22:00:00Z","dur_ms":1000,"laeq_db":1e308}]}}`))
 	in := New(Options{Registry: reg, Now: func() time.Time { return now }})
 	f.Fuzz(func(t *testing.T, topic string, payload []byte) {
@@ -362,8 +370,26 @@ func FuzzProcess(f *testing.F) {
 		if it.dead != nil && (it.dead.Reason == "" || it.dead.Message == "") {
 			t.Fatalf("dead letter without reason: %+v", it.dead)
 		}
+		// A rejection settles a seq only for a batch that authenticated
+		// and names the topic's gateway (docs/wire.md, Ack).
+		if d := it.dead; d != nil && d.Settles {
+			tp, terr := wire.ParseTopic(topic)
+			env, b, oerr := wire.Open(payload)
+			if terr != nil || oerr != nil {
+				t.Fatalf("undecodable message settles: %+v", d)
+			}
+			gw, known := reg.Current().Gateway(tp.Gateway)
+			if !known || (gw.SignatureRequired() && wire.Verify(env, gw.Key()) != nil) {
+				t.Fatalf("unauthenticated message settles %s/%d", d.Gateway, d.Seq)
+			}
+			if b.Gateway != tp.Gateway || env.Kid != tp.Gateway || d.Gateway != tp.Gateway || d.Seq != b.Seq || d.Seq == 0 ||
+				it.municipality != tp.Municipality || gw.Municipality != tp.Municipality {
+				t.Fatalf("settles %s/%d for a batch of %s/%d (kid %s, topic %s)", d.Gateway, d.Seq, b.Gateway, b.Seq, env.Kid, topic)
+			}
+		}
 		if b := it.batch; b != nil {
-			if !b.Verified || b.Gateway != "gw-a" || b.Seq == 0 || len(b.Records) == 0 {
+			if b.Verified != (b.Gateway == "gw-a") || (b.Gateway != "gw-a" && b.Gateway != "gw-unsigned") || b.Seq == 0 ||
+				len(b.Records)+len(b.Env) == 0 {
 				t.Fatalf("accepted inconsistent batch %+v", b)
 			}
 			for _, r := range b.Records {

@@ -23,7 +23,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sossego_ingest_messages_total",
-			Help: "MQTT messages handled, by kind (levels, env, status) and result (stored, duplicate, rejected).",
+			Help: "MQTT messages handled, by kind (levels, env, status; any for rejections) and result (stored, duplicate, rejected).",
 		}, []string{"kind", "result"}),
 		records: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_ingest_records_total",

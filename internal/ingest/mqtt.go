@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/sossego/sossego/internal/ingest/pahostore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -30,13 +32,32 @@ type SubscriberOptions struct {
 // Subscriber connects ingest to a broker: QoS 1 subscriptions on a
 // persistent session, PUBACK only after storage, acks published on
 // wire.AckTopic. It implements Acker.
+//
+// paho (v1.5.1) workarounds, each covered by TestAcksThroughBrokerRestarts
+// or TestAckMessageIDsExhausted:
+//   - The session store keeps no outbound publishes (pahostore): paho's
+//     resume of stored publishes after a reconnect races with its writer.
+//     A lost ack is repaired by the next one (acks are idempotent and the
+//     gateway republishes what stays unacked).
+//   - Acks are published only while the connection is open: a publish
+//     made while paho reconnects would claim a message id that, with
+//     nothing stored to resume, is never released.
+//   - A forced reconnect (after a queue overflow) and the recovery from
+//     exhausted message ids (acks in flight when a connection drops keep
+//     theirs) replace the paho client with a fresh one: Disconnect during
+//     paho's own auto-reconnect leaves a client that refuses every later
+//     Connect ("status can only transition to connecting from
+//     disconnected"), which would stop ingest for good.
 type Subscriber struct {
 	o          SubscriberOptions
 	in         *Ingester
-	client     paho.Client
+	client     atomic.Pointer[pahoClient]
 	overflowed atomic.Bool
+	reset      atomic.Bool // replace the client (message ids exhausted)
 	connected  atomic.Bool
 }
+
+type pahoClient struct{ paho.Client }
 
 // NewSubscriber prepares a subscriber feeding in.
 func NewSubscriber(in *Ingester, o SubscriberOptions) *Subscriber {
@@ -47,10 +68,17 @@ func NewSubscriber(in *Ingester, o SubscriberOptions) *Subscriber {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Subscriber{o: o, in: in}
+	s.client.Store(s.newClient())
+	return s
+}
+
+func (s *Subscriber) newClient() *pahoClient {
+	o := s.o
 	opts := paho.NewClientOptions().AddBroker(o.URL).SetClientID(o.ClientID).
-		SetCleanSession(false).   // persistent session: the broker keeps what we have not PUBACKed
-		SetAutoAckDisabled(true). // PUBACK after durable storage, not on receipt
-		SetOrderMatters(true).    // the handler only enqueues, it never blocks
+		SetCleanSession(false).    // persistent session: the broker keeps what we have not PUBACKed
+		SetStore(pahostore.New()). // no paho resume of outbound publishes (see Subscriber)
+		SetAutoAckDisabled(true).  // PUBACK after durable storage, not on receipt
+		SetOrderMatters(true).     // the handler only enqueues, it never blocks
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(time.Second).
 		SetMaxReconnectInterval(10 * time.Second).SetKeepAlive(30 * time.Second).
 		SetWriteTimeout(10 * time.Second).SetUsername(o.Username).SetPassword(o.Password).
@@ -62,8 +90,7 @@ func NewSubscriber(in *Ingester, o SubscriberOptions) *Subscriber {
 	if o.TLSConfig != nil {
 		opts.SetTLSConfig(o.TLSConfig)
 	}
-	s.client = paho.NewClient(opts)
-	return s
+	return &pahoClient{paho.NewClient(opts)}
 }
 
 func (s *Subscriber) filter(f string) string {
@@ -96,16 +123,43 @@ func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
 }
 
 // Connected reports whether the subscriptions are active.
-func (s *Subscriber) Connected() bool { return s.connected.Load() && s.client.IsConnectionOpen() }
+func (s *Subscriber) Connected() bool {
+	return s.connected.Load() && s.client.Load().IsConnectionOpen()
+}
+
+// errNotConnected is returned by Ack while the broker connection is down.
+var errNotConnected = errors.New("ingest: ack: not connected to the broker")
 
 // Ack publishes the application-level ack (QoS 1, not retained). It does
-// not wait for the broker: a lost ack is repaired by the next one.
+// not wait for the broker: a lost ack is repaired by the next one. While
+// the connection is down it publishes nothing and returns an error.
 func (s *Subscriber) Ack(municipality, gateway string, seq uint64) error {
 	b, err := json.Marshal(wire.Ack{V: wire.Version, Gateway: gateway, Seq: seq})
 	if err != nil {
 		return fmt.Errorf("ingest: ack: %w", err)
 	}
-	s.client.Publish(wire.AckTopic(municipality, gateway), 1, false, b)
+	c := s.client.Load()
+	if !c.IsConnectionOpen() {
+		return errNotConnected
+	}
+	return s.publish(c, wire.AckTopic(municipality, gateway), b)
+}
+
+// publish sends an ack without waiting for its PUBACK. A publish that fails
+// at once on an open connection ("no message IDs available") asks Run for
+// a fresh client.
+func (s *Subscriber) publish(c *pahoClient, topic string, payload []byte) error {
+	tok := c.Publish(topic, 1, false, payload)
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			if !errors.Is(err, paho.ErrNotConnected) {
+				s.reset.Store(true)
+			}
+			return fmt.Errorf("ingest: ack %s: %w", topic, err)
+		}
+	default:
+	}
 	return nil
 }
 
@@ -113,10 +167,10 @@ func (s *Subscriber) Ack(municipality, gateway string, seq uint64) error {
 // it reconnects once the queue has drained, so that the broker redelivers
 // the messages that were refused.
 func (s *Subscriber) Run(ctx context.Context) error {
-	tok := s.client.Connect()
+	tok := s.client.Load().Connect()
 	select {
 	case <-ctx.Done():
-		s.client.Disconnect(250)
+		s.client.Load().Disconnect(250)
 		return nil
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {
@@ -128,19 +182,38 @@ func (s *Subscriber) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			s.client.Disconnect(250)
+			s.client.Load().Disconnect(250)
 			return nil
 		case <-tk.C:
-			if s.overflowed.Load() && s.in.QueueLen() < s.in.QueueCap()/2 {
+			switch {
+			case s.reset.Swap(false):
+				s.o.Log.Warn("cliente MQTT sem identificadores de mensagem livres; reconectando com um cliente novo")
+				s.reconnect(ctx)
+			case s.overflowed.Load() && s.in.QueueLen() < s.in.QueueCap()/2:
 				s.overflowed.Store(false)
 				s.o.Log.Warn("fila de ingestão encheu; reconectando para o broker reenviar as mensagens não confirmadas")
-				s.client.Disconnect(250)
-				t := s.client.Connect()
-				t.Wait()
-				if err := t.Error(); err != nil {
-					s.o.Log.Error("reconexão falhou", "erro", err)
-				}
+				s.reconnect(ctx)
 			}
+		}
+	}
+}
+
+// reconnect replaces the paho client with a fresh one on the same
+// persistent session (see Subscriber for why not Disconnect and Connect
+// again) and waits until it is connected or ctx ends. Messages the old
+// client received but did not PUBACK are redelivered by the broker.
+func (s *Subscriber) reconnect(ctx context.Context) {
+	s.connected.Store(false)
+	old := s.client.Load()
+	old.Disconnect(250) // also stops its auto-reconnect, whatever its state
+	c := s.newClient()
+	s.client.Store(c)
+	t := c.Connect() // with ConnectRetry it completes once connected
+	select {
+	case <-ctx.Done():
+	case <-t.Done():
+		if err := t.Error(); err != nil {
+			s.o.Log.Error("reconexão MQTT falhou", "erro", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -114,6 +115,13 @@ CREATE TABLE IF NOT EXISTS seq_above (
 	seq     INTEGER NOT NULL,
 	PRIMARY KEY (gateway, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS settled (
+	gateway     TEXT    NOT NULL,
+	seq         INTEGER NOT NULL,
+	dead_letter INTEGER NOT NULL,
+	PRIMARY KEY (gateway, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS settled_dead_letter ON settled (dead_letter);
 CREATE TABLE IF NOT EXISTS cursors (
 	name     TEXT PRIMARY KEY,
 	position INTEGER NOT NULL
@@ -173,12 +181,23 @@ func (s *SQLite) Stored() <-chan struct{} { return s.notify }
 // Apply stores a group of batches, dead letters and statuses in one
 // transaction. Batches already stored (same gateway and seq) are reported
 // as not new and change nothing. The ack watermark of each gateway moves
-// to the highest contiguous seq stored, in the same transaction.
+// to the highest contiguous seq settled, in the same transaction: a seq is
+// settled by a stored batch or by a dead letter with Settles (a batch
+// rejected after it authenticated, kept with its reason).
+//
+// Idempotence on (gateway, seq): a settling dead letter whose seq is
+// already settled changes nothing; it is not stored again when the dead
+// letter that settled the seq has the same payload (a replay), and is
+// stored (rejected data is never dropped) when the payload differs. An
+// accepted batch whose seq was settled by a rejection is stored: its
+// records are valid (the verdict may change, e.g. a sensor registered
+// since or a clock corrected), and the watermark has already counted it.
 func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	if s.closed.Load() {
 		return Result{}, ErrClosed
 	}
-	res := Result{New: make([]bool, len(w.Batches)), Watermarks: map[string]uint64{}}
+	res := Result{New: make([]bool, len(w.Batches)), DeadLetterNew: make([]bool, len(w.DeadLetters)),
+		Watermarks: map[string]uint64{}}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("store: begin: %w", err)
@@ -225,9 +244,38 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	}
 	defer insEnv.Close()
 
+	// advance records that gw's seq is settled: the watermark moves over it
+	// (and over the seqs above it that were waiting), or seq is remembered
+	// above the gap.
+	moved := map[string]bool{}
+	advance := func(gw string, seq uint64) error {
+		cur := wm[gw]
+		switch {
+		case seq == cur+1:
+			cur = seq
+			for {
+				r, err := tx.ExecContext(ctx, `DELETE FROM seq_above WHERE gateway = ? AND seq = ?`, gw, int64(cur+1))
+				if err != nil {
+					return fmt.Errorf("store: watermark %s: %w", gw, err)
+				}
+				if k, _ := r.RowsAffected(); k == 0 {
+					break
+				}
+				cur++
+			}
+			wm[gw] = cur
+			moved[gw] = true
+		case seq > cur+1:
+			if _, err := tx.ExecContext(ctx, `INSERT INTO seq_above (gateway, seq) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+				gw, int64(seq)); err != nil {
+				return fmt.Errorf("store: watermark %s: %w", gw, err)
+			}
+		}
+		return nil
+	}
+
 	for i, b := range w.Batches {
-		cur, err := getWM(b.Gateway)
-		if err != nil {
+		if _, err := getWM(b.Gateway); err != nil {
 			return Result{}, fmt.Errorf("store: watermark %s: %w", b.Gateway, err)
 		}
 		n := len(b.Records) + len(b.Env)
@@ -268,39 +316,71 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 				res.RecordsIgnored++
 			}
 		}
-		// Advance the contiguous watermark, or remember a seq above a gap.
-		switch {
-		case b.Seq == cur+1:
-			cur = b.Seq
-			for {
-				r, err := tx.ExecContext(ctx, `DELETE FROM seq_above WHERE gateway = ? AND seq = ?`, b.Gateway, int64(cur+1))
-				if err != nil {
-					return Result{}, fmt.Errorf("store: watermark: %w", err)
-				}
-				if k, _ := r.RowsAffected(); k == 0 {
-					break
-				}
-				cur++
-			}
-		case b.Seq > cur+1:
-			if _, err := tx.ExecContext(ctx, `INSERT INTO seq_above (gateway, seq) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-				b.Gateway, int64(b.Seq)); err != nil {
-				return Result{}, fmt.Errorf("store: watermark: %w", err)
-			}
+		if err := advance(b.Gateway, b.Seq); err != nil {
+			return Result{}, err
 		}
-		wm[b.Gateway] = cur
 		clock, _ := json.Marshal(b.Clock)
-		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET watermark = ?, municipality = ?, clock = ?,
+		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET municipality = ?, clock = ?,
 			last_seen = MAX(last_seen, ?), last_seq = MAX(last_seq, ?) WHERE gateway = ?`,
-			int64(cur), b.Municipality, string(clock), b.ReceivedAt.UnixMilli(), int64(b.Seq), b.Gateway); err != nil {
+			b.Municipality, string(clock), b.ReceivedAt.UnixMilli(), int64(b.Seq), b.Gateway); err != nil {
 			return Result{}, fmt.Errorf("store: gateway %s: %w", b.Gateway, err)
 		}
 	}
-	for _, d := range w.DeadLetters {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
+	for i, d := range w.DeadLetters {
+		settles := d.Settles && d.Gateway != "" && d.Seq > 0
+		var settledBy []byte // payload of the dead letter that settled this seq, if any
+		settledByBatch := false
+		if settles {
+			// Reported in Watermarks even for a replay, so it is acked again.
+			if _, err := getWM(d.Gateway); err != nil {
+				return Result{}, fmt.Errorf("store: watermark %s: %w", d.Gateway, err)
+			}
+			var trunc bool
+			err := tx.QueryRowContext(ctx, `SELECT d.payload, d.truncated FROM settled s JOIN dead_letters d ON d.id = s.dead_letter
+				WHERE s.gateway = ? AND s.seq = ?`, d.Gateway, int64(d.Seq)).Scan(&settledBy, &trunc)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				settledBy = nil
+			case err != nil:
+				return Result{}, fmt.Errorf("store: settled %s/%d: %w", d.Gateway, d.Seq, err)
+			case trunc == d.Truncated && bytes.Equal(settledBy, nonNil(d.Payload)):
+				continue // a replay of the dead letter that settled this seq
+			default:
+				settledBy = nonNil(settledBy)
+			}
+			if settledBy == nil {
+				err := tx.QueryRowContext(ctx, `SELECT 1 FROM batches WHERE gateway = ? AND seq = ?`, d.Gateway, int64(d.Seq)).Scan(new(int))
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return Result{}, fmt.Errorf("store: batch %s/%d: %w", d.Gateway, d.Seq, err)
+				}
+				settledByBatch = err == nil
+			}
+		}
+		r, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
 			(received_at, topic, reason, message, gateway, seq, payload, truncated) VALUES (?,?,?,?,?,?,?,?)`,
-			d.ReceivedAt.UnixMilli(), d.Topic, d.Reason, d.Message, d.Gateway, int64(d.Seq), nonNil(d.Payload), d.Truncated); err != nil {
+			d.ReceivedAt.UnixMilli(), d.Topic, d.Reason, d.Message, d.Gateway, int64(d.Seq), nonNil(d.Payload), d.Truncated)
+		if err != nil {
 			return Result{}, fmt.Errorf("store: insert dead letter: %w", err)
+		}
+		res.DeadLetterNew[i] = true
+		if !settles || settledBy != nil || settledByBatch {
+			continue
+		}
+		id, err := r.LastInsertId()
+		if err != nil {
+			return Result{}, fmt.Errorf("store: dead letter id: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO settled (gateway, seq, dead_letter) VALUES (?, ?, ?)`,
+			d.Gateway, int64(d.Seq), id); err != nil {
+			return Result{}, fmt.Errorf("store: settle %s/%d: %w", d.Gateway, d.Seq, err)
+		}
+		if err := advance(d.Gateway, d.Seq); err != nil {
+			return Result{}, err
+		}
+	}
+	for gw := range moved {
+		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET watermark = ? WHERE gateway = ?`, int64(wm[gw]), gw); err != nil {
+			return Result{}, fmt.Errorf("store: watermark %s: %w", gw, err)
 		}
 	}
 	for _, st := range w.Statuses {
@@ -567,7 +647,8 @@ func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
-	q := `SELECT id, received_at, topic, reason, message, gateway, seq, payload, truncated FROM dead_letters WHERE 1=1`
+	q := `SELECT id, received_at, topic, reason, message, gateway, seq, payload, truncated,
+		EXISTS (SELECT 1 FROM settled s WHERE s.dead_letter = dead_letters.id) FROM dead_letters WHERE 1=1`
 	var args []any
 	if f.Reason != "" {
 		q += ` AND reason = ?`
@@ -592,7 +673,7 @@ func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 	for rows.Next() {
 		var d DeadLetter
 		var recv, seq int64
-		if err := rows.Scan(&d.ID, &recv, &d.Topic, &d.Reason, &d.Message, &d.Gateway, &seq, &d.Payload, &d.Truncated); err != nil {
+		if err := rows.Scan(&d.ID, &recv, &d.Topic, &d.Reason, &d.Message, &d.Gateway, &seq, &d.Payload, &d.Truncated, &d.Settled); err != nil {
 			return nil, fmt.Errorf("store: dead letters: %w", err)
 		}
 		d.ReceivedAt, d.Seq = fromMilli(recv), uint64(seq)

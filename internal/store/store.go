@@ -54,6 +54,16 @@ type DeadLetter struct {
 	Seq        uint64    `json:"seq,omitempty"`
 	Payload    []byte    `json:"payload"`
 	Truncated  bool      `json:"truncated,omitempty"` // payload cut at wire.MaxPayload
+	// Settles, on a write, says the message authenticated before it was
+	// rejected (its signature verified with the registered key, or the
+	// gateway is registered without require_signature and the topic, kid
+	// and body name it), so its (Gateway, Seq) can be trusted: Apply
+	// records the seq as settled and the ack watermark moves over it
+	// (docs/wire.md, Ack). False for forged, unknown or undecodable
+	// messages, which must not move anything.
+	Settles bool `json:"-"`
+	// Settled, when read back, says this dead letter settled its seq.
+	Settled bool `json:"settled,omitempty"`
 }
 
 // GatewayStatus is what the central service knows about a gateway.
@@ -83,6 +93,10 @@ type Write struct {
 type Result struct {
 	// New[i] is false when Batches[i] was a duplicate of a stored (gateway, seq).
 	New []bool
+	// DeadLetterNew[i] is false when DeadLetters[i] was a replay of the
+	// dead letter that already settled its (gateway, seq) with the same
+	// payload, and so was not stored again.
+	DeadLetterNew []bool
 	// Watermarks holds, for every gateway in the write, the highest
 	// contiguous seq now durably stored.
 	Watermarks map[string]uint64

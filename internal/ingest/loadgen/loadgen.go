@@ -20,6 +20,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/sossego/sossego/internal/ingest/pahostore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -151,7 +152,11 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true).
 			SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
 			SetMaxReconnectInterval(time.Second).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
-			SetMaxResumePubInFlight(o.Window)
+			SetMaxResumePubInFlight(o.Window).
+			// No paho resume of publishes: this simulator republishes
+			// whatever stays unacked (as a gateway's outbox does), and
+			// paho v1.5.1's resume races with its writer (pahostore).
+			SetStore(pahostore.New())
 		ackTopic := wire.AckTopic(g.Municipality, g.ID)
 		opts.SetOnConnectHandler(func(c paho.Client) {
 			c.Subscribe(ackTopic, 1, func(_ paho.Client, m paho.Message) { st.onAck(m.Payload(), o.OnAck) })
