@@ -53,6 +53,12 @@ var Mechanisms = []string{
 	"bell", "machinery", "radio_interference",
 }
 
+// ServiceUser is the central service's MQTT user name (and default client
+// id), internal/central.ServiceUser. A gateway's broker user name is its id,
+// so a gateway with this id would log in as the central service (and see
+// every gateway's data): the id is reserved.
+const ServiceUser = "sossego-central"
+
 // Grades of a meter, as on the wire.
 var Grades = []string{"class1", "class2", "screening"}
 
@@ -397,6 +403,10 @@ func build(f file) (*Registry, error) {
 		case r.gateways[g.ID].ID != "":
 			add(g.line, "gateway %q cadastrado duas vezes", g.ID)
 			continue
+		case g.ID == ServiceUser:
+			// Reported once; the gateway is still recorded so that its
+			// sensors do not add "not registered" errors.
+			add(g.line, "gateway id %q é reservado ao usuário MQTT do serviço central; escolha outro id para o gateway", g.ID)
 		}
 		if !wire.ValidID(g.Municipality) {
 			add(g.line, "gateway %q: municipality %q inválido: use o id do código municipal (ex.: lapa)", g.ID, g.Municipality)

@@ -85,6 +85,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad cnpj", good + "    establishments:\n      - {name: X, document: 12.345.678/0001-96, address: Y, type: bar}\n", 7, "dígito verificador do CNPJ"},
 		{"bad type", good + "    establishments:\n      - {name: X, document: 123.456.789-09, address: Y, type: pub}\n", 7, `type "pub"`},
 		{"duplicate sensor", good + strings.SplitN(good, "sensors:\n", 2)[1], 13, "duas vezes"},
+		{"service user as gateway id", strings.ReplaceAll(good, "gw-1", ServiceUser), 3, `gateway id "sossego-central" é reservado`},
 		{"not yaml", "version: [1\n", 0, "YAML inválido"},
 		{"empty", "", 0, "vazio"},
 		{"alias", "version: 1\nx: &a 1\ngateways: *a\n", 0, ""},
