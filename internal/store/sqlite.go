@@ -508,6 +508,44 @@ func (s *SQLite) Buckets(ctx context.Context, sensor string, from, to time.Time,
 	return Aggregate(recs, step), nil
 }
 
+// EnvRecords returns a sensor's environmental readings with time in
+// [from, to), in time order, at most limit (0 = no limit).
+func (s *SQLite) EnvRecords(ctx context.Context, sensor string, from, to time.Time, limit int) ([]EnvRecord, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT sensor, gateway, seq, t, temperature_c, humidity_pct, pressure_hpa FROM env
+		WHERE sensor = ? AND t >= ? AND t < ? ORDER BY t LIMIT ?`, sensor, from.UnixMilli(), to.UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: env records: %w", err)
+	}
+	defer rows.Close()
+	var out []EnvRecord
+	for rows.Next() {
+		var e EnvRecord
+		var t, seq int64
+		var temp, hum, press sql.NullFloat64
+		if err := rows.Scan(&e.Sensor, &e.Gateway, &seq, &t, &temp, &hum, &press); err != nil {
+			return nil, fmt.Errorf("store: scan env: %w", err)
+		}
+		e.T, e.Seq = time.UnixMilli(t).UTC(), uint64(seq)
+		for _, q := range []struct {
+			v   sql.NullFloat64
+			dst **float64
+		}{{temp, &e.TemperatureC}, {hum, &e.HumidityPct}, {press, &e.PressureHPa}} {
+			if q.v.Valid {
+				v := q.v.Float64
+				*q.dst = &v
+			}
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read env: %w", err)
+	}
+	return out, nil
+}
+
 // Latest returns a sensor's most recent record.
 func (s *SQLite) Latest(ctx context.Context, sensor string) (Record, bool, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE sensor = ? ORDER BY t DESC LIMIT 1`, sensor)

@@ -123,6 +123,18 @@ type Record struct {
 	Hist     *level.Histogram `json:"-"`
 }
 
+// EnvRecord is one stored environmental reading (wire.KindEnv). A quantity
+// the sensor did not report is nil.
+type EnvRecord struct {
+	Sensor       string    `json:"sensor"`
+	Gateway      string    `json:"gateway"`
+	Seq          uint64    `json:"seq"`
+	T            time.Time `json:"t"`
+	TemperatureC *float64  `json:"temperature_c,omitempty"`
+	HumidityPct  *float64  `json:"humidity_pct,omitempty"`
+	PressureHPa  *float64  `json:"pressure_hpa,omitempty"`
+}
+
 // Bucket is an energy-correct aggregate of the records whose start time
 // falls in [Start, Start+step).
 type Bucket struct {
