@@ -95,8 +95,12 @@ func (w *web) fiscais(ctx context.Context) ([]string, error) {
 
 // register mounts the UI, login and live feed, and the JSON API behind
 // sessions: reads for every role, workflow actions for fiscais.
-func (w *web) register(mux *http.ServeMux, api *dashboard.API, set *codes.Set, log *slog.Logger) {
+func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Live, set *codes.Set, log *slog.Logger) {
 	dashboard.NewWeb(w.auth, w.hub, set, log).Register(mux)
+	ra := &registryAPI{reg: reg, log: log.With("componente", "cadastro")}
+	admin := func(h http.HandlerFunc) http.Handler { return w.auth.Protect(w.auth.RequireRole(users.Admin)(h)) }
+	mux.Handle("GET /api/v1/registry", admin(ra.get))
+	mux.Handle("PUT /api/v1/registry", admin(ra.put))
 	apiMux := http.NewServeMux()
 	api.Register(apiMux)
 	if w.svc != nil {
@@ -116,8 +120,9 @@ func sessionUser(r *http.Request) (workflowapi.User, bool) {
 	return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role)}, true
 }
 
-// hubFeed publishes stored readings and gateway statuses to the live hub
-// (non-blocking: the hub coalesces and drops slow browsers).
+// hubFeed publishes stored readings, environmental records and gateway
+// statuses to the live hub (non-blocking: the hub coalesces and drops slow
+// browsers).
 type hubFeed struct {
 	hub    *dashboard.Hub
 	limits alerts.Limits
@@ -140,6 +145,11 @@ func (f hubFeed) Observe(_ context.Context, r ingest.Reading) {
 	f.hub.PublishLevel(l)
 }
 
+func (f hubFeed) ObserveEnv(_ context.Context, e ingest.EnvReading) {
+	f.hub.PublishEnv(dashboard.Env{Sensor: e.Sensor, T: e.Record.T, TempC: e.Record.TemperatureC, RH: e.Record.HumidityPct,
+		PressureHPa: e.Record.PressureHPa})
+}
+
 func (f hubFeed) ObserveStatus(_ context.Context, s store.GatewayStatus) {
 	g := dashboard.GatewayStatus{Gateway: s.Gateway, Municipality: s.Municipality, State: s.State, At: s.At, LastSeen: s.LastSeen}
 	if s.Clock != nil {
@@ -152,4 +162,5 @@ func (f hubFeed) ObserveStatus(_ context.Context, s store.GatewayStatus) {
 var (
 	_ ingest.Observer       = hubFeed{}
 	_ ingest.StatusObserver = hubFeed{}
+	_ ingest.EnvObserver    = hubFeed{}
 )

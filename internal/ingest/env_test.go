@@ -90,3 +90,61 @@ func TestEnvRecordsValidatedAndStored(t *testing.T) {
 		t.Errorf("ack %d, want %d (rejected env batches authenticated, so they settle)", got, len(cases))
 	}
 }
+
+// TestEnvObserved: every newly stored env record reaches the observers that
+// implement EnvObserver, in store order, with its batch's facts; duplicates
+// and rejected batches are not observed, and env records are never handed
+// to Observe as level readings.
+func TestEnvObserved(t *testing.T) {
+	h := newHarness(t, testRegistry(t, "gw-a"))
+	key := loadgen.Key(seed, "gw-a")
+	topic := wire.EnvTopic("lapa", "gw-a", "gw-a-s1")
+	t0 := now.Add(-time.Hour).Truncate(time.Minute)
+	steps := []struct {
+		name  string
+		batch *wire.Batch
+	}{
+		{"two readings", mkEnv(1, wire.EnvRecord{T: t0, TemperatureC: ptr(18.25), HumidityPct: ptr(81)},
+			wire.EnvRecord{T: t0.Add(time.Minute), PressureHPa: ptr(912.4)})},
+		{"duplicate of seq 1", mkEnv(1, wire.EnvRecord{T: t0, TemperatureC: ptr(18.25), HumidityPct: ptr(81)},
+			wire.EnvRecord{T: t0.Add(time.Minute), PressureHPa: ptr(912.4)})},
+		{"out of range (rejected)", mkEnv(2, wire.EnvRecord{T: t0.Add(2 * time.Minute), HumidityPct: ptr(120)})},
+		{"one more", mkEnv(3, wire.EnvRecord{T: t0.Add(3 * time.Minute), TemperatureC: ptr(17.5)})},
+	}
+	for _, st := range steps {
+		h.offer(t, topic, seal(t, st.batch, key))
+		h.waitDone(t) // one at a time: store order is send order
+	}
+	type obs struct {
+		seq   uint64
+		t     time.Time
+		tempC float64
+		press float64
+	}
+	val := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	want := []obs{{1, t0, 18.25, -1}, {1, t0.Add(time.Minute), -1, 912.4}, {3, t0.Add(3 * time.Minute), 17.5, -1}}
+	h.obs.mu.Lock()
+	defer h.obs.mu.Unlock()
+	if len(h.obs.readings) != 0 {
+		t.Errorf("env records observed as level readings: %+v", h.obs.readings)
+	}
+	if len(h.obs.env) != len(want) {
+		t.Fatalf("observed %d env records, want %d: %+v", len(h.obs.env), len(want), h.obs.env)
+	}
+	for i, w := range want {
+		e := h.obs.env[i]
+		got := obs{e.Seq, e.Record.T, val(e.Record.TemperatureC), val(e.Record.PressureHPa)}
+		if got != w {
+			t.Errorf("env %d = %+v, want %+v", i, got, w)
+		}
+		if e.Sensor != "gw-a-s1" || e.Gateway != "gw-a" || e.Municipality != "lapa" || !e.Verified ||
+			e.Device.Model != "BME280" || e.Device.Grade != "screening" || !e.ReceivedAt.Equal(now) {
+			t.Errorf("env %d facts = %+v", i, e)
+		}
+	}
+}

@@ -19,7 +19,8 @@
 //
 //	MQTT callback ─Offer (never blocks)─► bounded queue ─► N workers (decode,
 //	verify, validate) ─► one writer (group commit: one SQLite transaction for
-//	everything waiting) ─► PUBACK + wire.Ack ─► Observers (alerts, dashboard)
+//	everything waiting) ─► PUBACK + wire.Ack ─► Observers (alerts, dashboard;
+//	env records to those that are EnvObservers)
 //
 // The subscriber disables paho's automatic PUBACK: a message is
 // acknowledged to the broker only after it has been stored (or
@@ -86,6 +87,28 @@ type ObserverFunc func(ctx context.Context, r Reading)
 // Observe calls f.
 func (f ObserverFunc) Observe(ctx context.Context, r Reading) { f(ctx, r) }
 
+// EnvReading is one stored environmental record (wire.KindEnv) with the
+// batch it came in.
+type EnvReading struct {
+	Sensor       string
+	Gateway      string
+	Municipality string      // topic segment (the gateway's municipality)
+	Device       wire.Device // as reported in the batch
+	Clock        wire.Clock  // gateway clock state when the batch was built
+	Verified     bool        // the batch's signature verified
+	Seq          uint64
+	ReceivedAt   time.Time
+	Record       wire.EnvRecord
+}
+
+// EnvObserver optionally receives every newly stored environmental record
+// (the dashboard shows them). Like Observe, ObserveEnv is called from the
+// ingest writer goroutine after the write is durable, in store order, and
+// must return quickly.
+type EnvObserver interface {
+	ObserveEnv(ctx context.Context, r EnvReading)
+}
+
 // StatusObserver optionally receives gateway status changes (the alerts
 // monitor uses them for no_data; the dashboard shows them).
 type StatusObserver interface {
@@ -123,7 +146,7 @@ type Options struct {
 	Store     Store
 	Registry  Registry
 	Acks      Acker      // may be nil (no acks, e.g. tests)
-	Observers []Observer // each also gets statuses if it implements StatusObserver
+	Observers []Observer // each also gets statuses (StatusObserver) and env records (EnvObserver) if it implements them
 	Log       *slog.Logger
 	Metrics   *Metrics // may be nil
 
@@ -485,6 +508,10 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 		}
 		in.o.Metrics.messages.WithLabelValues(b.Kind, "stored").Inc()
 		stored += len(b.Records) + len(b.Env)
+		if b.Kind == wire.KindEnv {
+			in.observeEnv(ctx, b)
+			continue
+		}
 		if len(in.o.Observers) == 0 || b.Kind != wire.KindLevels {
 			continue
 		}
@@ -519,6 +546,21 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 		}
 	}
 	return nil
+}
+
+// observeEnv hands a newly stored env batch's records to the observers
+// that implement EnvObserver.
+func (in *Ingester) observeEnv(ctx context.Context, b store.Batch) {
+	for _, o := range in.o.Observers {
+		eo, ok := o.(EnvObserver)
+		if !ok {
+			continue
+		}
+		for _, rec := range b.Env {
+			eo.ObserveEnv(ctx, EnvReading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality,
+				Device: b.Device, Clock: b.Clock, Verified: b.Verified, Seq: b.Seq, ReceivedAt: b.ReceivedAt, Record: rec})
+		}
+	}
 }
 
 // SetAcker sets the ack publisher after construction (the MQTT subscriber

@@ -78,7 +78,16 @@ func (f *fakeAcks) last(gw string) uint64 {
 type recorder struct {
 	mu       sync.Mutex
 	readings []Reading
+	env      []EnvReading
 }
+
+func (r *recorder) ObserveEnv(_ context.Context, e EnvReading) {
+	r.mu.Lock()
+	r.env = append(r.env, e)
+	r.mu.Unlock()
+}
+
+var _ EnvObserver = (*recorder)(nil)
 
 func (r *recorder) Observe(_ context.Context, rd Reading) {
 	r.mu.Lock()
