@@ -278,7 +278,7 @@ func Run(ctx context.Context, o Options) error {
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}
 		}
-		wb.register(mux, dashboard.NewAPI(apiOpts), codeSet, log)
+		wb.register(mux, dashboard.NewAPI(apiOpts), reg, codeSet, log)
 		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
