@@ -70,6 +70,7 @@ type APIOptions struct {
 	Registry APIRegistry
 	Store    APIStore
 	Readings APIReadings // default: Store if it implements APIReadings
+	Env      APIEnv      // default: Store if it implements APIEnv; nil: /sensors/{id}/env answers 503
 	Limits   LimitFunc   // nil: no limit reported
 	Alerts   AlertLister // nil: /alerts answers 503
 	// Health reports extra component states for /api/v1/health (e.g.
@@ -93,6 +94,11 @@ func NewAPI(o APIOptions) *API {
 			o.Readings = r
 		}
 	}
+	if o.Env == nil {
+		if e, ok := o.Store.(APIEnv); ok {
+			o.Env = e
+		}
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -110,6 +116,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/health", a.health)
 	mux.HandleFunc("GET /api/v1/sensors", a.sensors)
 	mux.HandleFunc("GET /api/v1/sensors/{id}", a.sensor)
+	mux.HandleFunc("GET /api/v1/sensors/{id}/env", a.env)
 	mux.HandleFunc("GET /api/v1/gateways", a.gateways)
 	mux.HandleFunc("GET /api/v1/alerts", a.alerts)
 	mux.HandleFunc("GET /api/v1/readings", a.readings)

@@ -258,7 +258,7 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("central: listen %s: %w", o.HTTP, err)
 		}
 		mux := http.NewServeMux()
-		apiOpts := dashboard.APIOptions{Registry: reg, Store: st, Readings: readings, Log: log,
+		apiOpts := dashboard.APIOptions{Registry: reg, Store: st, Readings: readings, Env: st, Log: log,
 			Limits: limitFunc(limits),
 			Health: func(context.Context) (map[string]string, error) {
 				h := map[string]string{"mqtt": "conectado", "cadastro": "ok", "armazenamento": o.Store}
