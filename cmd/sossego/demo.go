@@ -227,7 +227,8 @@ Sossego — demonstração
 		fmt.Fprintf(io.out, "    %-9s senha %-20s (%s)\n", u.name, u.password, u.role)
 	}
 	fmt.Fprint(io.out, `
-  4 gateways simulados publicam níveis a cada segundo (Lapa e Conceição de Macabu).
+  4 gateways simulados publicam níveis a cada segundo (Lapa e Conceição de Macabu)
+  e temperatura, umidade e pressão (BME280 simulado) a cada 10 s.
   Em cerca de 1–2 minutos o bar da Lapa passa do limite do Art. 96 e um alerta aparece em "Alertas".
   Ctrl-C encerra.
 `)
@@ -262,12 +263,19 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 	if d.SimStart != "" {
 		meter = wallClock{dev}
 	}
+	env, err := newDemoEnv(d, time.Now)
+	if err != nil {
+		return err
+	}
 	l := log.With("gateway", d.ID)
 	err = mqttconn.RunNode(ctx, mqttconn.NodeOptions{
 		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 2,
-			BatchMaxAge: 2 * time.Second, Version: "demo"},
+			BatchMaxAge: 2 * time.Second, Version: "demo",
+			// One env reading per batch: each appears on the sensor page
+			// within seconds (the env sensor id is the meter's, the default).
+			Env: gateway.EnvOptions{Interval: demoEnvInterval, BatchRecords: 1, BatchMaxAge: demoEnvInterval}},
 		MQTT:  mqttconn.Options{Broker: broker, Username: d.ID, Password: loadgen.Password(loadgen.DefaultSeed, d.ID)},
-		Meter: meter, Sync: gateway.FixedSync(wire.Clock{Synced: true, OffsetMs: 0.5, Source: "ntp (simulado)"}),
+		Meter: meter, Env: env, Sync: gateway.FixedSync(wire.Clock{Synced: true, OffsetMs: 0.5, Source: "ntp (simulado)"}),
 		Outbox: box, Key: loadgen.Key(loadgen.DefaultSeed, d.ID), Log: l})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("gateway %s: %w", d.ID, err)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sossego/sossego/gateway"
 )
 
 // syncBuffer is a bytes.Buffer safe for the demo's writer and the test's reader.
@@ -73,6 +75,37 @@ func TestDemoFiresAlert(t *testing.T) {
 		t.Fatalf("login: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// The simulated BME280 reads at once and every 10 s, one reading per
+	// batch: the bar's environmental records are queryable within seconds.
+	type envRec struct {
+		T        time.Time `json:"t"`
+		TempC    *float64  `json:"temperature_c"`
+		RH       *float64  `json:"humidity_pct"`
+		Pressure *float64  `json:"pressure_hpa"`
+	}
+	var envRecs []envRec
+	for deadline := time.Now().Add(30 * time.Second); len(envRecs) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no environmental record of lapa-bar-01 within 30 s\nstderr:\n%s", errb.String())
+		}
+		time.Sleep(time.Second)
+		resp, err := c.Get(base + "/api/v1/sensors/lapa-bar-01/env")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Records []envRec `json:"records"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("env: %d %v", resp.StatusCode, err)
+		}
+		envRecs = body.Records
+	}
+	if e := envRecs[0]; e.TempC == nil || e.RH == nil || e.Pressure == nil || *e.Pressure < 895 || *e.Pressure > 925 {
+		t.Errorf("lapa-bar-01 env record %+v: want temperature, humidity and Lapa's station pressure", e)
+	}
 	start := time.Now()
 	var firing bool
 	for !firing && time.Since(start) < 2*time.Minute {
@@ -114,5 +147,63 @@ func TestDemoFiresAlert(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "demonstração encerrada") {
 		t.Errorf("no closing line:\n%s", out.String())
+	}
+}
+
+// TestDemoEnvPlausible: the demo's simulated BME280 of each gateway gives,
+// hour by hour over a year, readings the wire contract accepts and that are
+// plausible for its town (station pressure at its altitude), repeats itself
+// for the same instant, is warmer and drier in the afternoon than before
+// dawn, and names a per-gateway serial with grade screening.
+func TestDemoEnvPlausible(t *testing.T) {
+	loc := time.FixedZone("-03", -3*3600)
+	cases := []struct {
+		municipality     string
+		tempLo, tempHi   float64
+		pressLo, pressHi float64
+	}{
+		{"lapa", 5, 30, 895, 925},
+		{"conceicao-de-macabu", 14, 34, 995, 1025},
+	}
+	serials := map[string]bool{}
+	for _, d := range demoGateways {
+		c := cases[0]
+		if d.Municipality != c.municipality {
+			c = cases[1]
+		}
+		t.Run(d.ID, func(t *testing.T) {
+			s, err := newDemoEnv(d, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+			for at := start; at.Before(start.AddDate(1, 0, 0)); at = at.Add(time.Hour) {
+				e := s.at(at)
+				if _, err := gateway.EnvRecordOf(e, at); err != nil {
+					t.Fatalf("%v: %v", at, err)
+				}
+				if e.TemperatureC < c.tempLo || e.TemperatureC > c.tempHi || e.HumidityPct < 20 || e.HumidityPct > 99 ||
+					e.PressureHPa < c.pressLo || e.PressureHPa > c.pressHi {
+					t.Fatalf("%v: implausible %+v", at, e)
+				}
+				if again := s.at(at); again != e {
+					t.Fatalf("%v: %+v then %+v", at, e, again)
+				}
+			}
+			for _, day := range []time.Time{time.Date(2026, 1, 20, 0, 0, 0, 0, loc), time.Date(2026, 7, 20, 0, 0, 0, 0, loc)} {
+				dawn, afternoon := s.at(day.Add(5*time.Hour)), s.at(day.Add(15*time.Hour))
+				if afternoon.TemperatureC < dawn.TemperatureC+5 || afternoon.HumidityPct > dawn.HumidityPct-10 {
+					t.Errorf("%s: 05:00 %+v, 15:00 %+v", day.Format("2006-01-02"), dawn, afternoon)
+				}
+			}
+			if jan, jul := s.at(time.Date(2026, 1, 20, 15, 0, 0, 0, loc)), s.at(time.Date(2026, 7, 20, 15, 0, 0, 0, loc)); jan.TemperatureC < jul.TemperatureC+4 {
+				t.Errorf("January %.1f °C, July %.1f °C", jan.TemperatureC, jul.TemperatureC)
+			}
+			dev := s.at(start).Device
+			if dev.Model != "BME280 (simulado)" || dev.Grade != "screening" || dev.Serial == "" || serials[dev.Serial] {
+				t.Errorf("device %+v (serials so far %v)", dev, serials)
+			}
+			serials[dev.Serial] = true
+		})
 	}
 }
