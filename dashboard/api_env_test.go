@@ -11,8 +11,6 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-func f64(v float64) *float64 { return &v }
-
 // TestAPIEnv: GET /api/v1/sensors/{id}/env answers the stored environmental
 // records of a window in time order (default the last 24 h), refuses
 // unknown sensors and bad parameters in Portuguese, and says when the limit
@@ -24,7 +22,7 @@ func TestAPIEnv(t *testing.T) {
 	b := store.Batch{Gateway: "lapa-centro-01", Municipality: "lapa", Sensor: "lapa-bar-01", Kind: wire.KindEnv, Seq: 2,
 		Topic: "t", Body: []byte("{}"), ReceivedAt: apiNow, Device: wire.Device{Model: "BME280", Serial: "76", Grade: "screening"}}
 	for i, age := range ages {
-		b.Env = append(b.Env, wire.EnvRecord{T: apiNow.Add(-age), TemperatureC: f64(15 + float64(i)), HumidityPct: f64(80), PressureHPa: f64(913.5)})
+		b.Env = append(b.Env, wire.EnvRecord{T: apiNow.Add(-age), TemperatureC: ptr(15 + float64(i)), HumidityPct: ptr(80.0), PressureHPa: ptr(913.5)})
 	}
 	if _, err := st.Apply(context.Background(), store.Write{Batches: []store.Batch{b}}); err != nil {
 		t.Fatal(err)

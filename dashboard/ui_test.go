@@ -25,11 +25,24 @@ import (
 	"github.com/sossego/sossego/internal/users"
 )
 
-// uiReadings is an in-memory APIStore + APIReadings.
+// uiReadings is an in-memory APIStore + APIReadings + APIEnv.
 type uiReadings struct {
 	mu   sync.Mutex
 	recs map[string][]store.Record
+	env  map[string][]store.EnvRecord
 	gws  []store.GatewayStatus
+}
+
+func (f *uiReadings) EnvRecords(_ context.Context, sensor string, from, to time.Time, limit int) ([]store.EnvRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []store.EnvRecord
+	for _, r := range f.env[sensor] {
+		if !r.T.Before(from) && r.T.Before(to) && (limit <= 0 || len(out) < limit) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func (f *uiReadings) add(r store.Record) {
@@ -119,6 +132,15 @@ func newUIServer(t *testing.T, workflow bool) *uiServer {
 			u.readings.add(store.Record{Sensor: s.ID, Gateway: s.Gateway, T: now.Add(-time.Duration(i) * time.Second), DurMs: 1000,
 				LAeq: l, LAFmax: l + 7, LAFmin: l - 4, Grade: s.Meter.Grade, Synced: true})
 		}
+	}
+	// 24 h of environmental readings of the bar, every 10 min; the newest
+	// (a minute ago) is 18.3 °C.
+	u.readings.env = map[string][]store.EnvRecord{}
+	for i := 143; i >= 0; i-- {
+		at := now.Add(-time.Minute - time.Duration(i)*10*time.Minute)
+		u.readings.env["lapa-bar-01"] = append(u.readings.env["lapa-bar-01"], store.EnvRecord{Sensor: "lapa-bar-01",
+			Gateway: "lapa-centro-01", T: at, TemperatureC: ptr(18.3 - float64(i%72)/10), HumidityPct: ptr(70 + float64(i%72)/4),
+			PressureHPa: ptr(912.0)})
 	}
 	limits := func(s registry.Sensor, at time.Time) (Limit, bool, error) {
 		code := s.Code
@@ -221,9 +243,17 @@ func TestUIDesktopFiscal(t *testing.T) {
 	// Sensor detail: chart from the readings API, live updates.
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
 		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq') && !!document.querySelector('#chart svg path.limit')`, "chart with LAeq and limit"))
+	// Environment: the last 24 h from the env API, latest values,
+	// sparklines and the hourly table.
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-env="temp"]`, "18,3 °C"), dashtest.WaitText(`[data-env="p"]`, "912,0 hPa"),
+		dashtest.WaitJS(`document.querySelectorAll('[data-env-table] tbody tr').length === 6 && document.querySelectorAll('#env svg.spark polyline').length === 3`, "env table and sparklines"))
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-env-table] tbody td:nth-child(2)').textContent`); got != "18,3" {
+		t.Errorf("newest temperature in the table %q, want 18,3", got)
+	}
 	u.level("lapa-bar-01", 66.6)
 	u.hub.PublishEnv(Env{Sensor: "lapa-bar-01", T: time.Now().UTC(), TempC: ptr(21.5), RH: ptr(80.0)})
-	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`#view`, "21,5 °C"))
+	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`[data-env="temp"]`, "21,5 °C"),
+		dashtest.WaitText(`[data-env-table] tbody td:nth-child(2)`, "21,5"))
 	dashtest.Screenshot(t, ctx, "sensor-desktop")
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),
 		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "24 h chart"))

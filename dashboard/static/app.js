@@ -385,7 +385,10 @@
     const head = h("div");
     const chartBox = h("div", { id: "chart" });
     const stats = h("div", { class: "stats" });
-    const env = h("div", { class: "stats" });
+    const env = h("div", { class: "env", id: "env" });
+    const ENV_MS = 86400e3;
+    let envRecs = []; // {t (ms), temp, rh, p, wind}, time order
+    let envMsg = "";
     const msg = h("p", { class: "muted" });
     fill(root,
       h("p", {}, h("a", { href: "#/" }, "← todos os sensores")),
@@ -395,7 +398,7 @@
           h("span", {}, h("i", { class: "lg-l90" }), "L90"), h("span", {}, h("i", { class: "lg-limit" }), "limite em vigor"),
           h("span", {}, h("i", { class: "lg-night" }), "período noturno"))),
       h("h2", {}, "Janela"), stats,
-      h("h2", {}, "Ambiente"), env);
+      h("h2", {}, "Ambiente (últimas 24 h)"), env);
 
     function renderHead() {
       const l = s.level, g = gatewayOf(s);
@@ -409,9 +412,82 @@
           h("span", {}, clockText(s)),
           s.grade ? h("span", { class: "grade " + s.grade }, GRADES[s.grade] || s.grade) : null,
           s.meter && s.meter.calibrated_at ? h("span", {}, "calibrado em " + s.meter.calibrated_at.split("-").reverse().join("/")) : null));
-      const e = s.env;
-      const stat = (label, v, unit) => h("div", { class: "stat" }, label, h("b", {}, v === undefined || v === null ? "—" : Number(v).toLocaleString("pt-BR", { maximumFractionDigits: 1 }) + " " + unit));
-      env.replaceChildren(...(e ? [stat("Temperatura", e.temp_c, "°C"), stat("Umidade relativa", e.rh_pct, "%"), stat("Pressão", e.pressure_hpa, "hPa"), stat("Vento", e.wind_ms, "m/s"), h("div", { class: "stat" }, "Leitura", h("b", {}, fmtTime.format(new Date(e.t))))] : [h("p", { class: "muted" }, "Sem leituras ambientais deste sensor.")]));
+      renderEnv();
+    }
+    // Environment: the last 24 h from /api/v1/sensors/{id}/env, extended by
+    // the live hub's env updates; latest values, sparklines and a table.
+    function addEnv(e) {
+      const t = Date.parse(e.t);
+      const last = envRecs[envRecs.length - 1];
+      if (!Number.isFinite(t) || (last && t <= last.t)) return false;
+      envRecs.push({ t, temp: e.temp_c ?? e.temperature_c, rh: e.rh_pct ?? e.humidity_pct, p: e.pressure_hpa, wind: e.wind_ms });
+      return true;
+    }
+    async function loadEnv() {
+      const to = new Date(), from = new Date(to - ENV_MS);
+      try {
+        const data = await api(`/api/v1/sensors/${encodeURIComponent(id)}/env?from=${from.toISOString()}&to=${to.toISOString()}`, { feature: "O histórico ambiental" });
+        const live = envRecs;
+        envRecs = [];
+        for (const r of data.records || []) addEnv(r);
+        for (const r of live) if (!envRecs.length || r.t > envRecs[envRecs.length - 1].t) envRecs.push(r);
+        envMsg = "";
+      } catch (e) { envMsg = e.message; }
+      if (s.env) addEnv(s.env);
+      renderEnv();
+    }
+    const num = (v, d = 1) => v === undefined || v === null ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: d, maximumFractionDigits: d });
+    function spark(key, label) {
+      const NS = "http://www.w3.org/2000/svg";
+      const W = 160, H = 36;
+      const now = Date.now(), t0 = now - ENV_MS;
+      const pts = envRecs.filter((r) => r.t >= t0 && typeof r[key] === "number");
+      const svg = document.createElementNS(NS, "svg");
+      svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+      svg.setAttribute("class", "spark");
+      svg.setAttribute("preserveAspectRatio", "none");
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", `${label} nas últimas 24 h`);
+      if (pts.length < 2) return svg;
+      let lo = Math.min(...pts.map((r) => r[key])), hi = Math.max(...pts.map((r) => r[key]));
+      if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
+      const line = document.createElementNS(NS, "polyline");
+      line.setAttribute("points", pts.map((r) => `${((r.t - t0) / ENV_MS * W).toFixed(1)},${(2 + (hi - r[key]) / (hi - lo) * (H - 4)).toFixed(1)}`).join(" "));
+      svg.append(line);
+      return svg;
+    }
+    function renderEnv() {
+      const last = envRecs[envRecs.length - 1];
+      if (!last) {
+        env.replaceChildren(h("p", { class: "muted", "data-env": "none" }, envMsg || "Sem leituras ambientais deste sensor nas últimas 24 h."));
+        return;
+      }
+      const t0 = Date.now() - ENV_MS;
+      const day = envRecs.filter((r) => r.t >= t0);
+      const q = (key, label, unit, d) => {
+        const vals = day.map((r) => r[key]).filter((v) => typeof v === "number");
+        return h("div", { class: "stat", "data-env": key }, label, h("b", {}, last[key] === undefined || last[key] === null ? "—" : `${num(last[key], d)} ${unit}`),
+          spark(key, label),
+          vals.length ? h("small", { class: "muted" }, `24 h: ${num(Math.min(...vals), d)}–${num(Math.max(...vals), d)} ${unit}`) : null);
+      };
+      // The table: the newest reading of each of the last 6 hours, newest first.
+      const rows = [];
+      const seen = new Set();
+      for (let i = day.length - 1; i >= 0 && rows.length < 6; i--) {
+        const hour = Math.floor(day[i].t / 3600e3);
+        if (seen.has(hour)) continue;
+        seen.add(hour);
+        rows.push(day[i]);
+      }
+      fill(env,
+        h("div", { class: "stats" },
+          q("temp", "Temperatura", "°C", 1), q("rh", "Umidade relativa", "%", 0), q("p", "Pressão", "hPa", 1),
+          typeof last.wind === "number" ? q("wind", "Vento", "m/s", 1) : null,
+          h("div", { class: "stat" }, "Leitura", h("b", {}, fmtTime.format(new Date(last.t))), h("small", { class: "muted" }, `${day.length} leituras em 24 h`))),
+        h("div", { class: "table-wrap" }, h("table", { class: "env-table", "data-env-table": "" },
+          h("thead", {}, h("tr", {}, h("th", {}, "Hora"), h("th", {}, "Temperatura (°C)"), h("th", {}, "Umidade relativa (%)"), h("th", {}, "Pressão (hPa)"))),
+          h("tbody", {}, rows.map((r) => h("tr", {}, h("td", {}, fmtHM.format(new Date(r.t))), h("td", {}, num(r.temp, 1)), h("td", {}, num(r.rh, 0)), h("td", {}, num(r.p, 1))))))),
+        envMsg ? h("p", { class: "muted" }, envMsg) : null);
     }
     async function load() {
       const r = RANGES[range];
@@ -443,10 +519,12 @@
     }
     renderHead();
     load();
+    loadEnv();
     const timer = setInterval(() => { if (S.view === view) draw(); else clearInterval(timer); }, 5000);
     const view = {
       live(changed) {
         if (!changed.includes(id)) return;
+        if (s.env) addEnv(s.env);
         renderHead();
         const l = s.level;
         if (l && l.t) {
