@@ -208,6 +208,17 @@ func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// chartDrawn: the sensor page's uPlot chart is on the page with LAeq readings,
+// a limit in force and the legend naming the series (it draws on a canvas;
+// #chart's data attributes say what it drew).
+const chartDrawn = `!!document.querySelector('#chart .uplot canvas') && ` + chartReadings + ` > 0 && ` +
+	`document.querySelector('#chart').dataset.limit !== '' && ` +
+	`[...document.querySelectorAll('#chart .u-legend .u-label')].map((e) => e.textContent).join('|').startsWith('Horário|LAeq (') && ` +
+	`[...document.querySelectorAll('#chart .u-legend .u-label')].some((e) => e.textContent === 'limite em vigor')`
+
+// chartReadings is the number of LAeq readings the chart drew.
+const chartReadings = `Number(document.querySelector('#chart') && document.querySelector('#chart').dataset.laeq || 0)`
+
 func TestUIDesktopFiscal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
@@ -242,7 +253,7 @@ func TestUIDesktopFiscal(t *testing.T) {
 
 	// Sensor detail: chart from the readings API, live updates.
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
-		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq') && !!document.querySelector('#chart svg path.limit')`, "chart with LAeq and limit"))
+		dashtest.WaitJS(chartDrawn, "chart with LAeq and limit"))
 	// Environment: the last 24 h from the env API, latest values,
 	// sparklines and the hourly table.
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-env="temp"]`, "18,3 °C"), dashtest.WaitText(`[data-env="p"]`, "912,0 hPa"),
@@ -250,13 +261,15 @@ func TestUIDesktopFiscal(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.querySelector('[data-env-table] tbody td:nth-child(2)').textContent`); got != "18,3" {
 		t.Errorf("newest temperature in the table %q, want 18,3", got)
 	}
+	drawn := evalJS[int](t, ctx, chartReadings)
 	u.level("lapa-bar-01", 66.6)
 	u.hub.PublishEnv(Env{Sensor: "lapa-bar-01", T: time.Now().UTC(), TempC: ptr(21.5), RH: ptr(80.0)})
 	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`[data-env="temp"]`, "21,5 °C"),
-		dashtest.WaitText(`[data-env-table] tbody td:nth-child(2)`, "21,5"))
+		dashtest.WaitText(`[data-env-table] tbody td:nth-child(2)`, "21,5"),
+		dashtest.WaitJS(fmt.Sprintf(`%s > %d`, chartReadings, drawn), "the live reading in the chart"))
 	dashtest.Screenshot(t, ctx, "sensor-desktop")
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),
-		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "24 h chart"))
+		dashtest.WaitJS(chartDrawn+` && document.querySelector('#chart .u-legend').textContent.includes('LAeq (2 min)')`, "24 h chart"))
 
 	// Alerts inbox: a new alert arrives live with sound and notification.
 	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
@@ -326,7 +339,7 @@ func TestUIPhoneOperator(t *testing.T) {
 	dashtest.Screenshot(t, ctx, "overview-phone")
 
 	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/sensor/lapa-hospital-01"),
-		dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "chart"))
+		dashtest.WaitJS(chartDrawn, "chart"))
 	if !evalJS[bool](t, ctx, noOverflow) {
 		t.Errorf("sensor page wider than the phone")
 	}

@@ -373,7 +373,7 @@
   }
 
   // ---- sensor detail ------------------------------------------------------
-  const RANGES = { "15min": { ms: 15 * 60e3, step: "1s", label: "15 min" }, "1h": { ms: 3600e3, step: "10s", label: "1 h" }, "24h": { ms: 86400e3, step: "2m", label: "24 h" } };
+  const RANGES = { "15min": { ms: 15 * 60e3, step: "1s", label: "15 min", series: "LAeq (1 s)" }, "1h": { ms: 3600e3, step: "10s", label: "1 h", series: "LAeq (10 s)" }, "24h": { ms: 86400e3, step: "2m", label: "24 h", series: "LAeq (2 min)" } };
   function sensorView(id) {
     const root = $("#view");
     const s = sensor(id);
@@ -383,7 +383,8 @@
     const seg = h("div", { class: "seg", role: "group", "aria-label": "Janela do gráfico" },
       Object.entries(RANGES).map(([k, r]) => h("button", { type: "button", "data-range": k, class: k === range ? "on" : "", onclick: () => { range = k; seg.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.range === k)); load(); } }, r.label)));
     const head = h("div");
-    const chartBox = h("div", { id: "chart" });
+    const chartBox = h("div", { id: "chart", class: "chart", role: "img" });
+    let lc = null; // levelChart, made once chartBox is in the page (it needs the width)
     const stats = h("div", { class: "stats" });
     const env = h("div", { class: "env", id: "env" });
     const ENV_MS = 86400e3;
@@ -394,9 +395,7 @@
       h("p", {}, h("a", { href: "#/" }, "← todos os sensores")),
       head,
       h("div", { class: "panel" }, h("div", { class: "toolbar" }, seg, msg), chartBox,
-        h("div", { class: "legend" }, h("span", {}, h("i", { class: "lg-laeq" }), "LAeq 1 s"), h("span", {}, h("i", { class: "lg-lafmax" }), "LAFmax"),
-          h("span", {}, h("i", { class: "lg-l90" }), "L90"), h("span", {}, h("i", { class: "lg-limit" }), "limite em vigor"),
-          h("span", {}, h("i", { class: "lg-night" }), "período noturno"))),
+        h("div", { class: "legend" }, h("span", {}, h("i", { class: "lg-night" }), "período noturno (faixa sombreada)"))),
       h("h2", {}, "Janela"), stats,
       h("h2", {}, "Ambiente (últimas 24 h)"), env);
 
@@ -507,7 +506,8 @@
     function draw() {
       const r = RANGES[range];
       const now = Date.now();
-      chartBox.replaceChildren(chart(points.filter((p) => p.t >= now - r.ms), now - r.ms, now, S.codeForChart, s.zone));
+      if (!lc) lc = levelChart(chartBox);
+      lc.update(points, now - r.ms, now, S.codeForChart, s.zone, r.series);
       const win = points.filter((p) => p.t >= now - r.ms && p.laeq !== undefined);
       const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
       const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
@@ -520,7 +520,10 @@
     renderHead();
     load();
     loadEnv();
-    const timer = setInterval(() => { if (S.view === view) draw(); else clearInterval(timer); }, 5000);
+    const timer = setInterval(() => {
+      if (S.view === view) draw();
+      else { clearInterval(timer); if (lc) lc.destroy(); }
+    }, 5000);
     const view = {
       live(changed) {
         if (!changed.includes(id)) return;
@@ -573,68 +576,131 @@
     return limitRules(code, zone).some((r) => r.period === "noturno" && inWindow(r.window, t));
   }
 
-  // Hand-drawn SVG chart: LAeq, LAFmax, L90, the limit line, night shading.
-  function chart(points, t0, t1, code, zone) {
-    const NS = "http://www.w3.org/2000/svg";
-    const W = 900, H = 300, L = 40, R = 10, T = 10, B = 26;
-    const svg = document.createElementNS(NS, "svg");
-    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    svg.setAttribute("class", "chart");
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", "Gráfico de níveis sonoros com o limite em vigor");
-    const el = (tag, attrs) => { const e = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); svg.append(e); return e; };
-    const vals = points.flatMap((p) => [p.laeq, p.lafmax, p.limit]).filter((v) => typeof v === "number");
-    const lo = Math.floor(Math.min(30, ...vals) / 10) * 10, hi = Math.ceil(Math.max(80, ...vals) / 10) * 10;
-    const x = (t) => L + (t - t0) / (t1 - t0) * (W - L - R);
-    const y = (v) => T + (hi - v) / (hi - lo) * (H - T - B);
-    // night shading, per minute slice (coarse enough for 24 h)
-    const stepMs = Math.max(60e3, (t1 - t0) / 300);
-    let start = null;
-    for (let t = t0; t <= t1 + stepMs; t += stepMs) {
-      const night = t <= t1 && code && nightAt(code, zone, t);
-      if (night && start === null) start = t;
-      if (!night && start !== null) { el("rect", { class: "night", x: x(start), y: T, width: Math.max(1, x(Math.min(t, t1)) - x(start)), height: H - T - B }); start = null; }
+  // Change points of f over [t0, t1]: [[t, v], …] from [t0, f(t0)], each
+  // change found by sampling (n slices) and located to a second by bisection.
+  function changes(f, t0, t1, n = 300) {
+    const out = [[t0, f(t0)]];
+    let ta = t0, va = out[0][1];
+    for (let i = 1; i <= n; i++) {
+      const tb = t0 + (t1 - t0) * i / n, vb = f(tb);
+      if (vb !== va) {
+        let a = ta, b = tb;
+        while (b - a > 1000) { const m = (a + b) / 2; if (f(m) === va) a = m; else b = m; }
+        out.push([Math.round(b), vb]);
+      }
+      ta = tb; va = vb;
     }
-    const g = el("g", { class: "grid" });
-    for (let v = lo; v <= hi; v += 10) {
-      const ln = document.createElementNS(NS, "line");
-      ln.setAttribute("x1", L); ln.setAttribute("x2", W - R); ln.setAttribute("y1", y(v)); ln.setAttribute("y2", y(v));
-      g.append(ln);
-      el("text", { x: 4, y: y(v) + 4 }).textContent = String(v);
+    return out;
+  }
+
+  // The sensor page's level chart, drawn by uPlot (vendored, see
+  // scripts/vendor-uplot.sh): LAeq, LAFmax and L90 where present, the limit in
+  // force as a stepped line, night shading from the code's noturno windows.
+  // One instance per view, fed with setData; rebuilt only when the set of
+  // series changes; follows the container's width.
+  const CHART = { laeq: "#1f5f8b", lafmax: "#9bb7cc", l90: "#6a9f58", limit: "#b3261e", night: "#e9eef6", axis: "#5d6b78", grid: "#e6eaee" };
+  function levelChart(box) {
+    let u = null, key = "", t0 = 0, t1 = 1, lo = 30, hi = 80, nights = [];
+    const ro = new ResizeObserver(() => { if (u) u.setSize(size()); });
+    ro.observe(box);
+    function size() {
+      const width = Math.max(200, box.clientWidth);
+      return { width, height: width < 480 ? 220 : 300 };
     }
-    const ticks = 6;
-    for (let i = 0; i <= ticks; i++) {
-      const t = t0 + (t1 - t0) * i / ticks;
-      el("text", { x: Math.min(W - 40, Math.max(L, x(t) - 16)), y: H - 8 }).textContent = fmtHM.format(new Date(t));
+    const val = (u, v) => v === null || v === undefined ? "—" : db(v);
+    function make(label, hasMax, hasL90) {
+      const series = [
+        { label: "Horário", value: (u, v) => v === null || v === undefined ? "—" : fmtTime.format(new Date(v)) },
+        { label, stroke: CHART.laeq, width: 1.5, value: val },
+      ];
+      if (hasMax) series.push({ label: "LAFmax", stroke: CHART.lafmax, width: 1, value: val });
+      if (hasL90) series.push({ label: "L90", stroke: CHART.l90, width: 1, dash: [2, 2], value: val });
+      series.push({ label: "limite em vigor", stroke: CHART.limit, width: 1.5, dash: [6, 4], value: val, paths: uPlot.paths.stepped({ align: 1 }) });
+      const axis = { stroke: CHART.axis, grid: { stroke: CHART.grid, width: 1 }, ticks: { stroke: CHART.grid, width: 1 }, font: "11px system-ui, sans-serif", labelFont: "12px system-ui, sans-serif" };
+      return {
+        ...size(), ms: 1,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts), TZ),
+        scales: { x: { time: true, range: () => [t0, t1] }, y: { range: () => [lo, hi] } },
+        axes: [
+          { ...axis, label: "Horário", labelSize: 20, space: 60, values: (u, splits) => splits.map((t) => fmtHM.format(new Date(t))) },
+          { ...axis, label: "dB(A)", labelSize: 18, size: 34, values: (u, splits) => splits.map((v) => String(v)) },
+        ],
+        series,
+        cursor: { drag: { x: false, y: false } },
+        legend: { live: true },
+        hooks: {
+          // night bands under the grid and the lines
+          drawClear: [(u) => {
+            const { ctx, bbox } = u;
+            ctx.save();
+            ctx.fillStyle = CHART.night;
+            for (const [a, b] of nights) {
+              const x0 = u.valToPos(a, "x", true), x1 = u.valToPos(b, "x", true);
+              ctx.fillRect(x0, bbox.top, Math.max(1, x1 - x0), bbox.height);
+            }
+            ctx.restore();
+          }],
+        },
+      };
     }
-    const path = (key, cls, gapMs) => {
-      let d = "", prev = null;
-      for (const p of points) {
-        const v = p[key];
-        if (typeof v !== "number") { prev = null; continue; }
-        d += (prev === null || p.t - prev > gapMs ? "M" : "L") + x(p.t).toFixed(1) + " " + y(v).toFixed(1) + " ";
+    // points: {t, laeq, lafmax, l90, limit} in time order; [from, to] the window.
+    function update(points, from, to, code, zone, label) {
+      t0 = from; t1 = to;
+      const pts = points.filter((p) => p.t >= from && p.t <= to);
+      const nearest = (t) => {
+        let a = 0, b = pts.length - 1;
+        if (b < 0) return null;
+        while (a < b) { const m = (a + b) >> 1; if (pts[m].t < t) a = m + 1; else b = m; }
+        const p = a > 0 && t - pts[a - 1].t < pts[a].t - t ? pts[a - 1] : pts[a];
+        return typeof p.limit === "number" ? p.limit : null;
+      };
+      const limitOf = (t) => { const v = code ? limitAt(code, zone, t) : null; return v === null ? nearest(t) : v; };
+      const steps = changes(limitOf, from, to);
+      nights = [];
+      if (code) {
+        const ns = changes((t) => nightAt(code, zone, t), from, to);
+        ns.forEach(([t, on], i) => { if (on) nights.push([t, i + 1 < ns.length ? ns[i + 1][0] : to]); });
+      }
+      // rows: readings, a null row to break the lines at gaps, the limit's steps
+      const rows = new Map();
+      const row = (t) => { let r = rows.get(t); if (!r) { r = { t }; rows.set(t, r); } return r; };
+      const num = (v) => typeof v === "number" ? v : undefined;
+      const gap = Math.max(5000, (to - from) / 100);
+      let prev = null;
+      for (const p of pts) {
+        if (prev !== null && p.t - prev > gap) Object.assign(row(prev + 1), { laeq: null, lafmax: null, l90: null });
+        Object.assign(row(p.t), { laeq: num(p.laeq), lafmax: num(p.lafmax), l90: num(p.l90) });
         prev = p.t;
       }
-      if (d) el("path", { class: cls, d });
-    };
-    const gap = Math.max(5000, (t1 - t0) / 100);
-    path("lafmax", "lafmax", gap);
-    path("l90", "l90", gap);
-    path("laeq", "laeq", gap);
-    // limit: a step line over the whole window from the code, else from points
-    let d = "", last = null;
-    const samples = 300;
-    for (let i = 0; i <= samples; i++) {
-      const t = t0 + (t1 - t0) * i / samples;
-      let lim = code ? limitAt(code, zone, t) : null;
-      if (lim === null) { const near = points.length ? points.reduce((a, p) => Math.abs(p.t - t) < Math.abs(a.t - t) ? p : a) : null; lim = near ? near.limit : null; }
-      if (typeof lim !== "number") { last = null; continue; }
-      d += (last === null ? "M" : (lim !== last ? "L" + x(t).toFixed(1) + " " + y(last).toFixed(1) + " L" : "L")) + x(t).toFixed(1) + " " + y(lim).toFixed(1) + " ";
-      last = lim;
+      for (const [t, v] of steps) row(t).limit = v;
+      row(to).limit = steps[steps.length - 1][1];
+      const list = [...rows.values()].sort((a, b) => a.t - b.t);
+      const hasMax = pts.some((p) => typeof p.lafmax === "number"), hasL90 = pts.some((p) => typeof p.l90 === "number");
+      const data = [list.map((r) => r.t), list.map((r) => r.laeq)];
+      if (hasMax) data.push(list.map((r) => r.lafmax));
+      if (hasL90) data.push(list.map((r) => r.l90));
+      data.push(list.map((r) => r.limit));
+      const vals = [...pts.flatMap((p) => [p.laeq, p.lafmax]), ...steps.map((s) => s[1])].filter((v) => typeof v === "number");
+      lo = Math.floor(Math.min(30, ...vals) / 10) * 10; hi = Math.ceil(Math.max(80, ...vals) / 10) * 10;
+      const k = [label, hasMax, hasL90].join("|");
+      if (!u || k !== key) {
+        if (u) u.destroy();
+        key = k;
+        u = new uPlot(make(label, hasMax, hasL90), data, box);
+      } else u.setData(data);
+      // with the cursor off the plot, the legend shows the newest reading
+      let li = data[1].length - 1;
+      while (li >= 0 && typeof data[1][li] !== "number") li--;
+      if (li >= 0 && !(u.cursor.left >= 0)) u.setLegend({ idx: li });
+      // for people and tests: what is drawn
+      const last = steps[steps.length - 1][1];
+      box.dataset.laeq = String(pts.filter((p) => typeof p.laeq === "number").length);
+      box.dataset.limit = typeof last === "number" ? String(last) : "";
+      box.dataset.nights = String(nights.length);
+      box.setAttribute("aria-label", `Gráfico de níveis sonoros: ${box.dataset.laeq} leituras${box.dataset.limit ? `, limite em vigor ${db(last)} dB(A)` : ""}`);
     }
-    if (d) el("path", { class: "limit", d });
-    if (points.length === 0) el("text", { x: W / 2 - 60, y: H / 2 }).textContent = "sem leituras nesta janela";
-    return svg;
+    function destroy() { ro.disconnect(); if (u) u.destroy(); u = null; }
+    return { update, destroy };
   }
 
   async function codeView(id) {

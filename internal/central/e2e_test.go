@@ -274,7 +274,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 
 		// Sensor detail: 15 minutes of history plus the live values, the limit line.
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
-			dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq') && !!document.querySelector('#chart svg path.limit')`, "chart with LAeq and the limit"),
+			dashtest.WaitJS(`!!document.querySelector('#chart .uplot canvas') && Number(document.querySelector('#chart').dataset.laeq) > 0 && document.querySelector('#chart').dataset.limit !== '' && [...document.querySelectorAll('#chart .u-legend .u-label')].some((e) => e.textContent === 'limite em vigor')`, "chart with LAeq and the limit"),
 			dashtest.WaitJS(`/^8\d,\d$/.test(document.querySelector('#detail-laeq').textContent)`, "the loud value on the sensor page"),
 			dashtest.WaitJS(`Number(document.querySelector('.stats .stat:last-child b').textContent) > 300`, "the history in the window"))
 
@@ -385,7 +385,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 
 		// Back on the sensor: the loud stretch that made the alert, live.
 		dashtest.Run(t, ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/sensor/lapa-bar-01"`),
-			dashtest.WaitJS(`!!document.querySelector('#chart svg path.laeq')`, "the chart"),
+			dashtest.WaitJS(`!!document.querySelector('#chart .uplot canvas') && Number(document.querySelector('#chart').dataset.laeq) > 0`, "the chart"),
 			dashtest.WaitJS(`/^8\d,\d$/.test(document.querySelector('#detail-laeq').textContent)`, "the loud value"),
 			chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast').forEach((e) => e.remove())`))
 		dashtest.ScreenshotTo(t, ctx, shots, "sensor", false)
