@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,16 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// A busy default port (a system Mosquitto on 1883, another service on
+	// 8080) must not stop the demo: take a free one; the banner prints it.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, addr := range map[string]*string{"http": httpAddr, "mqtt-listen": mqttAddr} {
+		if !set[name] && !portFree(*addr) {
+			fmt.Fprintf(io.err, "sossego demo: %s ocupado; usando uma porta livre (veja o endereço abaixo)\n", *addr)
+			*addr = "127.0.0.1:0"
+		}
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(io.err, "sossego demo: --log %q inválido; use debug, info, warn ou error\n", *logLevel)
@@ -157,6 +168,15 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	}
 	fmt.Fprintln(io.out, "demonstração encerrada.")
 	return 0
+}
+
+func portFree(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // prepareDemo writes the register and the demo users.
