@@ -219,6 +219,11 @@ const chartDrawn = `!!document.querySelector('#chart .uplot canvas') && ` + char
 // chartReadings is the number of LAeq readings the chart drew.
 const chartReadings = `Number(document.querySelector('#chart') && document.querySelector('#chart').dataset.laeq || 0)`
 
+// chartLastT is the time (ms) of the newest reading the chart drew. A live
+// reading must move it forward; the count alone can stay flat while the
+// window slides and an old reading leaves it.
+const chartLastT = `Number(document.querySelector('#chart') && document.querySelector('#chart').dataset.lastT || 0)`
+
 func TestUIDesktopFiscal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
@@ -261,12 +266,12 @@ func TestUIDesktopFiscal(t *testing.T) {
 	if got := evalJS[string](t, ctx, `document.querySelector('[data-env-table] tbody td:nth-child(2)').textContent`); got != "18,3" {
 		t.Errorf("newest temperature in the table %q, want 18,3", got)
 	}
-	drawn := evalJS[int](t, ctx, chartReadings)
+	drawn := evalJS[int64](t, ctx, chartLastT)
 	u.level("lapa-bar-01", 66.6)
 	u.hub.PublishEnv(Env{Sensor: "lapa-bar-01", T: time.Now().UTC(), TempC: ptr(21.5), RH: ptr(80.0)})
 	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`[data-env="temp"]`, "21,5 °C"),
 		dashtest.WaitText(`[data-env-table] tbody td:nth-child(2)`, "21,5"),
-		dashtest.WaitJS(fmt.Sprintf(`%s > %d`, chartReadings, drawn), "the live reading in the chart"))
+		dashtest.WaitJS(fmt.Sprintf(`%s > %d`, chartLastT, drawn), "the live reading in the chart"))
 	dashtest.Screenshot(t, ctx, "sensor-desktop")
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),
 		dashtest.WaitJS(chartDrawn+` && document.querySelector('#chart .u-legend').textContent.includes('LAeq (2 min)')`, "24 h chart"))

@@ -695,6 +695,7 @@
       // for people and tests: what is drawn
       const last = steps[steps.length - 1][1];
       box.dataset.laeq = String(pts.filter((p) => typeof p.laeq === "number").length);
+      box.dataset.lastT = String(pts.length ? pts[pts.length - 1].t : 0);
       box.dataset.limit = typeof last === "number" ? String(last) : "";
       box.dataset.nights = String(nights.length);
       box.setAttribute("aria-label", `Gráfico de níveis sonoros: ${box.dataset.laeq} leituras${box.dataset.limit ? `, limite em vigor ${db(last)} dB(A)` : ""}`);
