@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -82,6 +83,9 @@ type Client struct {
 	c    mqtt.Client
 	h    Handler
 	log  *slog.Logger
+
+	mu     sync.Mutex // serialises Disconnect (paho's is not concurrency-safe)
+	closed bool       // Run has disconnected for good
 }
 
 // New prepares a client; it connects in Run. log may be nil.
@@ -129,7 +133,7 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 				log.Warn("ack subscription failed; reconnecting", "topic", o.AckTopic, "err", t.Error())
 				// Force a reconnect cycle: without the ack subscription nothing
 				// would ever leave the outbox.
-				go forceReconnect(c)
+				go cl.forceReconnect()
 				return
 			}
 			log.Info("connected", "broker", o.Broker)
@@ -164,11 +168,18 @@ func (s noOutboundPublish) Put(key string, m packets.ControlPacket) {
 	s.Store.Put(key, m)
 }
 
-func forceReconnect(c mqtt.Client) {
-	// paho has no "reconnect now"; dropping the connection makes the
-	// auto-reconnect loop run OnConnect again.
-	c.Disconnect(0)
-	c.Connect()
+// forceReconnect drops and re-opens the connection so that OnConnect runs
+// again (paho has no "reconnect now"). paho's Disconnect is not safe to
+// call concurrently, so every Disconnect goes through c.mu, and none
+// happens after Run has closed the client.
+func (c *Client) forceReconnect() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.c.Disconnect(0)
+	c.c.Connect()
 }
 
 // Run connects (retrying in the background) and stays until ctx ends; then
@@ -176,11 +187,14 @@ func forceReconnect(c mqtt.Client) {
 func (c *Client) Run(ctx context.Context) error {
 	c.c.Connect() // with ConnectRetry the token completes only once connected
 	<-ctx.Done()
+	c.mu.Lock()
+	c.closed = true
 	if c.c.IsConnectionOpen() {
 		t := c.c.Publish(c.opts.StatusTopic, 1, true, wire.OfflinePayload)
 		t.WaitTimeout(2 * time.Second)
 	}
 	c.c.Disconnect(250)
+	c.mu.Unlock()
 	c.h.OnConnectionLost(ctx.Err())
 	return nil
 }
