@@ -255,7 +255,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 func (g *Gateway) readClock(now time.Time) wire.Clock {
 	c, err := g.sync.SyncState()
 	if err != nil {
-		g.log.Warn("clock state unreadable; records flagged unsynchronised", "err", err)
+		g.log.Warn("estado do relógio ilegível; registros marcados como não sincronizados", "err", err)
 		c = unsyncedClock
 	}
 	g.clockMu.Lock()
@@ -329,7 +329,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 		var s bridge.Sample
 		if err := g.meter.Sense(&s); err != nil {
 			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("meter read failed", "meter", g.meter.String(), "err", err, "failures", n)
+				g.log.Warn("leitura do medidor falhou", "meter", g.meter.String(), "err", err, "failures", n)
 			}
 			continue
 		}
@@ -339,7 +339,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 		outs, err := agg.Add(s, clk)
 		if err != nil {
 			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("meter sample refused", "meter", g.meter.String(), "err", err, "failures", n)
+				g.log.Warn("amostra do medidor recusada", "meter", g.meter.String(), "err", err, "failures", n)
 			}
 			continue
 		}
@@ -381,7 +381,7 @@ func (g *Gateway) store(ctx context.Context, kind, topic string, n int, build fu
 	})
 	if errors.Is(err, ErrFull) {
 		st := g.box.Stats()
-		g.log.Warn("outbox full; batch dropped", "kind", kind, "policy", g.opts.FullPolicy, "records", n,
+		g.log.Warn("fila (outbox) cheia; lote descartado", "kind", kind, "policy", g.opts.FullPolicy, "records", n,
 			"dropped_total", st.Dropped, "pending", st.Pending, "capacity", st.Capacity)
 		g.poke()
 		return nil
@@ -460,7 +460,7 @@ func (g *Gateway) send(ctx context.Context) error {
 			var ahead *AckAheadError
 			switch {
 			case errors.As(err, &ahead):
-				g.log.Error("central service acknowledged seqs this gateway never sent (state folder lost or copied?); renumbering pending batches",
+				g.log.Error("o serviço central confirmou seqs que este gateway nunca enviou (pasta de estado perdida ou copiada?); renumerando os lotes pendentes",
 					"ack", ahead.Ack, "last_seq", ahead.Last)
 				if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
 					return err
@@ -492,14 +492,14 @@ func (g *Gateway) send(ctx context.Context) error {
 		}
 		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
 			if err := g.publishStatus(ctx); err != nil {
-				g.log.Warn("status publish failed", "err", err)
+				g.log.Warn("publicação do status falhou", "err", err)
 				continue
 			}
 			lastStatus, statusDirty = now, false
 		}
 		// 3. Resend when the central service has not moved for AckTimeout.
 		if cursor > g.box.Acked() && now.Sub(lastProgress) >= g.opts.AckTimeout {
-			g.log.Info("no ack progress; resending unacked batches", "acked", g.box.Acked(), "sent", cursor)
+			g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", cursor)
 			cursor = g.box.Acked()
 			lastProgress = now
 		}
@@ -508,7 +508,7 @@ func (g *Gateway) send(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			g.log.Warn("publish failed; will retry", "seq", cursor+1, "err", err)
+			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", cursor+1, "err", err)
 		}
 	}
 }

@@ -169,7 +169,7 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 		return err
 	}
 	if created {
-		log.Info("new gateway key; register its public key at the central service",
+		log.Info("nova chave do gateway; cadastre a chave pública no serviço central",
 			"public_key", gateway.PublicKeyString(key))
 	}
 	box, err := gateway.OpenOutbox(filepath.Join(cfg.StateDir, "outbox.db"), cfg.Outbox.CapacityRecords)
@@ -191,13 +191,13 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 	if cfg.Env.Type != "" {
 		s, closeEnv, err := openEnv(cfg.Env)
 		if err != nil {
-			log.Error("environmental sensor unavailable; running with the meter only",
+			log.Error("sensor ambiental indisponível; seguindo só com o medidor",
 				"type", cfg.Env.Type, "i2c_bus", cfg.Env.I2CBus, "address", fmt.Sprintf("%#x", cfg.Env.Address), "err", err)
 		} else {
 			defer closeEnv()
 			defer s.Halt() //nolint:errcheck // best effort on the way out
 			env = s
-			log.Info("environmental sensor", "sensor", s.String(), "interval", cfg.Env.Interval)
+			log.Info("sensor ambiental", "sensor", s.String(), "interval", cfg.Env.Interval)
 		}
 	}
 
@@ -217,7 +217,7 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 			return err
 		}
 	}
-	log.Info("gateway starting", "gateway", cfg.Gateway, "meter", meter.String(), "broker", cfg.MQTT.Broker,
+	log.Info("gateway iniciando", "gateway", cfg.Gateway, "meter", meter.String(), "broker", cfg.MQTT.Broker,
 		"outbox_pending", box.Stats().Pending, "version", version)
 	return mqttconn.RunNode(ctx, mqttconn.NodeOptions{Gateway: cfg.gatewayOptions(version), MQTT: mo, Meter: meter,
 		Env: env, Sync: gateway.KernelSync{Source: cfg.ClockSource}, Outbox: box, Key: key, Log: log})

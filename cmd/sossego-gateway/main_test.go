@@ -248,7 +248,7 @@ func TestRunWithoutEnvSensor(t *testing.T) {
 	if !ok {
 		t.Fatalf("no level batches stored without the env sensor\n%s", logb.String())
 	}
-	if !strings.Contains(logb.String(), "environmental sensor unavailable") || !strings.Contains(logb.String(), "no-such-bus-sossego") {
+	if !strings.Contains(logb.String(), "sensor ambiental indisponível") || !strings.Contains(logb.String(), "no-such-bus-sossego") {
 		t.Errorf("the missing sensor is not in the log:\n%s", logb.String())
 	}
 	for _, s := range c.Batches("gw-env") {

@@ -130,17 +130,17 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 		SetOnConnectHandler(func(c mqtt.Client) {
 			t := c.Subscribe(o.AckTopic, 1, onAck)
 			if !t.WaitTimeout(o.ConnectTimeout) || t.Error() != nil {
-				log.Warn("ack subscription failed; reconnecting", "topic", o.AckTopic, "err", t.Error())
+				log.Warn("assinatura do tópico de ack falhou; reconectando", "topic", o.AckTopic, "err", t.Error())
 				// Force a reconnect cycle: without the ack subscription nothing
 				// would ever leave the outbox.
 				go cl.forceReconnect()
 				return
 			}
-			log.Info("connected", "broker", o.Broker)
+			log.Info("conectado", "broker", o.Broker)
 			h.OnConnect()
 		}).
 		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
-			log.Warn("connection lost", "err", err)
+			log.Warn("conexão perdida", "err", err)
 			h.OnConnectionLost(err)
 		})
 	if o.Username != "" {
