@@ -209,7 +209,7 @@ func (a *Auth) Protect(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, s))
 		} else if !errors.Is(err, users.ErrNoSession) {
-			a.log.Error("dashboard: session lookup", "err", err)
+			a.log.Error("painel: falha ao consultar sessão", "err", err)
 			webError(w, http.StatusInternalServerError, "erro ao verificar a sessão")
 			return
 		}
@@ -292,12 +292,12 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	u, err := a.store.Authenticate(r.Context(), req.User, req.Password)
 	if errors.Is(err, users.ErrBadCredentials) {
 		a.lim.fail(keys, now)
-		a.log.Info("dashboard: login failed", "user", req.User, "remote", clientIP(r))
+		a.log.Info("painel: login recusado", "user", req.User, "remote", clientIP(r))
 		webError(w, http.StatusUnauthorized, "usuário ou senha incorretos")
 		return
 	}
 	if err != nil {
-		a.log.Error("dashboard: login", "err", err)
+		a.log.Error("painel: falha no login", "err", err)
 		webError(w, http.StatusInternalServerError, "erro ao verificar a senha")
 		return
 	}
@@ -308,13 +308,13 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := a.store.CreateSession(r.Context(), u, now, a.opts.SessionTTL)
 	if err != nil {
-		a.log.Error("dashboard: create session", "err", err)
+		a.log.Error("painel: falha ao criar sessão", "err", err)
 		webError(w, http.StatusInternalServerError, "erro ao abrir a sessão")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || a.opts.SecureCookies, Expires: s.Expires})
-	a.log.Info("dashboard: login", "user", u.Name, "role", u.Role)
+	a.log.Info("painel: falha no login", "user", u.Name, "role", u.Role)
 	webJSON(w, http.StatusOK, meResponse{User: u.Name, Role: u.Role, CSRFToken: s.CSRF, Expires: s.Expires})
 }
 
