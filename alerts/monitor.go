@@ -263,10 +263,7 @@ func (m *Monitor) notify(ctx context.Context, evs []Event) {
 // each sensor without one.
 func (m *Monitor) GatewayStatus(ctx context.Context, gateway string, online bool) error {
 	m.mu.RLock()
-	es := make([]*entry, 0, len(m.byGateway[gateway]))
-	for _, e := range m.byGateway[gateway] {
-		es = append(es, e)
-	}
+	es := sortedEntries(m.byGateway[gateway])
 	m.mu.RUnlock()
 	var errs []error
 	for _, e := range es {
@@ -288,10 +285,7 @@ func (m *Monitor) GatewayStatus(ctx context.Context, gateway string, online bool
 // batch.
 func (m *Monitor) Tick(ctx context.Context, now time.Time) error {
 	m.mu.RLock()
-	es := make([]*entry, 0, len(m.sensors))
-	for _, e := range m.sensors {
-		es = append(es, e)
-	}
+	es := sortedEntries(m.sensors)
 	m.mu.RUnlock()
 	var errs []error
 	var batch []Change
@@ -333,10 +327,7 @@ func (m *Monitor) Flush(ctx context.Context) error {
 		return nil
 	}
 	m.mu.RLock()
-	es := make([]*entry, 0, len(m.sensors))
-	for _, e := range m.sensors {
-		es = append(es, e)
-	}
+	es := sortedEntries(m.sensors)
 	m.mu.RUnlock()
 	var batch []Change
 	var batched []*entry
@@ -434,10 +425,7 @@ func (m *Monitor) Status(sensor string) (SensorStatus, bool) {
 // Statuses returns every sensor's live status, sorted by sensor id.
 func (m *Monitor) Statuses() []SensorStatus {
 	m.mu.RLock()
-	es := make([]*entry, 0, len(m.sensors))
-	for _, e := range m.sensors {
-		es = append(es, e)
-	}
+	es := sortedEntries(m.sensors)
 	m.mu.RUnlock()
 	out := make([]SensorStatus, 0, len(es))
 	for _, e := range es {
@@ -461,4 +449,20 @@ func (m *Monitor) LastSeen(sensor string) (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.st.LastEnd, !e.st.LastEnd.IsZero()
+}
+
+// sortedEntries returns the entries of set in sensor-id order, so that
+// walks over many sensors (ticks, gateway status, flushes) emit their
+// transitions in a deterministic order. The caller holds m.mu.
+func sortedEntries(set map[string]*entry) []*entry {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	es := make([]*entry, len(keys))
+	for i, k := range keys {
+		es[i] = set[k]
+	}
+	return es
 }
