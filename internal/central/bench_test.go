@@ -186,7 +186,11 @@ func startSecuredMosquittoB(b *testing.B) *testenv.Mosquitto {
 	for i := 1; i <= 4; i++ {
 		users[loadgen.GatewayID(i)] = loadgen.Password(seed, loadgen.GatewayID(i))
 	}
-	return startSecuredMosquitto(b, users)
+	inflight := 1000
+	if v, err := strconv.Atoi(os.Getenv("SOSSEGO_BENCH_INFLIGHT")); err == nil && v > 0 {
+		inflight = v
+	}
+	return startSecuredMosquittoInflight(b, users, inflight)
 }
 
 // BenchmarkStoreApply measures one group commit of 256 one-record batches

@@ -250,6 +250,14 @@ func TestEndToEndMosquitto(t *testing.T) {
 
 func startSecuredMosquitto(t testing.TB, users map[string]string) *testenv.Mosquitto {
 	t.Helper()
+	return startSecuredMosquittoInflight(t, users, 1000)
+}
+
+// startSecuredMosquittoInflight is startSecuredMosquitto with the given
+// max_inflight_messages (the shipped config has 1000; Mosquitto's default
+// is 20).
+func startSecuredMosquittoInflight(t testing.TB, users map[string]string, inflight int) *testenv.Mosquitto {
+	t.Helper()
 	passwd, err := exec.LookPath("mosquitto_passwd")
 	if err != nil {
 		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
@@ -285,7 +293,7 @@ func startSecuredMosquitto(t testing.TB, users map[string]string) *testenv.Mosqu
 	}
 	return testenv.StartMosquitto(t, testenv.MosquittoOpts{Extra: []string{
 		"allow_anonymous false", "password_file " + pw, "acl_file " + aclPath,
-		"max_inflight_messages 1000", "max_packet_size " + strconv.Itoa(1052672)}})
+		"max_inflight_messages " + strconv.Itoa(inflight), "max_packet_size " + strconv.Itoa(1052672)}})
 }
 
 // TestKill9Restart: the central service (a real process) is killed with

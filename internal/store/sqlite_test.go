@@ -39,16 +39,18 @@ func TestWatermarkWithGaps(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := context.Background()
 	steps := []struct {
-		seqs    []uint64
-		wantNew []bool
-		wantWM  uint64
+		seqs      []uint64
+		wantNew   []bool
+		wantWM    uint64
+		wantAbove int // seqs stored above the gap
 	}{
-		{[]uint64{1, 2}, []bool{true, true}, 2},
-		{[]uint64{4, 5}, []bool{true, true}, 2}, // gap at 3
-		{[]uint64{2}, []bool{false}, 2},         // duplicate
-		{[]uint64{7}, []bool{true}, 2},
-		{[]uint64{3}, []bool{true}, 5}, // fills the gap: 3,4,5 contiguous
-		{[]uint64{6, 6}, []bool{true, false}, 7},
+		{[]uint64{1, 2}, []bool{true, true}, 2, 0},
+		{[]uint64{4, 5}, []bool{true, true}, 2, 2}, // gap at 3
+		{[]uint64{2}, []bool{false}, 2, 2},         // duplicate
+		{[]uint64{7}, []bool{true}, 2, 3},
+		{[]uint64{3}, []bool{true}, 5, 1}, // fills the gap: 3,4,5 contiguous
+		{[]uint64{6, 6}, []bool{true, false}, 7, 0},
+		{[]uint64{10, 9, 8}, []bool{true, true, true}, 10, 0}, // out of order within one group
 	}
 	for i, st := range steps {
 		var w Write
@@ -70,10 +72,20 @@ func TestWatermarkWithGaps(t *testing.T) {
 		if got, _ := s.Watermark(ctx, "gw"); got != st.wantWM {
 			t.Errorf("step %d: stored watermark %d, want %d", i, got, st.wantWM)
 		}
+		gs, err := s.GatewayStatuses(ctx)
+		if err != nil || len(gs) != 1 {
+			t.Fatalf("step %d: statuses = %+v %v", i, gs, err)
+		}
+		if gs[0].PendingAbove != st.wantAbove {
+			t.Errorf("step %d: %d seqs stored above the gap, want %d", i, gs[0].PendingAbove, st.wantAbove)
+		}
+		if want := st.seqs[0]; gs[0].LastSeq < want {
+			t.Errorf("step %d: last_seq %d, want ≥ %d", i, gs[0].LastSeq, want)
+		}
 	}
 	n, _ := s.CountLevels(ctx, "")
-	if n != 7 {
-		t.Errorf("levels = %d, want 7 (one per unique seq)", n)
+	if n != 10 {
+		t.Errorf("levels = %d, want 10 (one per unique seq)", n)
 	}
 }
 
