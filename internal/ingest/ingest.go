@@ -320,7 +320,7 @@ func (in *Ingester) process(m Message) (it item) {
 	}
 	verified := false
 	if len(env.Sig) > 0 || gw.SignatureRequired() {
-		verr := wire.Verify(env, gw.Key())
+		verr := gw.VerifyKey().Verify(env)
 		if verr != nil && gw.SignatureRequired() {
 			it.dead = in.dead(m, tp.Gateway, b.Seq, verr)
 			return it

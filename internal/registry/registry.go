@@ -78,11 +78,16 @@ type Gateway struct {
 	MQTTPasswordHash string `yaml:"mqtt_password_hash,omitempty"`
 
 	key  ed25519.PublicKey
+	vkey *wire.PublicKey
 	line int
 }
 
 // Key returns the decoded public key (nil when none is registered).
 func (g Gateway) Key() ed25519.PublicKey { return g.key }
+
+// VerifyKey returns the public key prepared for signature checks (nil when
+// none is registered).
+func (g Gateway) VerifyKey() *wire.PublicKey { return g.vkey }
 
 // SignatureRequired reports whether batches must carry a valid signature.
 func (g Gateway) SignatureRequired() bool { return g.RequireSignature == nil || *g.RequireSignature }
@@ -415,8 +420,10 @@ func build(f file) (*Registry, error) {
 			k, err := base64.StdEncoding.DecodeString(g.PublicKey)
 			if err != nil || len(k) != ed25519.PublicKeySize {
 				add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway keygen`)", g.ID)
+			} else if vk, err := wire.NewPublicKey(ed25519.PublicKey(k)); err != nil {
+				add(g.line, "gateway %q: public_key não é uma chave ed25519 válida (não é um ponto da curva); gere-a com `sossego-gateway keygen`", g.ID)
 			} else {
-				g.key = ed25519.PublicKey(k)
+				g.key, g.vkey = ed25519.PublicKey(k), vk
 			}
 		} else if g.SignatureRequired() {
 			add(g.line, "gateway %q: public_key ausente; cadastre a chave ou use require_signature: false", g.ID)
