@@ -101,7 +101,7 @@ func New(o Options) (*Broker, error) {
 	caps.MaximumPacketSize = MaxPacket
 	caps.MaximumClientWritesPending = 64 * 1024
 	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: o.Log.With("componente", "broker"),
-		InlineClient: false})
+		InlineClient: true}) // the central service's in-process subscription and acks (Subscribe, Publish)
 	h := &authHook{dir: o.Directory, svcUser: o.ServiceUser, svcPass: sha256.Sum256([]byte(o.ServicePassword)),
 		who: map[*mqtt.Client]principal{}, cache: map[string][]byte{}}
 	if err := srv.AddHook(h, nil); err != nil {
@@ -148,6 +148,37 @@ func (b *Broker) URL() string {
 		return ""
 	}
 	return "tcp://" + b.tcp.String()
+}
+
+// Handler receives one message published to the broker. It runs on the
+// publishing client's goroutine, after the broker has acknowledged the
+// publish: while it blocks, that client's further packets wait (TCP
+// back-pressure on that client alone). payload belongs to the handler.
+type Handler func(topic string, payload []byte)
+
+// Subscribe delivers every message whose topic matches filter to h, inside
+// the broker: no network hop, no MQTT client, no session (the broker lives
+// and dies with the central service; the gateways' outboxes replay whatever
+// was not acknowledged by the application-level ack). id must be unique per
+// subscription. Call it before Run.
+func (b *Broker) Subscribe(filter string, id int, h Handler) error {
+	err := b.srv.Subscribe(filter, id, func(_ *mqtt.Client, _ packets.Subscription, pk packets.Packet) {
+		h(pk.TopicName, bytes.Clone(pk.Payload))
+	})
+	if err != nil {
+		return fmt.Errorf("broker: subscribe %s: %w", filter, err)
+	}
+	return nil
+}
+
+// Publish publishes payload on topic from the broker itself (not retained;
+// QoS 1 towards subscribers). Used for the application-level acks; the
+// ACL does not apply to the broker's own publishes.
+func (b *Broker) Publish(topic string, payload []byte) error {
+	if err := b.srv.Publish(topic, payload, false, 1); err != nil {
+		return fmt.Errorf("broker: publish %s: %w", topic, err)
+	}
+	return nil
 }
 
 // Run serves until ctx ends, then closes every connection.

@@ -244,9 +244,22 @@ func Run(ctx context.Context, o Options) error {
 
 	in := ingest.New(ingest.Options{Store: st, Registry: reg, Observers: observers, Log: log.With("componente", "ingestão"),
 		Metrics: metrics, Skew: o.Skew, Stale: o.Stale})
-	sub := ingest.NewSubscriber(in, ingest.SubscriberOptions{URL: mqttURL, ClientID: o.MQTTClientID, Username: mqttUser,
-		Password: mqttPass, Log: log})
-	// The ingest publishes acks through the subscriber's connection.
+	// The ingest's link to the broker: in process with the embedded one,
+	// an MQTT subscriber (QoS 1, persistent session) with an external one.
+	// Acks go out the same way.
+	var sub interface {
+		Run(context.Context) error
+		Connected() bool
+		ingest.Acker
+	}
+	if brk != nil {
+		if sub, err = ingest.NewInline(in, brokerLink{brk}); err != nil {
+			return fmt.Errorf("central: %w", err)
+		}
+	} else {
+		sub = ingest.NewSubscriber(in, ingest.SubscriberOptions{URL: mqttURL, ClientID: o.MQTTClientID, Username: mqttUser,
+			Password: mqttPass, Log: log})
+	}
 	in.SetAcker(sub)
 
 	// HTTP.
@@ -353,6 +366,15 @@ func serverTLS(cert, key, clientCA string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		MinVersion: tls.VersionTLS12}, nil
 }
+
+// brokerLink adapts the embedded broker to ingest.Broker.
+type brokerLink struct{ b *broker.Broker }
+
+func (l brokerLink) Subscribe(filter string, id int, h func(topic string, payload []byte)) error {
+	return l.b.Subscribe(filter, id, h)
+}
+
+func (l brokerLink) Publish(topic string, payload []byte) error { return l.b.Publish(topic, payload) }
 
 // directory adapts the live registry to the broker.
 type directory struct{ reg *registry.Live }

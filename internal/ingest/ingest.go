@@ -22,7 +22,14 @@
 //	everything waiting) ─► PUBACK + wire.Ack ─► Observers (alerts, dashboard;
 //	env records to those that are EnvObservers)
 //
-// The subscriber disables paho's automatic PUBACK: a message is
+// With the embedded broker the link is Inline: the broker hands each
+// message to ingest in process (after it has PUBACKed the gateway) and,
+// when the queue is full, that gateway's connection waits for room; acks
+// are published by the broker itself. Durability rests, as always, on the
+// application-level ack and the gateway's outbox.
+//
+// With an external broker the link is Subscriber, which disables paho's
+// automatic PUBACK: a message is
 // acknowledged to the broker only after it has been stored (or
 // dead-lettered). If the queue is full, Offer refuses the message without
 // acknowledging it; with QoS 1 and a persistent session (CleanSession=false)
