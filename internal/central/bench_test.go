@@ -193,28 +193,37 @@ func startSecuredMosquittoB(b *testing.B) *testenv.Mosquitto {
 	return startSecuredMosquittoInflight(b, users, inflight)
 }
 
-// BenchmarkStoreApply measures one group commit of 256 one-record batches
-// (the store alone, synchronous=full).
+// BenchmarkStoreApply measures one group commit of 256 batches of 1 or 10
+// records (the store alone, synchronous=full).
 func BenchmarkStoreApply(b *testing.B) {
-	s, err := store.OpenSQLite(filepath.Join(b.TempDir(), "b.db"), store.SQLiteOptions{})
-	if err != nil {
-		b.Fatal(err)
+	for _, records := range []int{1, 10} {
+		b.Run("records="+strconv.Itoa(records), func(b *testing.B) {
+			s, err := store.OpenSQLite(filepath.Join(b.TempDir(), "b.db"), store.SQLiteOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			t0 := time.Now().Add(-time.Hour)
+			seq := uint64(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				var w store.Write
+				for range 256 {
+					seq++
+					bt := store.Batch{Gateway: "g", Municipality: "lapa", Sensor: "s", Kind: "levels",
+						Topic: "t", Seq: seq, Body: make([]byte, 400), ReceivedAt: t0}
+					for j := range records {
+						bt.Records = append(bt.Records, wire.Record{T: t0.Add(time.Duration(int(seq)*records+j) * time.Second),
+							DurMs: 1000, LAeq: 60, LAFmax: 62, LAFmin: 58})
+					}
+					w.Batches = append(w.Batches, bt)
+				}
+				if _, err := s.Apply(context.Background(), w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "batches/s")
+			b.ReportMetric(float64(b.N*256*records)/b.Elapsed().Seconds(), "records/s")
+		})
 	}
-	defer s.Close()
-	t0 := time.Now().Add(-time.Hour)
-	seq := uint64(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		var w store.Write
-		for range 256 {
-			seq++
-			w.Batches = append(w.Batches, store.Batch{Gateway: "g", Municipality: "lapa", Sensor: "s", Kind: "levels",
-				Topic: "t", Seq: seq, Body: make([]byte, 400), ReceivedAt: t0, Records: []wire.Record{{T: t0.Add(time.Duration(seq) * time.Second),
-					DurMs: 1000, LAeq: 60, LAFmax: 62, LAFmin: 58}}})
-		}
-		if _, err := s.Apply(context.Background(), w); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "batches/s")
 }

@@ -193,3 +193,63 @@ func TestDeadLettersAndStatus(t *testing.T) {
 		t.Errorf("status = %+v", g)
 	}
 }
+
+// TestLevelRowsInChunks: level rows go in multi-row INSERTs of power-of-two
+// sizes; every row lands with its own values in order, and rows whose
+// (sensor, t) is already stored are ignored and counted, across chunk
+// boundaries and within one group.
+func TestLevelRowsInChunks(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	levels := func(n int, base float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = base + float64(i)/100
+		}
+		return out
+	}
+	steps := []struct {
+		name        string
+		batches     []Batch
+		wantIgnored int
+		wantTotal   int64
+	}{
+		{"one record", []Batch{batch("gw", 1, t0, 50)}, 0, 1},
+		{"127 records: chunks 64+32+16+8+4+2+1", []Batch{batch("gw", 2, t0.Add(time.Hour), levels(127, 40)...)}, 0, 128},
+		// 70 records starting 30 s before the end of the previous batch:
+		// 30 already stored (kept with their first values), 40 new.
+		{"overlap", []Batch{batch("gw", 3, t0.Add(time.Hour+97*time.Second), levels(70, 80)...)}, 30, 168},
+		// Two batches of one group overlapping each other by 5 records.
+		{"overlap within a group", []Batch{batch("gw", 4, t0.Add(2*time.Hour), levels(10, 60)...),
+			batch("gw", 5, t0.Add(2*time.Hour+5*time.Second), levels(10, 70)...)}, 5, 183},
+	}
+	for _, st := range steps {
+		res, err := s.Apply(ctx, Write{Batches: st.batches})
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if res.RecordsIgnored != st.wantIgnored {
+			t.Errorf("%s: %d records ignored, want %d", st.name, res.RecordsIgnored, st.wantIgnored)
+		}
+		if n, _ := s.CountLevels(ctx, "gw-s"); n != st.wantTotal {
+			t.Errorf("%s: %d rows stored, want %d", st.name, n, st.wantTotal)
+		}
+	}
+	recs, err := s.Records(ctx, "gw-s", t0.Add(time.Hour), t0.Add(time.Hour+200*time.Second), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 167 {
+		t.Fatalf("%d records in the second batch's span, want 167", len(recs))
+	}
+	for i, r := range recs {
+		want, seq := 40+float64(i)/100, uint64(2)
+		if i >= 127 { // the overlap batch's new records
+			want, seq = 80+float64(i-97)/100, 3
+		}
+		if !r.T.Equal(t0.Add(time.Hour+time.Duration(i)*time.Second)) || r.LAeq != want || r.Seq != seq ||
+			r.LAFmax != want+3 || r.LAFmin != want-3 || r.Grade != "class2" || !r.Synced || r.Gateway != "gw" {
+			t.Fatalf("record %d = %+v, want LAeq %v at +%d s from seq %d", i, r, want, i, seq)
+		}
+	}
+}
