@@ -2,8 +2,12 @@ package central
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +16,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
@@ -119,11 +124,53 @@ func writeBenchRegistry(b *testing.B, dir string, gateways int) (string, *regist
 
 type ingestResult struct {
 	msgPerS, recPerS float64
-	p50, p99         time.Duration
+	p50, p99         time.Duration // publish → application ack at the gateway
+	eval50, eval99   time.Duration // publish → the batch's first reading handed to the alerts monitor
+}
+
+// evalClock times each batch from its publish to the moment the central
+// service hands its first stored reading to the observers (the alerts
+// monitor is the next observer, so this is publish → alert evaluation).
+type evalClock struct {
+	mu        sync.Mutex
+	published map[string]time.Time // gateway/seq → publish time
+	lat       []time.Duration
+}
+
+func (c *evalClock) key(gw string, seq uint64) string { return gw + "/" + strconv.FormatUint(seq, 10) }
+
+func (c *evalClock) onPublish(gw string, seq uint64, at time.Time) {
+	c.mu.Lock()
+	c.published[c.key(gw, seq)] = at
+	c.mu.Unlock()
+}
+
+func (c *evalClock) Observe(_ context.Context, r ingest.Reading) {
+	now := time.Now()
+	c.mu.Lock()
+	k := c.key(r.Gateway, r.Seq)
+	if at, ok := c.published[k]; ok {
+		c.lat = append(c.lat, now.Sub(at))
+		delete(c.published, k)
+	}
+	c.mu.Unlock()
+}
+
+func (c *evalClock) percentile(p float64) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(c.lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p/100*float64(len(s))))]
 }
 
 func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int) ingestResult {
 	b.Helper()
+	clock := &evalClock{published: map[string]time.Time{}}
+	o.Observers = append(o.Observers, clock)
 	a := startCentral(b, o)
 	url := a.MQTT
 	if o.MQTTURL != "" {
@@ -131,14 +178,15 @@ func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, re
 	}
 	gws := loadgen.FromRegistry(r, seed)[:gateways]
 	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
-		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true})
+		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if st.Acked != st.Published {
 		b.Fatalf("acked %d of %d", st.Acked, st.Published)
 	}
-	return ingestResult{msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99)}
+	return ingestResult{msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
+		eval50: clock.percentile(50), eval99: clock.percentile(99)}
 }
 
 // BenchmarkIngest measures sustained ingest (broker → decode → verify →
@@ -165,19 +213,73 @@ func BenchmarkIngest(b *testing.B) {
 				mos := runIngest(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
 					r, 4, msgs, records)
 
+				// InfluxDB: the embedded run again with --store influx; the
+				// mirror drains SQLite into a real InfluxDB 1.8.10 alongside.
+				flux := testenv.StartInflux(b)
+				flux.CreateDatabase(b, "sossego")
+				dir3 := b.TempDir()
+				regPath3, _ := writeBenchRegistry(b, dir3, 4)
+				began := time.Now()
+				inf := runIngest(b, Options{DataDir: dir3, Registry: regPath3, Store: "influx", InfluxURL: flux.URL,
+					InfluxBucket: "sossego/autogen"}, r, 4, msgs, records)
+				want := msgs / 4 * 4 * records
+				if n := waitInfluxCount(b, flux.URL, want, 2*time.Minute); n != want {
+					b.Fatalf("InfluxDB holds %d of %d records", n, want)
+				}
+				mirrored := time.Since(began)
+				flux.Stop()
+
 				b.ReportMetric(raw, "raw_msg/s")
 				b.ReportMetric(emb.msgPerS, "embedded_msg/s")
 				b.ReportMetric(emb.recPerS, "embedded_readings/s")
 				b.ReportMetric(emb.msgPerS/raw, "embedded_ratio")
 				b.ReportMetric(float64(emb.p50.Microseconds())/1000, "embedded_p50_ms")
 				b.ReportMetric(float64(emb.p99.Microseconds())/1000, "embedded_p99_ms")
+				b.ReportMetric(float64(emb.eval50.Microseconds())/1000, "embedded_eval_p50_ms")
+				b.ReportMetric(float64(emb.eval99.Microseconds())/1000, "embedded_eval_p99_ms")
 				b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
 				b.ReportMetric(mos.recPerS, "mosquitto_readings/s")
 				b.ReportMetric(mos.msgPerS/raw, "mosquitto_ratio")
 				b.ReportMetric(float64(mos.p50.Microseconds())/1000, "mosquitto_p50_ms")
 				b.ReportMetric(float64(mos.p99.Microseconds())/1000, "mosquitto_p99_ms")
+				b.ReportMetric(float64(mos.eval50.Microseconds())/1000, "mosquitto_eval_p50_ms")
+				b.ReportMetric(float64(mos.eval99.Microseconds())/1000, "mosquitto_eval_p99_ms")
+				b.ReportMetric(inf.msgPerS, "influx_msg/s")
+				b.ReportMetric(inf.msgPerS/raw, "influx_ratio")
+				b.ReportMetric(float64(msgs/4*4*records)/mirrored.Seconds(), "influx_mirrored_readings/s")
 			}
 		})
+	}
+}
+
+// waitInfluxCount polls InfluxDB until the levels measurement holds want
+// points or timeout passes, and returns the last count.
+func waitInfluxCount(b *testing.B, url string, want int, timeout time.Duration) int {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	n := 0
+	for {
+		resp, err := http.Get(url + "/query?db=sossego&q=" + neturl.QueryEscape(`SELECT count("laeq") FROM "levels"`))
+		if err == nil {
+			var out struct {
+				Results []struct {
+					Series []struct {
+						Values [][]any `json:"values"`
+					} `json:"series"`
+				} `json:"results"`
+			}
+			if json.NewDecoder(resp.Body).Decode(&out) == nil && len(out.Results) > 0 && len(out.Results[0].Series) > 0 &&
+				len(out.Results[0].Series[0].Values) > 0 && len(out.Results[0].Series[0].Values[0]) > 1 {
+				if f, ok := out.Results[0].Series[0].Values[0][1].(float64); ok {
+					n = int(f)
+				}
+			}
+			resp.Body.Close()
+		}
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -83,6 +83,13 @@ func (s *Subscriber) newClient() *pahoClient {
 		SetMaxReconnectInterval(10 * time.Second).SetKeepAlive(30 * time.Second).
 		SetWriteTimeout(10 * time.Second).SetUsername(o.Username).SetPassword(o.Password).
 		SetOnConnectHandler(s.onConnect).
+		// The broker resends the session's unacknowledged messages right
+		// after CONNACK, before onConnect has re-added the subscription
+		// routes: paho drops a message without a route and without a
+		// default handler, unacknowledged, and the broker never resends
+		// it on this connection — with its in-flight window full of such
+		// messages, delivery to us stops (TestSubscriberOverflowRedelivers).
+		SetDefaultPublishHandler(s.handle).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			s.connected.Store(false)
 			o.Log.Warn("conexão MQTT perdida; reconectando", "erro", err)

@@ -61,6 +61,10 @@ type Options struct {
 	Prepare bool
 	// OnAck is called (from paho's goroutine) with every ack received.
 	OnAck func(gateway string, seq uint64)
+	// OnPublish is called just before each first publish of a batch (from
+	// the gateway's publishing goroutine), e.g. to time its way through
+	// the central service.
+	OnPublish func(gateway string, seq uint64, at time.Time)
 }
 
 // Stats is the outcome of a run.
@@ -302,6 +306,9 @@ publish:
 		}
 		topic := wire.LevelsTopic(st.g.Municipality, st.g.ID, sensor)
 		now := time.Now()
+		if o.OnPublish != nil {
+			o.OnPublish(st.g.ID, seq, now)
+		}
 		st.mu.Lock()
 		if seq > st.acked {
 			st.unacked[seq] = &pending{payload: payload, topic: topic, first: now, last: now}
