@@ -169,6 +169,13 @@ func (c *evalClock) percentile(p float64) time.Duration {
 
 func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int) ingestResult {
 	b.Helper()
+	return runIngestAt(b, o, r, gateways, msgs, records, 0)
+}
+
+// runIngestAt is runIngest with each gateway paced at rate batches/s (0:
+// flat out).
+func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, rate float64) ingestResult {
+	b.Helper()
 	clock := &evalClock{published: map[string]time.Time{}}
 	o.Observers = append(o.Observers, clock)
 	a := startCentral(b, o)
@@ -178,7 +185,7 @@ func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, re
 	}
 	gws := loadgen.FromRegistry(r, seed)[:gateways]
 	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
-		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish})
+		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish, Rate: rate})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,6 +254,44 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(inf.msgPerS, "influx_msg/s")
 				b.ReportMetric(inf.msgPerS/raw, "influx_ratio")
 				b.ReportMetric(float64(msgs/4*4*records)/mirrored.Seconds(), "influx_mirrored_readings/s")
+			}
+		})
+	}
+}
+
+// BenchmarkIngestPaced measures latency where it means something: 100
+// gateways publishing one-record batches at a fixed total rate for 15 s,
+// through the embedded broker and through Mosquitto; publish → ack at the
+// gateway and publish → alert evaluation in the service.
+func BenchmarkIngestPaced(b *testing.B) {
+	const gateways, seconds = 100, 15
+	for _, total := range []int{1000, 3000} {
+		b.Run("msgs_per_s="+strconv.Itoa(total), func(b *testing.B) {
+			for range b.N {
+				perGw := float64(total) / gateways
+				msgs := total * seconds
+				users := map[string]string{ServiceUser: "svc-pass"}
+				for i := 1; i <= gateways; i++ {
+					users[loadgen.GatewayID(i)] = loadgen.Password(seed, loadgen.GatewayID(i))
+				}
+				m := startSecuredMosquittoInflight(b, users, 1000)
+				dir := b.TempDir()
+				regPath, r := writeBenchRegistry(b, dir, gateways)
+				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw)
+				dir2 := b.TempDir()
+				regPath2, _ := writeBenchRegistry(b, dir2, gateways)
+				mos := runIngestAt(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
+					r, gateways, msgs, 1, perGw)
+				for _, x := range []struct {
+					name string
+					res  ingestResult
+				}{{"embedded", emb}, {"mosquitto", mos}} {
+					b.ReportMetric(x.res.msgPerS, x.name+"_msg/s")
+					b.ReportMetric(float64(x.res.p50.Microseconds())/1000, x.name+"_ack_p50_ms")
+					b.ReportMetric(float64(x.res.p99.Microseconds())/1000, x.name+"_ack_p99_ms")
+					b.ReportMetric(float64(x.res.eval50.Microseconds())/1000, x.name+"_eval_p50_ms")
+					b.ReportMetric(float64(x.res.eval99.Microseconds())/1000, x.name+"_eval_p99_ms")
+				}
 			}
 		})
 	}
