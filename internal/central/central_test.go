@@ -293,7 +293,7 @@ func startSecuredMosquittoInflight(t testing.TB, users map[string]string, inflig
 	}
 	return testenv.StartMosquitto(t, testenv.MosquittoOpts{Extra: []string{
 		"allow_anonymous false", "password_file " + pw, "acl_file " + aclPath,
-		"max_inflight_messages " + strconv.Itoa(inflight), "max_packet_size " + strconv.Itoa(1052672)}})
+		"max_inflight_messages " + strconv.Itoa(inflight), "max_packet_size " + strconv.Itoa(1052672), "set_tcp_nodelay true"}})
 }
 
 // TestKill9Restart: the central service (a real process) is killed with
