@@ -1,10 +1,14 @@
 package broker
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +102,124 @@ func TestMosquittoACL(t *testing.T) {
 	}
 	if spy.total() != 0 {
 		t.Errorf("gw-a read gw-b's acks: %v", spy.msgs)
+	}
+}
+
+// TestShippedMosquittoConfig starts Mosquitto with docs/mosquitto/mosquitto.conf
+// as shipped — only file paths and ports rewritten to the test's own — and
+// checks what it promises: the central service on the loopback TCP listener
+// with its password, gateways on the TLS listener identified by their
+// client certificate's CN (use_identity_as_username + the %u ACL), no
+// anonymous clients, no certificate-less TLS, no publishing as another
+// gateway.
+func TestShippedMosquittoConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	passwd, err := exec.LookPath("mosquitto_passwd")
+	if err != nil {
+		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil { // mosquitto started as root drops to its own user
+			t.Fatal(err)
+		}
+	}
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pwFile := filepath.Join(dir, "passwd")
+	if out, err := exec.Command(passwd, "-c", "-b", pwFile, svcUser, svcPass).CombinedOutput(); err != nil {
+		t.Fatalf("mosquitto_passwd: %v\n%s", err, out)
+	}
+	if err := os.Chmod(pwFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	aclText, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey := newCA(t)
+	srv := leaf(t, ca, caKey, "127.0.0.1", true)
+	pemOf := func(typ string, der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}) }
+	srvKey, err := x509.MarshalPKCS8PrivateKey(srv.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"password_file":        pwFile,
+		"acl_file":             write("acl", aclText),
+		"cafile":               write("ca.crt", pemOf("CERTIFICATE", ca.Raw)),
+		"certfile":             write("server.crt", pemOf("CERTIFICATE", srv.Certificate[0])),
+		"keyfile":              write("server.key", pemOf("PRIVATE KEY", srvKey)),
+		"persistence_location": dir + "/",
+	}
+	tcpPort, tlsPort := testenv.FreePort(t), testenv.FreePort(t)
+	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "mosquitto.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf []string
+	rewritten := map[string]bool{}
+	for _, line := range strings.Split(string(shipped), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+		case f[0] == "listener" && len(f) == 3 && f[1] == "1883":
+			line, rewritten["tcp"] = "listener "+strconv.Itoa(tcpPort)+" 127.0.0.1", true
+		case f[0] == "listener" && len(f) == 2 && f[1] == "8883":
+			line, rewritten["tls"] = "listener "+strconv.Itoa(tlsPort)+" 127.0.0.1", true
+		case files[f[0]] != "":
+			line, rewritten[f[0]] = f[0]+" "+files[f[0]], true
+		}
+		conf = append(conf, line)
+	}
+	if len(rewritten) != len(files)+2 {
+		t.Fatalf("the shipped config changed shape: rewrote %v", rewritten)
+	}
+	conf = append(conf, "log_dest stderr")
+	m := testenv.StartMosquittoConfig(t, dir, strings.Join(conf, "\n")+"\n", "127.0.0.1:"+strconv.Itoa(tcpPort))
+
+	if _, err := connect(t, m.URL, "anon", "", "", nil); err == nil {
+		t.Error("anonymous client accepted")
+	}
+	svc := mustConnect(t, m.URL, "svc", svcUser, svcPass)
+	all := &collector{msgs: map[string][]string{}}
+	subscribe(t, svc, "sossego/v1/#", all)
+
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	tlsURL := "ssl://127.0.0.1:" + strconv.Itoa(tlsPort)
+	clientTLS := func(cn string) *tls.Config {
+		return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{leaf(t, ca, caKey, cn, false)}, MinVersion: tls.VersionTLS12}
+	}
+	if _, err := connect(t, tlsURL, "gw-a", "", "", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}); err == nil {
+		t.Error("TLS client without a certificate accepted")
+	}
+	gw, err := connect(t, tlsURL, "gw-a", "", "", clientTLS("gw-a"))
+	if err != nil {
+		t.Fatalf("gateway with a client certificate: %v", err)
+	}
+	acks := &collector{msgs: map[string][]string{}}
+	subscribe(t, gw, wire.AckTopic("lapa", "gw-a"), acks)
+	publish(gw, wire.LevelsTopic("lapa", "gw-a", "s1"), "ok")
+	waitCount(t, all, wire.LevelsTopic("lapa", "gw-a", "s1"), 1)
+	publish(svc, wire.AckTopic("lapa", "gw-a"), "ack")
+	waitCount(t, acks, wire.AckTopic("lapa", "gw-a"), 1)
+	// Mosquitto answers a denied publish with reason 135 and paho drops the
+	// connection: one connection per attempt.
+	spoof, err := connect(t, tlsURL, "gw-a:spoof", "", "", clientTLS("gw-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(spoof, wire.LevelsTopic("lapa", "gw-b", "s1"), "spoof")
+	barrier(t, gw, wire.StatusTopic("lapa", "gw-a"), all)
+	if n := all.count(wire.LevelsTopic("lapa", "gw-b", "s1")); n != 0 {
+		t.Errorf("gw-a's certificate published as gw-b (%d messages)", n)
 	}
 }

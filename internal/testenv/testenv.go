@@ -126,6 +126,24 @@ func StartMosquitto(t testing.TB, opts MosquittoOpts) *Mosquitto {
 	return m
 }
 
+// StartMosquittoConfig starts Debian's mosquitto with exactly the given
+// configuration (nothing added), waits until it listens on addr, and stops
+// it at the end of the test. dir is where the config and the log go.
+func StartMosquittoConfig(t testing.TB, dir, config, addr string) *Mosquitto {
+	t.Helper()
+	bin := lookTool(t, "SOSSEGO_MOSQUITTO", "mosquitto", "/usr/sbin/mosquitto")
+	if bin == "" {
+		Missing(t, "mosquitto", "apt-get install mosquitto mosquitto-clients")
+	}
+	m := &Mosquitto{Addr: addr, URL: "tcp://" + addr, Dir: dir, binPath: bin, conf: filepath.Join(dir, "mosquitto.conf")}
+	if err := os.WriteFile(m.conf, []byte(config), 0o644); err != nil {
+		t.Fatalf("testenv: write mosquitto.conf: %v", err)
+	}
+	m.start(t)
+	t.Cleanup(func() { m.Stop() })
+	return m
+}
+
 func (m *Mosquitto) start(t testing.TB) {
 	t.Helper()
 	cmd := exec.Command(m.binPath, "-c", m.conf)
