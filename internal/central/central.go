@@ -222,6 +222,9 @@ func Run(ctx context.Context, o Options) error {
 		mqttUser = ServiceUser
 	}
 	if mqttURL == "" {
+		// The service reaches the embedded broker in process (ingest.Inline);
+		// the broker's service account gets a random password that nobody
+		// knows, so no network client can log in as the service.
 		mqttPass = randomSecret()
 		bo := broker.Options{Listen: o.MQTTListen, Directory: directory{reg}, ServiceUser: mqttUser,
 			ServicePassword: mqttPass, Log: log}
