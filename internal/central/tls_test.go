@@ -122,7 +122,9 @@ func TestGatewayOverTLS(t *testing.T) {
 	}
 	const id, other, sensor = "lapa-tls-01", "lapa-tls-02", "lapa-tls-01-s1"
 	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
-	pub := func(k ed25519.PrivateKey) string { return base64.StdEncoding.EncodeToString(k.Public().(ed25519.PublicKey)) }
+	pub := func(k ed25519.PrivateKey) string {
+		return base64.StdEncoding.EncodeToString(k.Public().(ed25519.PublicKey))
+	}
 	regYAML := fmt.Sprintf(`version: 1
 gateways:
   - {id: %s, municipality: lapa, public_key: %s}
@@ -201,7 +203,7 @@ sensors:
 	imp.Disconnect(100)
 	// Barrier: a status lapa-tls-02 may publish, on a new connection; once
 	// it is stored, the forged batch has long been judged.
-	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other+":2").SetTLSConfig(pki.clientTLS(other)).
+	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other + ":2").SetTLSConfig(pki.clientTLS(other)).
 		SetConnectTimeout(5 * time.Second).SetAutoReconnect(false))
 	if tok := imp.Connect(); tok.WaitTimeout(10*time.Second) && tok.Error() != nil {
 		t.Fatal(tok.Error())
