@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options) error {
 	metrics := ingest.NewMetrics(promReg)
 	if mirror != nil {
 		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
-			Help: "Level records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
+			Help: "Level and environmental records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
 	}
 
 	// Users, sessions and the live hub.

@@ -29,8 +29,8 @@ type InfluxOptions struct {
 	Log        *slog.Logger
 }
 
-// Influx mirrors the local level records into InfluxDB and answers window
-// queries with Flux.
+// Influx mirrors the local level and environmental records into InfluxDB
+// and answers level window queries with Flux.
 type Influx struct {
 	o       InfluxOptions
 	src     *SQLite
@@ -41,8 +41,11 @@ type Influx struct {
 	failing atomic.Bool
 }
 
-// CursorInflux is the name of the mirror's persisted cursor.
-const CursorInflux = "influx:levels"
+// Names of the mirror's persisted cursors.
+const (
+	CursorInflux    = "influx:levels"
+	CursorInfluxEnv = "influx:env"
+)
 
 // NewInflux connects (lazily) to InfluxDB; src is the authoritative store
 // the mirror drains.
@@ -64,79 +67,135 @@ func NewInflux(src *SQLite, o InfluxOptions) *Influx {
 // Close releases the client.
 func (m *Influx) Close() { m.client.Close() }
 
-// Backlog is the number of local records not yet in InfluxDB (as of the
-// last pass).
+// Backlog is the number of local records (levels and env) not yet in
+// InfluxDB (as of the last pass).
 func (m *Influx) Backlog() int64 { return m.backlog.Load() }
 
 // Failing reports whether the last write failed.
 func (m *Influx) Failing() bool { return m.failing.Load() }
 
-// Run drains the local store into InfluxDB until ctx ends: read records
-// after the cursor, write them (blocking), and only then move the
-// persisted cursor. A failed write is retried with exponential backoff,
-// forever: nothing is lost however long InfluxDB is down, and a record
-// written twice (crash between write and cursor update) overwrites itself
-// (same measurement, tags and timestamp).
+// stream is one table the mirror drains, with its own persisted cursor.
+type stream struct {
+	cursor string
+	// next returns the points of up to limit rows after the id after, and
+	// the id of the last one.
+	next   func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error)
+	maxID  func(ctx context.Context) (int64, error)
+	at     int64 // cursor position
+	behind int64 // rows not yet written, as of the last pass
+}
+
+// Run drains the local store into InfluxDB until ctx ends: level records
+// (measurement "levels") and environmental records ("env"), each with its
+// own persisted cursor. For each: read the records after the cursor, write
+// them (blocking), and only then move the cursor. A failed write is retried
+// with exponential backoff, forever: nothing is lost however long InfluxDB
+// is down, and a record written twice (crash between write and cursor
+// update) overwrites itself (same measurement, tags and timestamp).
 func (m *Influx) Run(ctx context.Context) error {
-	cursor, err := m.src.Cursor(ctx, CursorInflux)
-	if err != nil {
-		return err
+	streams := []*stream{
+		{cursor: CursorInflux, maxID: m.src.MaxLevelID, next: func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error) {
+			recs, err := m.src.LevelsAfter(ctx, after, limit)
+			if err != nil || len(recs) == 0 {
+				return nil, after, err
+			}
+			pts := make([]*write.Point, len(recs))
+			for i, r := range recs {
+				pts[i] = point(r)
+			}
+			return pts, recs[len(recs)-1].ID, nil
+		}},
+		{cursor: CursorInfluxEnv, maxID: m.src.MaxEnvID, next: func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error) {
+			recs, err := m.src.EnvAfter(ctx, after, limit)
+			if err != nil || len(recs) == 0 {
+				return nil, after, err
+			}
+			pts := make([]*write.Point, len(recs))
+			for i, r := range recs {
+				pts[i] = envPoint(r)
+			}
+			return pts, recs[len(recs)-1].ID, nil
+		}},
+	}
+	for _, st := range streams {
+		at, err := m.src.Cursor(ctx, st.cursor)
+		if err != nil {
+			return err
+		}
+		st.at = at
 	}
 	backoff := 500 * time.Millisecond
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
 	for {
-		recs, err := m.src.LevelsAfter(ctx, cursor, m.o.Batch)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		wrote, failed := false, false
+		for _, st := range streams {
+			pts, last, err := st.next(ctx, st.at, m.o.Batch)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
 			}
-			return err
-		}
-		if maxID, err := m.src.MaxLevelID(ctx); err == nil {
-			m.backlog.Store(maxID - cursor)
-		}
-		if len(recs) == 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-m.src.Stored():
-			case <-poll.C:
+			if maxID, err := st.maxID(ctx); err == nil {
+				st.behind = maxID - st.at
 			}
-			continue
-		}
-		pts := make([]*write.Point, 0, len(recs))
-		for _, r := range recs {
-			pts = append(pts, point(r))
-		}
-		if err := m.writer.WritePoint(ctx, pts...); err != nil {
-			if ctx.Err() != nil {
-				return nil
+			m.backlog.Store(streams[0].behind + streams[1].behind)
+			if len(pts) == 0 {
+				continue
 			}
-			if !m.failing.Swap(true) {
-				m.o.Log.Error("InfluxDB indisponível; registros continuam gravados localmente e serão enviados depois",
-					"erro", err, "pendentes", m.backlog.Load())
+			if err := m.writer.WritePoint(ctx, pts...); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if !m.failing.Swap(true) {
+					m.o.Log.Error("InfluxDB indisponível; registros continuam gravados localmente e serão enviados depois",
+						"erro", err, "pendentes", m.backlog.Load())
+				}
+				failed = true
+				break
 			}
+			if m.failing.Swap(false) {
+				m.o.Log.Info("InfluxDB voltou; enviando o acumulado", "pendentes", m.backlog.Load())
+			}
+			backoff = 500 * time.Millisecond
+			if err := m.src.SetCursor(ctx, st.cursor, last); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			st.at, wrote = last, true
+		}
+		switch {
+		case failed:
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-time.After(backoff):
 			}
 			backoff = min(backoff*2, m.o.MaxBackoff)
-			continue
-		}
-		if m.failing.Swap(false) {
-			m.o.Log.Info("InfluxDB voltou; enviando o acumulado", "pendentes", m.backlog.Load())
-		}
-		backoff = 500 * time.Millisecond
-		cursor = recs[len(recs)-1].ID
-		if err := m.src.SetCursor(ctx, CursorInflux, cursor); err != nil {
-			if ctx.Err() != nil {
+		case !wrote:
+			select {
+			case <-ctx.Done():
 				return nil
+			case <-m.src.Stored():
+			case <-poll.C:
 			}
-			return err
 		}
 	}
+}
+
+// envPoint is an environmental record as an InfluxDB point (measurement
+// "env"; a quantity the sensor did not give is left out).
+func envPoint(r EnvRecord) *write.Point {
+	fields := map[string]any{"seq": int64(r.Seq)}
+	for name, v := range map[string]*float64{"temperature_c": r.TemperatureC, "humidity_pct": r.HumidityPct, "pressure_hpa": r.PressureHPa} {
+		if v != nil {
+			fields[name] = *v
+		}
+	}
+	return influxdb2.NewPoint("env", map[string]string{"sensor": r.Sensor, "gateway": r.Gateway}, fields, r.T)
 }
 
 func point(r Record) *write.Point {

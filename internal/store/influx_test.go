@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/testenv"
+	"github.com/sossego/sossego/internal/wire"
 )
 
 func startInflux(t *testing.T) (*testenv.Influx, InfluxOptions) {
@@ -82,6 +83,15 @@ func waitBacklog(t *testing.T, s *SQLite, m *Influx, timeout time.Duration) {
 	}
 }
 
+func mustCursor(t *testing.T, s *SQLite, name string) int64 {
+	t.Helper()
+	c, err := s.Cursor(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestInfluxMirrorAndFlux(t *testing.T) {
 	_, opts := startInflux(t)
 	s, _ := openTest(t)
@@ -89,11 +99,48 @@ func TestInfluxMirrorAndFlux(t *testing.T) {
 	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 50, 60, 70), batch("gw", 2, t0.Add(time.Minute), 80)}}); err != nil {
 		t.Fatal(err)
 	}
+	f := func(v float64) *float64 { return &v }
+	envRecs := []wire.EnvRecord{{T: t0, TemperatureC: f(21.5), HumidityPct: f(60), PressureHPa: f(1013.2)},
+		{T: t0.Add(time.Minute), TemperatureC: f(20.25), PressureHPa: f(1013.0)}} // no humidity reading
+	if _, err := s.Apply(ctx, Write{Batches: []Batch{{Gateway: "gw", Municipality: "lapa", Sensor: "gw-env", Kind: wire.KindEnv,
+		Seq: 3, Topic: wire.EnvTopic("lapa", "gw", "gw-env"), Body: []byte(`{}`), ReceivedAt: t0, Env: envRecs}}}); err != nil {
+		t.Fatal(err)
+	}
 	m := NewInflux(s, opts)
 	defer m.Close()
 	stop := runMirror(t, m)
 	waitBacklog(t, s, m, 30*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for m.Backlog() != 0 || mustCursor(t, s, CursorInfluxEnv) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("env not mirrored: backlog %d, env cursor %d", m.Backlog(), mustCursor(t, s, CursorInfluxEnv))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	stop()
+
+	// The env records, as InfluxDB has them.
+	res, err := m.query.Query(ctx, `from(bucket: "sossego/autogen")
+  |> range(start: `+t0.Add(-time.Hour).Format(time.RFC3339)+`, stop: `+t0.Add(time.Hour).Format(time.RFC3339)+`)
+  |> filter(fn: (r) => r._measurement == "env" and r.sensor == "gw-env")
+  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")
+  |> group()
+  |> sort(columns: ["_time"])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []map[string]any
+	for res.Next() {
+		v := res.Record().Values()
+		v["_time"] = res.Record().Time()
+		env = append(env, v)
+	}
+	res.Close()
+	if len(env) != 2 || env[0]["temperature_c"] != 21.5 || env[0]["humidity_pct"] != 60.0 || env[0]["pressure_hpa"] != 1013.2 ||
+		env[0]["gateway"] != "gw" || env[0]["seq"] != int64(3) || !env[0]["_time"].(time.Time).Equal(t0) ||
+		env[1]["temperature_c"] != 20.25 || env[1]["humidity_pct"] != nil {
+		t.Fatalf("env in InfluxDB = %v", env)
+	}
 
 	recs, err := m.Records(ctx, "gw-s", t0, t0.Add(time.Hour), 0)
 	if err != nil {

@@ -647,18 +647,43 @@ func (s *SQLite) EnvRecords(ctx context.Context, sensor string, from, to time.Ti
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT sensor, gateway, seq, t, temperature_c, humidity_pct, pressure_hpa FROM env
+	rows, err := s.r.QueryContext(ctx, `SELECT `+envCols+` FROM env
 		WHERE sensor = ? AND t >= ? AND t < ? ORDER BY t LIMIT ?`, sensor, from.UnixMilli(), to.UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: env records: %w", err)
 	}
+	return scanEnv(rows)
+}
+
+// EnvAfter returns up to limit env records with id > after, by id (the
+// InfluxDB mirror's cursor order).
+func (s *SQLite) EnvAfter(ctx context.Context, after int64, limit int) ([]EnvRecord, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+envCols+` FROM env WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: env after %d: %w", after, err)
+	}
+	return scanEnv(rows)
+}
+
+// MaxEnvID is the id of the newest env record (0 when none).
+func (s *SQLite) MaxEnvID(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM env`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: max env id: %w", err)
+	}
+	return v.Int64, nil
+}
+
+const envCols = `id, sensor, gateway, seq, t, temperature_c, humidity_pct, pressure_hpa`
+
+func scanEnv(rows *sql.Rows) ([]EnvRecord, error) {
 	defer rows.Close()
 	var out []EnvRecord
 	for rows.Next() {
 		var e EnvRecord
 		var t, seq int64
 		var temp, hum, press sql.NullFloat64
-		if err := rows.Scan(&e.Sensor, &e.Gateway, &seq, &t, &temp, &hum, &press); err != nil {
+		if err := rows.Scan(&e.ID, &e.Sensor, &e.Gateway, &seq, &t, &temp, &hum, &press); err != nil {
 			return nil, fmt.Errorf("store: scan env: %w", err)
 		}
 		e.T, e.Seq = time.UnixMilli(t).UTC(), uint64(seq)
@@ -679,7 +704,6 @@ func (s *SQLite) EnvRecords(ctx context.Context, sensor string, from, to time.Ti
 	return out, nil
 }
 
-// Latest returns a sensor's most recent record.
 func (s *SQLite) Latest(ctx context.Context, sensor string) (Record, bool, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE sensor = ? ORDER BY t DESC LIMIT 1`, sensor)
 	if err != nil {

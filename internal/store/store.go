@@ -126,6 +126,7 @@ type Record struct {
 // EnvRecord is one stored environmental reading (wire.KindEnv). A quantity
 // the sensor did not report is nil.
 type EnvRecord struct {
+	ID           int64     `json:"-"`
 	Sensor       string    `json:"sensor"`
 	Gateway      string    `json:"gateway"`
 	Seq          uint64    `json:"seq"`
