@@ -299,7 +299,7 @@ func BenchmarkIngestPaced(b *testing.B) {
 
 // waitInfluxCount polls InfluxDB until the levels measurement holds want
 // points or timeout passes, and returns the last count.
-func waitInfluxCount(b *testing.B, url string, want int, timeout time.Duration) int {
+func waitInfluxCount(b testing.TB, url string, want int, timeout time.Duration) int {
 	b.Helper()
 	deadline := time.Now().Add(timeout)
 	n := 0

@@ -157,7 +157,7 @@ func Run(ctx context.Context, o Options) error {
 		mirror = store.NewInflux(st, store.InfluxOptions{URL: o.InfluxURL, Bucket: o.InfluxBucket, Token: o.InfluxToken,
 			Org: o.InfluxOrg, Log: log.With("componente", "influx")})
 		defer mirror.Close()
-		readings = mirror
+		readings = store.Fallback{Primary: mirror, Local: st, Down: mirror.Failing, Log: log.With("componente", "influx")}
 	}
 
 	promReg := prometheus.NewRegistry()

@@ -68,8 +68,29 @@ func NewInflux(src *SQLite, o InfluxOptions) *Influx {
 func (m *Influx) Close() { m.client.Close() }
 
 // Backlog is the number of local records (levels and env) not yet in
-// InfluxDB (as of the last pass).
-func (m *Influx) Backlog() int64 { return m.backlog.Load() }
+// InfluxDB, read from the local store now (during an outage the mirror
+// waits between attempts, and the figure must not wait with it); the last
+// pass's figure if the local store cannot answer.
+func (m *Influx) Backlog() int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var n int64
+	for _, c := range []struct {
+		cursor string
+		maxID  func(context.Context) (int64, error)
+	}{{CursorInflux, m.src.MaxLevelID}, {CursorInfluxEnv, m.src.MaxEnvID}} {
+		maxID, err := c.maxID(ctx)
+		if err != nil {
+			return m.backlog.Load()
+		}
+		at, err := m.src.Cursor(ctx, c.cursor)
+		if err != nil {
+			return m.backlog.Load()
+		}
+		n += maxID - at
+	}
+	return n
+}
 
 // Failing reports whether the last write failed.
 func (m *Influx) Failing() bool { return m.failing.Load() }

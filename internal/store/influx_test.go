@@ -4,10 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,35 +21,6 @@ func startInflux(t *testing.T) (*testenv.Influx, InfluxOptions) {
 	in := testenv.StartInflux(t)
 	in.CreateDatabase(t, "sossego")
 	return in, InfluxOptions{URL: in.URL, Bucket: "sossego/autogen", Log: slog.New(slog.DiscardHandler), MaxBackoff: time.Second}
-}
-
-// restartInflux starts influxd again on the same config and data (after
-// Kill), the way an operator would after a crash.
-func restartInflux(t *testing.T, in *testenv.Influx) {
-	t.Helper()
-	bin := os.Getenv("SOSSEGO_INFLUXD")
-	if bin == "" {
-		bin = filepath.Join(testenv.RepoRoot(t), ".tools", "bin", "influxd")
-	}
-	cmd := exec.Command(bin, "-config", filepath.Join(in.Dir, "influxdb.conf"))
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("restart influxd: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(in.URL + "/ping")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusNoContent {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("influxd did not come back")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func runMirror(t *testing.T, m *Influx) (stop func()) {
@@ -224,7 +192,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 	if !m.Failing() {
 		t.Error("mirror did not notice the outage")
 	}
-	restartInflux(t, in)
+	in.Restart(t)
 	time.Sleep(time.Second)
 	close(writing)
 	wg.Wait()

@@ -200,6 +200,7 @@ func (m *Mosquitto) Restart(t testing.TB) {
 type Influx struct {
 	URL string // http://127.0.0.1:port
 	Dir string
+	bin string
 	cmd *exec.Cmd
 }
 
@@ -237,24 +238,35 @@ bind-address = "127.0.0.1:%d"
 	if err := os.WriteFile(cf, []byte(conf), 0o600); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	cmd := exec.Command(bin, "-config", cf)
-	logf, err := os.Create(filepath.Join(dir, "influxd.log"))
+	in := &Influx{URL: fmt.Sprintf("http://127.0.0.1:%d", httpPort), Dir: dir, bin: bin}
+	in.Restart(t)
+	t.Cleanup(in.Stop)
+	return in
+}
+
+// Restart starts influxd (again, after Kill or Stop) on the same config and
+// data, the way an operator would after a crash, and waits until it
+// answers.
+func (in *Influx) Restart(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(in.bin, "-config", filepath.Join(in.Dir, "influxdb.conf"))
+	logf, err := os.OpenFile(filepath.Join(in.Dir, "influxd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
+	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("testenv: start influxd: %v", err)
 	}
-	in := &Influx{URL: fmt.Sprintf("http://127.0.0.1:%d", httpPort), Dir: dir, cmd: cmd}
-	t.Cleanup(in.Stop)
+	in.cmd = cmd
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(in.URL + "/ping")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusNoContent {
-				break
+				return
 			}
 		}
 		if time.Now().After(deadline) {
@@ -263,7 +275,6 @@ bind-address = "127.0.0.1:%d"
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return in
 }
 
 // CreateDatabase runs CREATE DATABASE name.
