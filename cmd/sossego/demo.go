@@ -149,19 +149,52 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	ready := make(chan central.Addrs, 1)
 	o := central.Options{DataDir: *dataDir, HTTP: *httpAddr, MQTTListen: *mqttAddr, AlertConfig: &cfg, Log: log,
 		Registry: filepath.Join(*dataDir, "registry.yaml"), Ready: func(a central.Addrs) { ready <- a }}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return central.Run(gctx, o) })
+	// Shutdown order: on Ctrl-C the simulated gateways stop first (each
+	// flushes its open batch and says "offline"), then the central service,
+	// so that neither side logs lost connections.
+	cctx, stopCentral := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopCentral()
+	centralDone := make(chan error, 1)
+	go func() { centralDone <- central.Run(cctx, o) }()
+	gctx, stopGateways := context.WithCancel(ctx)
+	defer stopGateways()
+	var gws errgroup.Group
+	var err error
+	centralEnded := false
 	select {
 	case a := <-ready:
 		printDemoBanner(io, a, *dataDir)
 		for _, d := range demoGateways {
-			g.Go(func() error { return runDemoGateway(gctx, d, a.MQTT, *dataDir, log) })
+			gws.Go(func() error { return runDemoGateway(gctx, d, a.MQTT, *dataDir, log) })
 		}
-	case <-gctx.Done():
+		select {
+		case <-ctx.Done():
+		case err = <-centralDone:
+			centralEnded = true
+		}
+	case <-ctx.Done():
+	case err = <-centralDone:
+		centralEnded = true
 	}
-	err := g.Wait()
+	stopGateways()
+	if gerr := gws.Wait(); err == nil && gerr != nil && !errors.Is(gerr, context.Canceled) {
+		err = gerr
+	}
+	if !centralEnded {
+		// Let the service store the gateways' last batches and "offline"
+		// statuses before it stops.
+		select {
+		case <-time.After(time.Second):
+		case err = <-centralDone:
+			centralEnded = true
+		}
+	}
+	stopCentral()
+	if !centralEnded {
+		if cerr := <-centralDone; err == nil {
+			err = cerr
+		}
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
 		return 1
