@@ -1,7 +1,6 @@
 package dashboard
 
-// Hub load generator (not run by default; figures in
-// /work/helpers/dashboard-bench.md and BENCHMARKS.md):
+// Hub load generator (not run by default; figures in BENCHMARKS.md):
 //
 //	SOSSEGO_HUB_LOAD=1 go test -run TestHubLoad -v ./dashboard/
 //

@@ -32,7 +32,7 @@ func evidenceDataDir(t *testing.T) (string, alerts.Alert) {
 }
 
 // TestMakeEvidenceBenchDir builds a 24-hour data directory for measuring
-// `sossego evidence export` (see /work/helpers/evidence-bench.md):
+// `sossego evidence export` (figures in BENCHMARKS.md):
 // SOSSEGO_EVIDENCE_BENCH_DIR=/tmp/ev24 go test -run TestMakeEvidenceBenchDir ./cmd/sossego
 func TestMakeEvidenceBenchDir(t *testing.T) {
 	dir := os.Getenv("SOSSEGO_EVIDENCE_BENCH_DIR")
