@@ -150,18 +150,16 @@ func (b *Broker) URL() string {
 	return "tcp://" + b.tcp.String()
 }
 
-// Handler receives one message published to the broker. It runs on the
-// publishing client's goroutine, after the broker has acknowledged the
-// publish: while it blocks, that client's further packets wait (TCP
-// back-pressure on that client alone). payload belongs to the handler.
-type Handler func(topic string, payload []byte)
-
 // Subscribe delivers every message whose topic matches filter to h, inside
 // the broker: no network hop, no MQTT client, no session (the broker lives
 // and dies with the central service; the gateways' outboxes replay whatever
 // was not acknowledged by the application-level ack). id must be unique per
 // subscription. Call it before Run.
-func (b *Broker) Subscribe(filter string, id int, h Handler) error {
+//
+// h runs on the publishing client's goroutine, after the broker has
+// acknowledged the publish: while it blocks, that client's further packets
+// wait (TCP back-pressure on that client alone). payload belongs to h.
+func (b *Broker) Subscribe(filter string, id int, h func(topic string, payload []byte)) error {
 	err := b.srv.Subscribe(filter, id, func(_ *mqtt.Client, _ packets.Subscription, pk packets.Packet) {
 		h(pk.TopicName, bytes.Clone(pk.Payload))
 	})

@@ -256,7 +256,7 @@ func Run(ctx context.Context, o Options) error {
 		ingest.Acker
 	}
 	if brk != nil {
-		if sub, err = ingest.NewInline(in, brokerLink{brk}); err != nil {
+		if sub, err = ingest.NewInline(in, brk); err != nil {
 			return fmt.Errorf("central: %w", err)
 		}
 	} else {
@@ -369,15 +369,6 @@ func serverTLS(cert, key, clientCA string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		MinVersion: tls.VersionTLS12}, nil
 }
-
-// brokerLink adapts the embedded broker to ingest.Broker.
-type brokerLink struct{ b *broker.Broker }
-
-func (l brokerLink) Subscribe(filter string, id int, h func(topic string, payload []byte)) error {
-	return l.b.Subscribe(filter, id, h)
-}
-
-func (l brokerLink) Publish(topic string, payload []byte) error { return l.b.Publish(topic, payload) }
 
 // directory adapts the live registry to the broker.
 type directory struct{ reg *registry.Live }

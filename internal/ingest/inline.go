@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -76,9 +75,9 @@ func (s *Inline) Ack(municipality, gateway string, seq uint64) error {
 	if !s.running.Load() {
 		return errors.New("ingest: ack: inline subscription not running")
 	}
-	b, err := json.Marshal(wire.Ack{V: wire.Version, Gateway: gateway, Seq: seq})
+	b, err := ackPayload(gateway, seq)
 	if err != nil {
-		return fmt.Errorf("ingest: ack: %w", err)
+		return err
 	}
 	if err := s.b.Publish(wire.AckTopic(municipality, gateway), b); err != nil {
 		return fmt.Errorf("ingest: ack: %w", err)

@@ -141,9 +141,9 @@ var errNotConnected = errors.New("ingest: ack: not connected to the broker")
 // not wait for the broker: a lost ack is repaired by the next one. While
 // the connection is down it publishes nothing and returns an error.
 func (s *Subscriber) Ack(municipality, gateway string, seq uint64) error {
-	b, err := json.Marshal(wire.Ack{V: wire.Version, Gateway: gateway, Seq: seq})
+	b, err := ackPayload(gateway, seq)
 	if err != nil {
-		return fmt.Errorf("ingest: ack: %w", err)
+		return err
 	}
 	c := s.client.Load()
 	if !c.IsConnectionOpen() {
@@ -226,3 +226,12 @@ func (s *Subscriber) reconnect(ctx context.Context) {
 }
 
 var _ Acker = (*Subscriber)(nil)
+
+// ackPayload is the application-level ack (docs/wire.md) for gateway's seq.
+func ackPayload(gateway string, seq uint64) ([]byte, error) {
+	b, err := json.Marshal(wire.Ack{V: wire.Version, Gateway: gateway, Seq: seq})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: ack: %w", err)
+	}
+	return b, nil
+}

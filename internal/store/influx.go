@@ -70,7 +70,7 @@ func (m *Influx) Close() { m.client.Close() }
 // Backlog is the number of local records (levels and env) not yet in
 // InfluxDB, read from the local store now (during an outage the mirror
 // waits between attempts, and the figure must not wait with it); the last
-// pass's figure if the local store cannot answer.
+// figure read if the local store cannot answer.
 func (m *Influx) Backlog() int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -89,6 +89,7 @@ func (m *Influx) Backlog() int64 {
 		}
 		n += maxID - at
 	}
+	m.backlog.Store(n)
 	return n
 }
 
@@ -100,10 +101,23 @@ type stream struct {
 	cursor string
 	// next returns the points of up to limit rows after the id after, and
 	// the id of the last one.
-	next   func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error)
-	maxID  func(ctx context.Context) (int64, error)
-	at     int64 // cursor position
-	behind int64 // rows not yet written, as of the last pass
+	next func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error)
+	at   int64 // cursor position
+}
+
+// drain makes a stream's next from a table's reader, its id and its point.
+func drain[T any](after func(context.Context, int64, int) ([]T, error), id func(T) int64, point func(T) *write.Point) func(context.Context, int64, int) ([]*write.Point, int64, error) {
+	return func(ctx context.Context, from int64, limit int) ([]*write.Point, int64, error) {
+		rows, err := after(ctx, from, limit)
+		if err != nil || len(rows) == 0 {
+			return nil, from, err
+		}
+		pts := make([]*write.Point, len(rows))
+		for i, r := range rows {
+			pts[i] = point(r)
+		}
+		return pts, id(rows[len(rows)-1]), nil
+	}
 }
 
 // Run drains the local store into InfluxDB until ctx ends: level records
@@ -115,28 +129,8 @@ type stream struct {
 // update) overwrites itself (same measurement, tags and timestamp).
 func (m *Influx) Run(ctx context.Context) error {
 	streams := []*stream{
-		{cursor: CursorInflux, maxID: m.src.MaxLevelID, next: func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error) {
-			recs, err := m.src.LevelsAfter(ctx, after, limit)
-			if err != nil || len(recs) == 0 {
-				return nil, after, err
-			}
-			pts := make([]*write.Point, len(recs))
-			for i, r := range recs {
-				pts[i] = point(r)
-			}
-			return pts, recs[len(recs)-1].ID, nil
-		}},
-		{cursor: CursorInfluxEnv, maxID: m.src.MaxEnvID, next: func(ctx context.Context, after int64, limit int) ([]*write.Point, int64, error) {
-			recs, err := m.src.EnvAfter(ctx, after, limit)
-			if err != nil || len(recs) == 0 {
-				return nil, after, err
-			}
-			pts := make([]*write.Point, len(recs))
-			for i, r := range recs {
-				pts[i] = envPoint(r)
-			}
-			return pts, recs[len(recs)-1].ID, nil
-		}},
+		{cursor: CursorInflux, next: drain(m.src.LevelsAfter, func(r Record) int64 { return r.ID }, point)},
+		{cursor: CursorInfluxEnv, next: drain(m.src.EnvAfter, func(r EnvRecord) int64 { return r.ID }, envPoint)},
 	}
 	for _, st := range streams {
 		at, err := m.src.Cursor(ctx, st.cursor)
@@ -158,10 +152,6 @@ func (m *Influx) Run(ctx context.Context) error {
 				}
 				return err
 			}
-			if maxID, err := st.maxID(ctx); err == nil {
-				st.behind = maxID - st.at
-			}
-			m.backlog.Store(streams[0].behind + streams[1].behind)
 			if len(pts) == 0 {
 				continue
 			}
@@ -171,13 +161,13 @@ func (m *Influx) Run(ctx context.Context) error {
 				}
 				if !m.failing.Swap(true) {
 					m.o.Log.Error("InfluxDB indisponível; registros continuam gravados localmente e serão enviados depois",
-						"erro", err, "pendentes", m.backlog.Load())
+						"erro", err, "pendentes", m.Backlog())
 				}
 				failed = true
 				break
 			}
 			if m.failing.Swap(false) {
-				m.o.Log.Info("InfluxDB voltou; enviando o acumulado", "pendentes", m.backlog.Load())
+				m.o.Log.Info("InfluxDB voltou; enviando o acumulado", "pendentes", m.Backlog())
 			}
 			backoff = 500 * time.Millisecond
 			if err := m.src.SetCursor(ctx, st.cursor, last); err != nil {
