@@ -2,15 +2,8 @@ package broker
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"log/slog"
-	"math/big"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +13,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -328,20 +322,15 @@ func TestAllowedTable(t *testing.T) {
 
 // TLS with client certificates: the CN is the gateway id.
 func TestClientCertificates(t *testing.T) {
-	ca, caKey := newCA(t)
-	srvCert := leaf(t, ca, caKey, "127.0.0.1", true)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pki := testenv.NewPKI(t)
 	b := startBroker(t, Options{TLSListen: "127.0.0.1:0", TLS: &tls.Config{
-		Certificates: []tls.Certificate{srvCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
-		MinVersion: tls.VersionTLS12}})
+		Certificates: []tls.Certificate{pki.Issue("127.0.0.1", true)}, ClientCAs: pki.Pool(),
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}})
 	svc := mustConnect(t, b.URL(), "svc", svcUser, svcPass)
 	all := &collector{msgs: map[string][]string{}}
 	subscribe(t, svc, "sossego/v1/#", all)
 	url := "ssl://" + b.TLSAddr().String()
-	clientTLS := func(cn string) *tls.Config {
-		return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{leaf(t, ca, caKey, cn, false)}, MinVersion: tls.VersionTLS12}
-	}
+	clientTLS := pki.ClientTLS
 	c, err := connect(t, url, "gw-cert", "", "", clientTLS("gw-cert"))
 	if err != nil {
 		t.Fatalf("certificate login: %v", err)
@@ -360,41 +349,7 @@ func TestClientCertificates(t *testing.T) {
 	if _, err := connect(t, url, "gw-zz", "", "", clientTLS("gw-zz")); err == nil {
 		t.Error("certificate with unknown CN accepted")
 	}
-	if _, err := connect(t, url, "gw-a", "gw-a", "pa", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}); err == nil {
+	if _, err := connect(t, url, "gw-a", "gw-a", "pa", pki.ClientTLS("")); err == nil {
 		t.Error("TLS without client certificate accepted")
 	}
-}
-
-func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sossego test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := x509.ParseCertificate(der)
-	return c, key
-}
-
-var serial int64 = 10
-
-func leaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, server bool) tls.Certificate {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP(cn)}
-	} else {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

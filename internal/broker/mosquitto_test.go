@@ -1,11 +1,7 @@
 package broker
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,39 +18,7 @@ func TestMosquittoACL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	passwd, err := exec.LookPath("mosquitto_passwd")
-	if err != nil {
-		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
-	}
-	dir := t.TempDir()
-	// Mosquitto started as root drops to the mosquitto user: make the
-	// files readable.
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pwFile := filepath.Join(dir, "passwd")
-	for i, up := range [][2]string{{svcUser, svcPass}, {"gw-a", "pa"}, {"gw-b", "pb"}} {
-		args := []string{"-b", pwFile, up[0], up[1]}
-		if i == 0 {
-			args = append([]string{"-c"}, args...)
-		}
-		if out, err := exec.Command(passwd, args...).CombinedOutput(); err != nil {
-			t.Fatalf("mosquitto_passwd: %v\n%s", err, out)
-		}
-	}
-	aclText, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "acl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	acl := filepath.Join(dir, "acl")
-	if err := os.WriteFile(acl, aclText, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(pwFile, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, pwFile, acl := testenv.MosquittoAuth(t, map[string]string{svcUser: svcPass, "gw-a": "pa", "gw-b": "pb"})
 	m := testenv.StartMosquitto(t, testenv.MosquittoOpts{Extra: []string{
 		"allow_anonymous false",
 		"password_file " + pwFile,
@@ -116,47 +80,15 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	passwd, err := exec.LookPath("mosquitto_passwd")
-	if err != nil {
-		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil { // mosquitto started as root drops to its own user
-			t.Fatal(err)
-		}
-	}
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	pwFile := filepath.Join(dir, "passwd")
-	if out, err := exec.Command(passwd, "-c", "-b", pwFile, svcUser, svcPass).CombinedOutput(); err != nil {
-		t.Fatalf("mosquitto_passwd: %v\n%s", err, out)
-	}
-	if err := os.Chmod(pwFile, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	aclText, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "acl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, caKey := newCA(t)
-	srv := leaf(t, ca, caKey, "127.0.0.1", true)
-	pemOf := func(typ string, der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}) }
-	srvKey, err := x509.MarshalPKCS8PrivateKey(srv.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, pwFile, aclFile := testenv.MosquittoAuth(t, map[string]string{svcUser: svcPass})
+	pki := testenv.NewPKI(t)
+	certFile, keyFile, caFile := pki.ServerFiles(dir, "127.0.0.1")
 	files := map[string]string{
 		"password_file":        pwFile,
-		"acl_file":             write("acl", aclText),
-		"cafile":               write("ca.crt", pemOf("CERTIFICATE", ca.Raw)),
-		"certfile":             write("server.crt", pemOf("CERTIFICATE", srv.Certificate[0])),
-		"keyfile":              write("server.key", pemOf("PRIVATE KEY", srvKey)),
+		"acl_file":             aclFile,
+		"cafile":               caFile,
+		"certfile":             certFile,
+		"keyfile":              keyFile,
 		"persistence_location": dir + "/",
 	}
 	tcpPort, tlsPort := testenv.FreePort(t), testenv.FreePort(t)
@@ -192,13 +124,9 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	all := &collector{msgs: map[string][]string{}}
 	subscribe(t, svc, "sossego/v1/#", all)
 
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
 	tlsURL := "ssl://127.0.0.1:" + strconv.Itoa(tlsPort)
-	clientTLS := func(cn string) *tls.Config {
-		return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{leaf(t, ca, caKey, cn, false)}, MinVersion: tls.VersionTLS12}
-	}
-	if _, err := connect(t, tlsURL, "gw-a", "", "", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}); err == nil {
+	clientTLS := pki.ClientTLS
+	if _, err := connect(t, tlsURL, "gw-a", "", "", clientTLS("")); err == nil {
 		t.Error("TLS client without a certificate accepted")
 	}
 	gw, err := connect(t, tlsURL, "gw-a", "", "", clientTLS("gw-a"))

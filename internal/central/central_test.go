@@ -258,39 +258,7 @@ func startSecuredMosquitto(t testing.TB, users map[string]string) *testenv.Mosqu
 // is 20).
 func startSecuredMosquittoInflight(t testing.TB, users map[string]string, inflight int) *testenv.Mosquitto {
 	t.Helper()
-	passwd, err := exec.LookPath("mosquitto_passwd")
-	if err != nil {
-		testenv.Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil { // mosquitto drops to its own user
-			t.Fatal(err)
-		}
-	}
-	pw := filepath.Join(dir, "passwd")
-	first := true
-	for u, p := range users {
-		args := []string{"-b", pw, u, p}
-		if first {
-			args = append([]string{"-c"}, args...)
-			first = false
-		}
-		if out, err := exec.Command(passwd, args...).CombinedOutput(); err != nil {
-			t.Fatalf("mosquitto_passwd: %v %s", err, out)
-		}
-	}
-	acl, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "acl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aclPath := filepath.Join(dir, "acl")
-	if err := os.WriteFile(aclPath, acl, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(pw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, pw, aclPath := testenv.MosquittoAuth(t, users)
 	return testenv.StartMosquitto(t, testenv.MosquittoOpts{Extra: []string{
 		"allow_anonymous false", "password_file " + pw, "acl_file " + aclPath,
 		"max_inflight_messages " + strconv.Itoa(inflight), "max_packet_size " + strconv.Itoa(1052672), "set_tcp_nodelay true"}})

@@ -2,19 +2,11 @@ package central
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,69 +18,9 @@ import (
 	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/gateway/mqttconn"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
-
-// testPKI is a throwaway CA that signs the broker's and the gateways'
-// certificates.
-type testPKI struct {
-	t      *testing.T
-	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	serial int64
-}
-
-func newTestPKI(t *testing.T) *testPKI {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Sossego test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testPKI{t: t, ca: ca, caKey: key, serial: 1}
-}
-
-// issue signs a certificate for cn: a server certificate for 127.0.0.1, or a
-// gateway's client certificate.
-func (p *testPKI) issue(cn string, server bool) tls.Certificate {
-	p.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func (p *testPKI) clientTLS(cn string) *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(p.ca)
-	c := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	if cn != "" {
-		c.Certificates = []tls.Certificate{p.issue(cn, false)}
-	}
-	return c
-}
 
 // TestGatewayOverTLS: `sossego central`'s embedded broker with its TLS
 // listener; the real gateway stack (mqttconn.RunNode, outbox, signatures)
@@ -102,19 +34,8 @@ func TestGatewayOverTLS(t *testing.T) {
 		t.Skip("integration test")
 	}
 	dir := t.TempDir()
-	pki := newTestPKI(t)
-	srv := pki.issue("127.0.0.1", true)
-	srvKey, err := x509.MarshalPKCS8PrivateKey(srv.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	pki := testenv.NewPKI(t)
+	certFile, keyFile, caFile := pki.ServerFiles(dir, "127.0.0.1")
 	gwDir := t.TempDir()
 	key, _, err := gateway.LoadOrCreateKey(gwDir)
 	if err != nil {
@@ -137,14 +58,13 @@ sensors:
 		t.Fatal(err)
 	}
 	a := startCentral(t, Options{DataDir: dir, Registry: regPath, MQTTTLSListen: "127.0.0.1:0",
-		TLSCert: write("server.crt", "CERTIFICATE", srv.Certificate[0]), TLSKey: write("server.key", "PRIVATE KEY", srvKey),
-		TLSClientCA: write("ca.crt", "CERTIFICATE", pki.ca.Raw)})
+		TLSCert: certFile, TLSKey: keyFile, TLSClientCA: caFile})
 	if a.MQTTTLS == "" {
 		t.Fatal("no TLS listener address")
 	}
 
 	// No certificate: refused at the handshake.
-	noCert := paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(id).SetTLSConfig(pki.clientTLS("")).
+	noCert := paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(id).SetTLSConfig(pki.ClientTLS("")).
 		SetConnectTimeout(5 * time.Second).SetAutoReconnect(false))
 	if tok := noCert.Connect(); tok.WaitTimeout(10*time.Second) && tok.Error() == nil {
 		noCert.Disconnect(0)
@@ -166,7 +86,7 @@ sensors:
 	go func() {
 		done <- mqttconn.RunNode(ctx, mqttconn.NodeOptions{Gateway: opts, Meter: meter, Outbox: box, Key: key,
 			Sync: gateway.FixedSync(wire.Clock{Synced: true, Source: "ntp"}), Log: slog.New(slog.DiscardHandler),
-			MQTT: mqttconn.Options{Broker: a.MQTTTLS, TLS: pki.clientTLS(id), ConnectTimeout: 5 * time.Second,
+			MQTT: mqttconn.Options{Broker: a.MQTTTLS, TLS: pki.ClientTLS(id), ConnectTimeout: 5 * time.Second,
 				ConnectRetryInterval: 200 * time.Millisecond, MaxReconnectInterval: time.Second}})
 	}()
 	defer func() {
@@ -182,7 +102,7 @@ sensors:
 	// Another gateway's certificate, publishing as this gateway with a batch
 	// signed by this gateway's own key (a stolen key without the matching
 	// certificate). It is logged in as lapa-tls-02, so the ACL drops it.
-	imp := paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other).SetTLSConfig(pki.clientTLS(other)).
+	imp := paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other).SetTLSConfig(pki.ClientTLS(other)).
 		SetConnectTimeout(5 * time.Second).SetAutoReconnect(false))
 	if tok := imp.Connect(); tok.WaitTimeout(10*time.Second) && tok.Error() != nil {
 		t.Fatalf("%s with its own certificate: %v", other, tok.Error())
@@ -203,7 +123,7 @@ sensors:
 	imp.Disconnect(100)
 	// Barrier: a status lapa-tls-02 may publish, on a new connection; once
 	// it is stored, the forged batch has long been judged.
-	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other + ":2").SetTLSConfig(pki.clientTLS(other)).
+	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other + ":2").SetTLSConfig(pki.ClientTLS(other)).
 		SetConnectTimeout(5 * time.Second).SetAutoReconnect(false))
 	if tok := imp.Connect(); tok.WaitTimeout(10*time.Second) && tok.Error() != nil {
 		t.Fatal(tok.Error())

@@ -363,3 +363,44 @@ func tail(b []byte, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// MosquittoAuth prepares the files of a secured Mosquitto: a folder the
+// broker can read (started as root, it drops to its own user), a password
+// file for users (name → password, made with mosquitto_passwd) and a copy
+// of the shipped docs/mosquitto/acl. It returns the three paths.
+func MosquittoAuth(t testing.TB, users map[string]string) (dir, passwdFile, aclFile string) {
+	t.Helper()
+	passwd, err := exec.LookPath("mosquitto_passwd")
+	if err != nil {
+		Missing(t, "mosquitto_passwd", "apt-get install mosquitto")
+	}
+	dir = t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+	}
+	passwdFile = filepath.Join(dir, "passwd")
+	first := true
+	for u, p := range users {
+		args := []string{"-b", passwdFile, u, p}
+		if first {
+			args, first = append([]string{"-c"}, args...), false
+		}
+		if out, err := exec.Command(passwd, args...).CombinedOutput(); err != nil {
+			t.Fatalf("testenv: mosquitto_passwd: %v\n%s", err, out)
+		}
+	}
+	if err := os.Chmod(passwdFile, 0o644); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	acl, err := os.ReadFile(filepath.Join(RepoRoot(t), "docs", "mosquitto", "acl"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	aclFile = filepath.Join(dir, "acl")
+	if err := os.WriteFile(aclFile, acl, 0o644); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return dir, passwdFile, aclFile
+}
