@@ -197,8 +197,15 @@ func startSubscriber(t *testing.T, url string) *Subscriber {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	in := New(Options{Store: st, Registry: testRegistry(t, "gw-a")})
-	sub := NewSubscriber(in, SubscriberOptions{URL: url, ClientID: "central-acks"})
+	return runSubscriber(t, url, "central-acks", Options{Store: st, Registry: testRegistry(t, "gw-a")})
+}
+
+// runSubscriber runs an ingester with o and its subscriber (clientID) on
+// url until the test ends, and waits until the subscriptions are active.
+func runSubscriber(t *testing.T, url, clientID string, o Options) *Subscriber {
+	t.Helper()
+	in := New(o)
+	sub := NewSubscriber(in, SubscriberOptions{URL: url, ClientID: clientID})
 	in.SetAcker(sub)
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)

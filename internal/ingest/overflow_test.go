@@ -55,26 +55,9 @@ func TestSubscriberOverflowRedelivers(t *testing.T) {
 				t.Fatal("no overflow metric")
 				return 0
 			}
-			in := New(Options{Store: gatedStore{Store: st, gate: gate}, Registry: testRegistry(t, "gw-a"),
-				Workers: 1, QueueSize: 8, MaxGroup: 4, Metrics: metrics})
-			sub := NewSubscriber(in, SubscriberOptions{URL: b.url, ClientID: "central-overflow"})
-			in.SetAcker(sub)
 			acks := observeAcks(t, b.url)
-			ctx, cancel := context.WithCancel(context.Background())
-			errs := make(chan error, 2)
-			go func() { errs <- in.Run(ctx) }()
-			go func() { errs <- sub.Run(ctx) }()
-			t.Cleanup(func() {
-				cancel()
-				for range 2 {
-					if err := <-errs; err != nil {
-						t.Errorf("run: %v", err)
-					}
-				}
-			})
-			if !gatewaytest.WaitFor(20*time.Second, sub.Connected) {
-				t.Fatal("subscriber did not connect")
-			}
+			runSubscriber(t, b.url, "central-overflow", Options{Store: gatedStore{Store: st, gate: gate},
+				Registry: testRegistry(t, "gw-a"), Workers: 1, QueueSize: 8, MaxGroup: 4, Metrics: metrics})
 
 			const n = 300
 			pub := paho.NewClient(paho.NewClientOptions().AddBroker(b.url).SetClientID("plain-publisher"))
