@@ -219,6 +219,21 @@ func (in *Ingester) Offer(m Message) bool {
 	}
 }
 
+// offerWait is Offer that, when the queue is full, waits for room until
+// stop is closed (the overflow is still counted).
+func (in *Ingester) offerWait(m Message, stop <-chan struct{}) {
+	if m.ReceivedAt.IsZero() {
+		m.ReceivedAt = in.o.Now()
+	}
+	if in.Offer(m) {
+		return
+	}
+	select {
+	case in.queue <- m:
+	case <-stop:
+	}
+}
+
 // QueueLen is the number of messages waiting.
 func (in *Ingester) QueueLen() int { return len(in.queue) }
 

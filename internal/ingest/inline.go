@@ -44,16 +44,9 @@ func NewInline(in *Ingester, b Broker) (*Inline, error) {
 }
 
 func (s *Inline) handle(topic string, payload []byte) {
-	m := Message{Topic: topic, Payload: payload, ReceivedAt: s.in.o.Now()}
-	if s.in.Offer(m) {
-		return
-	}
-	// Full: wait for room (or shutdown: the gateway replays what was not
-	// acknowledged).
-	select {
-	case s.in.queue <- m:
-	case <-s.done:
-	}
+	// When the queue is full, wait for room (or shutdown: the gateway
+	// replays what was not acknowledged).
+	s.in.offerWait(Message{Topic: topic, Payload: payload}, s.done)
 }
 
 // Run keeps the subscription active until ctx ends.
