@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -27,6 +28,23 @@ func FuzzOpen(f *testing.F) {
 				t.Fatalf("rejection without a reason: %v", err)
 			}
 			return
+		}
+		// Differential: what Open (encoding/json/v2 semantics) accepts, the
+		// strict encoding/json decoder it replaced accepts too, with the same
+		// value — v2 is only ever stricter (exact names, no duplicates, valid
+		// UTF-8), never more lenient.
+		var env1 Envelope
+		var b1 Batch
+		if err := strictV1(payload, &env1); err != nil {
+			t.Fatalf("accepted by Open, refused by encoding/json: %v", err)
+		}
+		if err := strictV1(env1.Body, &b1); err != nil {
+			t.Fatalf("body accepted by Open, refused by encoding/json: %v", err)
+		}
+		j1, _ := json.Marshal(&b1)
+		j2, _ := json.Marshal(b)
+		if !bytes.Equal(j1, j2) || env1.V != env.V || env1.Kid != env.Kid || !bytes.Equal(env1.Sig, env.Sig) {
+			t.Fatalf("decoders disagree:\nv1 %s\nv2 %s", j1, j2)
 		}
 		// An accepted body re-marshals, and the result opens again to the same value.
 		body, err := json.Marshal(b)
@@ -89,4 +107,18 @@ func FuzzParseTopic(f *testing.F) {
 			}
 		}
 	})
+}
+
+// strictV1 is the decoder wire.Open used before encoding/json/v2 semantics:
+// encoding/json with unknown fields refused and nothing after the value.
+func strictV1(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }

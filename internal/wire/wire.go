@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	voied25519 "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 
 	"github.com/sossego/sossego/internal/level"
@@ -287,16 +288,15 @@ func Open(payload []byte) (*Envelope, *Batch, error) {
 	return &env, &b, nil
 }
 
+// strictUnmarshal decodes one JSON value into v with encoding/json/v2
+// semantics (github.com/go-json-experiment/json, the module the standard
+// library's encoding/json/v2 comes from): member names match exactly,
+// unknown or duplicated members, invalid UTF-8 and data after the value are
+// errors. Duplicates matter for signed evidence: two readers must never see
+// different values in the same signed bytes. It decodes in one pass, about
+// 2.4× faster than encoding/json with DisallowUnknownFields (BENCHMARKS.md).
 func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("dados depois do objeto JSON")
-	}
-	return nil
+	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
 }
 
 // Verify checks the envelope signature with pub. It returns a signature

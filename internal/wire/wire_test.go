@@ -238,6 +238,14 @@ func TestOpenRejects(t *testing.T) {
 		{"version missing", []byte(`{"kid":"gw","body":{}}`), ReasonSchema},
 		{"no body", []byte(`{"v":1,"kid":"gw"}`), ReasonSchema},
 		{"body array", []byte(`{"v":1,"kid":"gw","body":[1]}`), ReasonJSON},
+		// Signed bytes must mean one thing to every reader: a duplicated
+		// member (first or last wins?) is refused, as are names that only
+		// match case-insensitively and invalid UTF-8.
+		{"duplicate body member", []byte(`{"v":1,"kid":"gw","body":{"seq":1,"seq":2}}`), ReasonJSON},
+		{"duplicate envelope member", []byte(`{"v":1,"kid":"gw","kid":"gx","body":{}}`), ReasonJSON},
+		{"member name in other case", []byte(`{"v":1,"kid":"gw","body":{"SEQ":1}}`), ReasonJSON},
+		{"invalid UTF-8", []byte("{\"v\":1,\"kid\":\"g\xffw\",\"body\":{}}"), ReasonJSON},
+		{"number out of range", []byte(`{"v":1,"kid":"gw","body":{"records":[{"laeq_db":1e999}]}}`), ReasonJSON},
 		{"status payload", OfflinePayload, ReasonJSON},
 	}
 	for _, tc := range tests {
