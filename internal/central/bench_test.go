@@ -3,6 +3,7 @@ package central
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
@@ -126,6 +129,47 @@ type ingestResult struct {
 	msgPerS, recPerS float64
 	p50, p99         time.Duration // publish → application ack at the gateway
 	eval50, eval99   time.Duration // publish → the batch's first reading handed to the alerts monitor
+	slowWrites       int           // group commits (incl. fsync) that took more than 64 ms
+	slowestWrite     float64       // upper bound (s) of the slowest commit's histogram bucket
+}
+
+// storeWriteTail reads the service's sossego_store_write_seconds histogram
+// from /metrics: how many group commits took over 64 ms and the upper
+// bound of the slowest one's bucket. A durable commit ends in an fsync, so
+// this is where the disk's latency tail shows up in the ack and eval
+// latencies.
+func storeWriteTail(b testing.TB, httpAddr string) (slow int, slowest float64) {
+	b.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := fams["sossego_store_write_seconds"]
+	if f == nil || len(f.GetMetric()) == 0 {
+		b.Fatal("no sossego_store_write_seconds in /metrics")
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	total := h.GetSampleCount()
+	prev := uint64(0)
+	for _, bk := range h.GetBucket() {
+		if bk.GetCumulativeCount() > prev {
+			slowest = bk.GetUpperBound()
+		}
+		if bk.GetUpperBound() <= 0.064 {
+			slow = int(total - bk.GetCumulativeCount())
+		}
+		prev = bk.GetCumulativeCount()
+	}
+	if total > prev {
+		slowest = math.Inf(1)
+	}
+	return slow, slowest
 }
 
 // evalClock times each batch from its publish to the moment the central
@@ -192,8 +236,9 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 	if st.Acked != st.Published {
 		b.Fatalf("acked %d of %d", st.Acked, st.Published)
 	}
+	slow, slowest := storeWriteTail(b, a.HTTP)
 	return ingestResult{msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
-		eval50: clock.percentile(50), eval99: clock.percentile(99)}
+		eval50: clock.percentile(50), eval99: clock.percentile(99), slowWrites: slow, slowestWrite: slowest}
 }
 
 // BenchmarkIngest measures sustained ingest (broker → decode → verify →
@@ -291,6 +336,8 @@ func BenchmarkIngestPaced(b *testing.B) {
 					b.ReportMetric(float64(x.res.p99.Microseconds())/1000, x.name+"_ack_p99_ms")
 					b.ReportMetric(float64(x.res.eval50.Microseconds())/1000, x.name+"_eval_p50_ms")
 					b.ReportMetric(float64(x.res.eval99.Microseconds())/1000, x.name+"_eval_p99_ms")
+					b.ReportMetric(float64(x.res.slowWrites), x.name+"_commits_over_64ms")
+					b.ReportMetric(x.res.slowestWrite*1000, x.name+"_slowest_commit_le_ms")
 				}
 			}
 		})
