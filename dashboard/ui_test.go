@@ -272,6 +272,19 @@ func TestUIDesktopFiscal(t *testing.T) {
 	dashtest.Run(t, ctx, dashtest.WaitText(`#detail-laeq`, "66,6"), dashtest.WaitText(`[data-env="temp"]`, "21,5 °C"),
 		dashtest.WaitText(`[data-env-table] tbody td:nth-child(2)`, "21,5"),
 		dashtest.WaitJS(fmt.Sprintf(`%s > %d`, chartLastT, drawn), "the live reading in the chart"))
+	// The legend reads the reading under the cursor, and the newest one
+	// again once the cursor leaves the plot (not "—").
+	const legendLAeq = `document.querySelector('#chart .u-legend .u-series:nth-child(2) .u-value').textContent`
+	dashtest.Run(t, ctx, dashtest.WaitJS(legendLAeq+` === '66,6'`, "legend with the newest reading"))
+	dashtest.Run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const o = document.querySelector('#chart .u-over'), r = o.getBoundingClientRect();
+		o.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + 5, clientY: r.top + r.height / 2, bubbles: true })); })()`))
+	if got := evalJS[string](t, ctx, legendLAeq); got == "66,6" {
+		t.Errorf("legend under the cursor at the left edge still shows the newest reading %q", got)
+	}
+	dashtest.Run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart .u-over').dispatchEvent(new MouseEvent('mouseleave'))`))
+	if got := evalJS[string](t, ctx, legendLAeq); got != "66,6" {
+		t.Errorf("legend after the cursor left the plot = %q, want the newest reading 66,6", got)
+	}
 	dashtest.Screenshot(t, ctx, "sensor-desktop")
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),
 		dashtest.WaitJS(chartDrawn+` && document.querySelector('#chart .u-legend').textContent.includes('LAeq (2 min)')`, "24 h chart"))

@@ -600,7 +600,7 @@
   // series changes; follows the container's width.
   const CHART = { laeq: "#1f5f8b", lafmax: "#9bb7cc", l90: "#6a9f58", limit: "#b3261e", night: "#e9eef6", axis: "#5d6b78", grid: "#e6eaee" };
   function levelChart(box) {
-    let u = null, key = "", t0 = 0, t1 = 1, lo = 30, hi = 80, nights = [];
+    let u = null, key = "", t0 = 0, t1 = 1, lo = 30, hi = 80, nights = [], newest = -1;
     const ro = new ResizeObserver(() => { if (u) u.setSize(size()); });
     ro.observe(box);
     function size() {
@@ -629,6 +629,9 @@
         cursor: { drag: { x: false, y: false } },
         legend: { live: true },
         hooks: {
+          // with the cursor off the plot, the legend shows the newest reading
+          // (uPlot would show "—")
+          setCursor: [(u) => { if (u.cursor.idx == null && newest >= 0) u.setLegend({ idx: newest }); }],
           // night bands under the grid and the lines
           drawClear: [(u) => {
             const { ctx, bbox } = u;
@@ -689,9 +692,9 @@
         u = new uPlot(make(label, hasMax, hasL90), data, box);
       } else u.setData(data);
       // with the cursor off the plot, the legend shows the newest reading
-      let li = data[1].length - 1;
-      while (li >= 0 && typeof data[1][li] !== "number") li--;
-      if (li >= 0 && !(u.cursor.left >= 0)) u.setLegend({ idx: li });
+      newest = data[1].length - 1;
+      while (newest >= 0 && typeof data[1][newest] !== "number") newest--;
+      if (newest >= 0 && !(u.cursor.left >= 0)) u.setLegend({ idx: newest });
       // for people and tests: what is drawn
       const last = steps[steps.length - 1][1];
       box.dataset.laeq = String(pts.filter((p) => typeof p.laeq === "number").length);
