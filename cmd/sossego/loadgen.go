@@ -33,6 +33,7 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&municipality, "municipality", "lapa", "município dos gateways sintéticos")
 	fs.StringVar(&writeReg, "write-registry", "", "grava o cadastro dos gateways sintéticos neste arquivo e sai")
 	fs.Float64Var(&o.Rate, "rate", 1, "lotes por segundo por gateway (0 = o mais rápido possível)")
+	fs.BoolVar(&o.Spread, "spread", true, "distribui os gateways ao longo do período, como gateways independentes (false: todos publicam no mesmo instante, o pior caso)")
 	fs.IntVar(&o.RecordsPerBatch, "records", 1, "registros de 1 s por lote")
 	fs.IntVar(&o.Batches, "batches", 0, "lotes por gateway (0 = até --duration ou Ctrl-C)")
 	fs.DurationVar(&o.Duration, "duration", 0, "duração da simulação (0 = até --batches ou Ctrl-C)")

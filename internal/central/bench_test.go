@@ -213,12 +213,12 @@ func (c *evalClock) percentile(p float64) time.Duration {
 
 func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int) ingestResult {
 	b.Helper()
-	return runIngestAt(b, o, r, gateways, msgs, records, 0)
+	return runIngestAt(b, o, r, gateways, msgs, records, 0, false)
 }
 
 // runIngestAt is runIngest with each gateway paced at rate batches/s (0:
-// flat out).
-func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, rate float64) ingestResult {
+// flat out), the gateways spread over the period or all publishing at once.
+func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, rate float64, spread bool) ingestResult {
 	b.Helper()
 	clock := &evalClock{published: map[string]time.Time{}}
 	o.Observers = append(o.Observers, clock)
@@ -229,7 +229,7 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 	}
 	gws := loadgen.FromRegistry(r, seed)[:gateways]
 	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
-		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish, Rate: rate})
+		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish, Rate: rate, Spread: spread})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -321,11 +321,19 @@ func BenchmarkIngest(b *testing.B) {
 // BenchmarkIngestPaced measures latency where it means something: 100
 // gateways publishing one-record batches at a fixed total rate for 15 s,
 // through the embedded broker and through Mosquitto; publish → ack at the
-// gateway and publish → alert evaluation in the service.
+// gateway and publish → alert evaluation in the service. "spread": the
+// gateways' publishes are spread over each period, as independent gateways'
+// are; "aligned": all 100 publish in the same instant every period (the
+// worst case — gateways batching on the same clock boundary).
 func BenchmarkIngestPaced(b *testing.B) {
 	const gateways, seconds = 100, 15
-	for _, total := range []int{1000, 3000} {
-		b.Run("msgs_per_s="+strconv.Itoa(total), func(b *testing.B) {
+	for _, tc := range []struct {
+		total  int
+		spread bool
+	}{{1000, true}, {1000, false}, {3000, true}, {3000, false}} {
+		total := tc.total
+		mode := map[bool]string{true: "spread", false: "aligned"}[tc.spread]
+		b.Run("msgs_per_s="+strconv.Itoa(total)+"/"+mode, func(b *testing.B) {
 			for range b.N {
 				perGw := float64(total) / gateways
 				msgs := total * seconds
@@ -336,11 +344,11 @@ func BenchmarkIngestPaced(b *testing.B) {
 				m := startSecuredMosquittoInflight(b, users, 1000)
 				dir := b.TempDir()
 				regPath, r := writeBenchRegistry(b, dir, gateways)
-				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw)
+				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw, tc.spread)
 				dir2 := b.TempDir()
 				regPath2, _ := writeBenchRegistry(b, dir2, gateways)
 				mos := runIngestAt(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
-					r, gateways, msgs, 1, perGw)
+					r, gateways, msgs, 1, perGw, tc.spread)
 				for _, x := range []struct {
 					name string
 					res  ingestResult

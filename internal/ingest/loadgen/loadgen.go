@@ -39,7 +39,13 @@ type Options struct {
 	Gateways []Gateway
 	// Rate is batches per second per gateway (spread over its sensors);
 	// 0 publishes as fast as the window allows.
-	Rate            float64
+	Rate float64
+	// Spread staggers the paced gateways over one period (gateway i of N
+	// starts i/N of a period late), as independent gateways are; without it
+	// every gateway publishes in the same instant, a burst of N messages
+	// per period (the worst case: gateways batching on the same clock
+	// boundary).
+	Spread          bool
 	RecordsPerBatch int           // default 1
 	Batches         int           // batches per gateway; 0 = until ctx ends or Duration
 	Duration        time.Duration // 0 = until ctx ends or Batches
@@ -205,12 +211,16 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	}
 	begin := time.Now()
 	var wg sync.WaitGroup
-	for _, st := range states {
+	for i, st := range states {
+		var phase time.Duration
+		if o.Spread && o.Rate > 0 {
+			phase = time.Duration(float64(time.Second) / o.Rate * float64(i) / float64(len(states)))
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer close(st.done)
-			st.publishLoop(runCtx, o, &published, &records)
+			st.publishLoop(runCtx, o, phase, &published, &records)
 		}()
 		wg.Add(1)
 		go func() {
@@ -266,8 +276,14 @@ func (st *gwState) onAck(p []byte, cb func(string, uint64)) {
 	}
 }
 
-func (st *gwState) publishLoop(ctx context.Context, o Options, published, records *atomic.Uint64) {
+func (st *gwState) publishLoop(ctx context.Context, o Options, phase time.Duration, published, records *atomic.Uint64) {
 	var tick *time.Ticker
+	if phase > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(phase):
+		}
+	}
 	if o.Rate > 0 {
 		tick = time.NewTicker(time.Duration(float64(time.Second) / o.Rate))
 		defer tick.Stop()

@@ -1,0 +1,81 @@
+package loadgen
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+// openBroker starts an in-process broker that admits anyone.
+func openBroker(t *testing.T) string {
+	t.Helper()
+	srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.DiscardHandler)})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve() }()
+	t.Cleanup(func() { srv.Close() })
+	return "tcp://" + ln.Addr().String()
+}
+
+// With Spread, paced gateways start one after the other across a period
+// (gateway i at i/N of it); without, they all publish on the same tick.
+func TestSpreadStaggersGateways(t *testing.T) {
+	url := openBroker(t)
+	var gws []Gateway
+	for i := 1; i <= 4; i++ {
+		id := GatewayID(i)
+		gws = append(gws, Gateway{ID: id, Municipality: "lapa", Sensors: []string{id + "-s1"}, Key: Key(DefaultSeed, id)})
+	}
+	for _, tc := range []struct {
+		spread  bool
+		minSpan time.Duration // first publish of the last gateway − of the first
+	}{
+		{spread: true, minSpan: 250 * time.Millisecond}, // 3/4 of a 500 ms period = 375 ms
+		{spread: false},
+	} {
+		var mu sync.Mutex
+		first := map[string]time.Time{}
+		var order []string
+		_, err := Run(context.Background(), Options{URL: url, Gateways: gws, Rate: 2, Batches: 1, Spread: tc.spread,
+			WaitAcks: time.Millisecond, OnPublish: func(gw string, _ uint64, at time.Time) {
+				mu.Lock()
+				defer mu.Unlock()
+				if _, ok := first[gw]; !ok {
+					first[gw] = at
+					order = append(order, gw)
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != len(gws) {
+			t.Fatalf("spread=%v: %d gateways published, want %d", tc.spread, len(order), len(gws))
+		}
+		if !tc.spread {
+			continue
+		}
+		for i, g := range gws {
+			if order[i] != g.ID {
+				t.Fatalf("spread: publish order %v, want the gateways in order", order)
+			}
+		}
+		if span := first[gws[3].ID].Sub(first[gws[0].ID]); span < tc.minSpan {
+			t.Errorf("spread: the last gateway started %v after the first, want ≥ %v", span, tc.minSpan)
+		}
+	}
+}
