@@ -380,7 +380,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		}
 		res.New[i] = true
 		// The batch's own values are boxed once, not once per row: with 14
-		// arguments per row the boxing allocations were a fifth of Apply.
+		// arguments per row this saves 5 of about 12 allocations per row.
 		sensor, gw, seq, grade, synced := any(b.Sensor), any(b.Gateway), any(int64(b.Seq)), any(b.Device.Grade), any(b.Clock.Synced)
 		for _, rec := range b.Records {
 			var hist []byte
