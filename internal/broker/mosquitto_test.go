@@ -1,10 +1,7 @@
 package broker
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,42 +77,8 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	dir, pwFile, aclFile := testenv.MosquittoAuth(t, map[string]string{svcUser: svcPass})
-	pki := testenv.NewPKI(t)
-	certFile, keyFile, caFile := pki.ServerFiles(dir, "127.0.0.1")
-	files := map[string]string{
-		"password_file":        pwFile,
-		"acl_file":             aclFile,
-		"cafile":               caFile,
-		"certfile":             certFile,
-		"keyfile":              keyFile,
-		"persistence_location": dir + "/",
-	}
-	tcpPort, tlsPort := testenv.FreePort(t), testenv.FreePort(t)
-	shipped, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "mosquitto", "mosquitto.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf []string
-	rewritten := map[string]bool{}
-	for _, line := range strings.Split(string(shipped), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
-		case f[0] == "listener" && len(f) == 3 && f[1] == "1883":
-			line, rewritten["tcp"] = "listener "+strconv.Itoa(tcpPort)+" 127.0.0.1", true
-		case f[0] == "listener" && len(f) == 2 && f[1] == "8883":
-			line, rewritten["tls"] = "listener "+strconv.Itoa(tlsPort)+" 127.0.0.1", true
-		case files[f[0]] != "":
-			line, rewritten[f[0]] = f[0]+" "+files[f[0]], true
-		}
-		conf = append(conf, line)
-	}
-	if len(rewritten) != len(files)+2 {
-		t.Fatalf("the shipped config changed shape: rewrote %v", rewritten)
-	}
-	conf = append(conf, "log_dest stderr")
-	m := testenv.StartMosquittoConfig(t, dir, strings.Join(conf, "\n")+"\n", "127.0.0.1:"+strconv.Itoa(tcpPort))
+	sm := testenv.StartShippedMosquitto(t, map[string]string{svcUser: svcPass})
+	m, pki := sm.Mosquitto, sm.PKI
 
 	if _, err := connect(t, m.URL, "anon", "", "", nil); err == nil {
 		t.Error("anonymous client accepted")
@@ -124,7 +87,7 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	all := &collector{msgs: map[string][]string{}}
 	subscribe(t, svc, "sossego/v1/#", all)
 
-	tlsURL := "ssl://127.0.0.1:" + strconv.Itoa(tlsPort)
+	tlsURL := sm.TLSURL
 	clientTLS := pki.ClientTLS
 	if _, err := connect(t, tlsURL, "gw-a", "", "", clientTLS("")); err == nil {
 		t.Error("TLS client without a certificate accepted")

@@ -109,7 +109,7 @@ func sealedPayloads(b *testing.B, gw string, n, records int) [][]byte {
 	return out
 }
 
-func writeBenchRegistry(b *testing.B, dir string, gateways int) (string, *registry.Registry) {
+func writeBenchRegistry(b testing.TB, dir string, gateways int) (string, *registry.Registry) {
 	y, err := loadgen.RegistryYAML(seed, gateways, 1, "lapa")
 	if err != nil {
 		b.Fatal(err)

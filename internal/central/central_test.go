@@ -264,6 +264,19 @@ func startSecuredMosquittoInflight(t testing.TB, users map[string]string, inflig
 		"max_inflight_messages " + strconv.Itoa(inflight), "max_packet_size " + strconv.Itoa(1052672), "set_tcp_nodelay true"}})
 }
 
+// buildSossego builds cmd/sossego for tests that run the service as a real
+// process, and returns the binary's path.
+func buildSossego(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sossego")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sossego/sossego/cmd/sossego")
+	build.Dir = testenv.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestKill9Restart: the central service (a real process) is killed with
 // SIGKILL in the middle of a stream and restarted; every batch the
 // gateways saw acknowledged is in the store, each exactly once.
@@ -271,12 +284,7 @@ func TestKill9Restart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	bin := filepath.Join(t.TempDir(), "sossego")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sossego/sossego/cmd/sossego")
-	build.Dir = testenv.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSossego(t)
 	dir := t.TempDir()
 	regYAML, err := loadgen.RegistryYAML(seed, 4, 1, "lapa")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -403,4 +404,57 @@ func MosquittoAuth(t testing.TB, users map[string]string) (dir, passwdFile, aclF
 		t.Fatalf("testenv: %v", err)
 	}
 	return dir, passwdFile, aclFile
+}
+
+// Shipped is a Mosquitto running the shipped docs/mosquitto/mosquitto.conf.
+type Shipped struct {
+	*Mosquitto        // URL: the loopback password listener (1883 in the file)
+	TLSURL     string // ssl://…: the client-certificate listener (8883 in the file)
+	PKI        *PKI   // the CA behind the TLS listener; issue gateway certificates with it
+}
+
+// StartShippedMosquitto runs docs/mosquitto/mosquitto.conf as shipped, with
+// only its ports (free loopback ports) and file paths (a password file for
+// users, the shipped ACL, a throwaway PKI, a temporary persistence folder)
+// rewritten. It fails the test if the file no longer has the lines it
+// rewrites, so that a changed config is noticed rather than half-tested.
+func StartShippedMosquitto(t testing.TB, users map[string]string) *Shipped {
+	t.Helper()
+	dir, pwFile, aclFile := MosquittoAuth(t, users)
+	pki := NewPKI(t)
+	certFile, keyFile, caFile := pki.ServerFiles(dir, "127.0.0.1")
+	files := map[string]string{
+		"password_file":        pwFile,
+		"acl_file":             aclFile,
+		"cafile":               caFile,
+		"certfile":             certFile,
+		"keyfile":              keyFile,
+		"persistence_location": dir + "/",
+	}
+	tcpPort, tlsPort := FreePort(t), FreePort(t)
+	shipped, err := os.ReadFile(filepath.Join(RepoRoot(t), "docs", "mosquitto", "mosquitto.conf"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	var conf []string
+	rewritten := map[string]bool{}
+	for _, line := range strings.Split(string(shipped), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+		case f[0] == "listener" && len(f) == 3 && f[1] == "1883":
+			line, rewritten["tcp"] = "listener "+strconv.Itoa(tcpPort)+" 127.0.0.1", true
+		case f[0] == "listener" && len(f) == 2 && f[1] == "8883":
+			line, rewritten["tls"] = "listener "+strconv.Itoa(tlsPort)+" 127.0.0.1", true
+		case files[f[0]] != "":
+			line, rewritten[f[0]] = f[0]+" "+files[f[0]], true
+		}
+		conf = append(conf, line)
+	}
+	if len(rewritten) != len(files)+2 {
+		t.Fatalf("testenv: the shipped mosquitto.conf changed shape: rewrote %v", rewritten)
+	}
+	conf = append(conf, "log_dest stderr")
+	m := StartMosquittoConfig(t, dir, strings.Join(conf, "\n")+"\n", "127.0.0.1:"+strconv.Itoa(tcpPort))
+	return &Shipped{Mosquitto: m, TLSURL: "ssl://127.0.0.1:" + strconv.Itoa(tlsPort), PKI: pki}
 }
