@@ -31,6 +31,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -70,7 +71,38 @@ type Options struct {
 	// credential (full read, ack publish).
 	ServiceUser     string
 	ServicePassword string
-	Log             *slog.Logger
+	// ConnectTimeout closes a connection that has not completed its TLS
+	// handshake and sent CONNECT within this time (default
+	// DefaultConnectTimeout). mochi itself waits forever for the CONNECT
+	// packet, so without it any host on the LAN could hold connections
+	// (goroutines, buffers, file descriptors) open by sending nothing.
+	// After CONNECT the client's own keep-alive governs the connection.
+	ConnectTimeout time.Duration
+	Log            *slog.Logger
+}
+
+// DefaultConnectTimeout is Options.ConnectTimeout's default.
+const DefaultConnectTimeout = 10 * time.Second
+
+// connectDeadline is a listener whose accepted connections must finish
+// the TLS handshake and the CONNECT packet within d: mochi replaces the
+// deadline with the keep-alive's once it has read CONNECT
+// (Client.refreshDeadline).
+type connectDeadline struct {
+	net.Listener
+	d time.Duration
+}
+
+func (l connectDeadline) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetDeadline(time.Now().Add(l.d)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("broker: connect deadline: %w", err)
+	}
+	return c, nil
 }
 
 // MaxPacket is the largest MQTT packet accepted: a full wire.MaxPayload
@@ -97,6 +129,9 @@ func New(o Options) (*Broker, error) {
 	if o.ServiceUser == "" || o.ServicePassword == "" {
 		return nil, errors.New("broker: the central service credential is required")
 	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumPacketSize = MaxPacket
 	caps.MaximumClientWritesPending = 64 * 1024
@@ -114,7 +149,7 @@ func New(o Options) (*Broker, error) {
 			return nil, fmt.Errorf("broker: listen %s: %w", o.Listen, err)
 		}
 		b.tcp = ln.Addr()
-		if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+		if err := srv.AddListener(listeners.NewNet("tcp", connectDeadline{ln, o.ConnectTimeout})); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("broker: add listener: %w", err)
 		}
@@ -123,10 +158,13 @@ func New(o Options) (*Broker, error) {
 		if o.TLS == nil {
 			return nil, errors.New("broker: TLS listener without TLS configuration")
 		}
-		ln, err := tls.Listen("tcp", o.TLSListen, o.TLS)
+		tcp, err := net.Listen("tcp", o.TLSListen)
 		if err != nil {
 			return nil, fmt.Errorf("broker: listen TLS %s: %w", o.TLSListen, err)
 		}
+		// The deadline is set on the TCP connection, so it bounds the TLS
+		// handshake too.
+		ln := tls.NewListener(connectDeadline{tcp, o.ConnectTimeout}, o.TLS)
 		b.tls = ln.Addr()
 		if err := srv.AddListener(listeners.NewNet("tls", ln)); err != nil {
 			ln.Close()
