@@ -96,7 +96,7 @@ func (h *Handler) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 				writeErr(w, he.status, he.msg)
 			case errors.Is(err, notice.ErrForbidden):
 				writeErr(w, http.StatusForbidden, err.Error())
-			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict):
+			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, ErrNoNotice):
 				writeErr(w, http.StatusConflict, err.Error())
 			case errors.Is(err, notice.ErrInput):
 				writeErr(w, http.StatusUnprocessableEntity, err.Error())

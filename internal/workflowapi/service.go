@@ -91,6 +91,11 @@ type Service struct {
 // ErrNotFound is wrapped when an alert, sensor or document is unknown.
 var ErrNotFound = errors.New("não encontrado")
 
+// ErrNoNotice is wrapped when an alert cannot ground a notice: it never
+// fired, it is a no-data alert, or the time of its readings is not
+// trustworthy (HTTP 409).
+var ErrNoNotice = errors.New("o alerta não sustenta uma notificação")
+
 func (s *Service) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
@@ -121,7 +126,7 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 		return nil, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, alertID, err)
 	}
 	if a.Kind != alerts.KindExceedance {
-		return nil, fmt.Errorf("o alerta %s é de falta de dados, não de excesso de ruído: não gera notificação", a.ID)
+		return nil, fmt.Errorf("%w: o alerta %s é de falta de dados, não de excesso de ruído: não gera notificação", ErrNoNotice, a.ID)
 	}
 	cid := a.CodeID
 	if cid == "" {
@@ -152,9 +157,30 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 }
 
 // Draft builds the first document for an alert with the party's history.
+// It refuses an alert any of whose window readings came from a gateway
+// whose clock was not synchronised: the period, and so the limit, of a
+// reading depends on its time (22:00 in Lapa), and a notice must not rest
+// on a time nobody can vouch for (perf-reliability B.4 R13).
 func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 	if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
-		return notice.Draft{}, fmt.Errorf("o alerta %s está %s: só um alerta que disparou gera notificação", cs.Alert.ID, cs.Alert.State)
+		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)
+	}
+	rs, err := s.Readings.Records(ctx, cs.Alert.Sensor, cs.Alert.WindowStart, cs.Alert.WindowEnd, 0)
+	if err != nil {
+		return notice.Draft{}, fmt.Errorf("leituras do sensor %s: %w", cs.Alert.Sensor, err)
+	}
+	unsynced := 0
+	for _, r := range rs {
+		if !r.Synced {
+			unsynced++
+		}
+	}
+	if unsynced > 0 {
+		loc := cs.Code.Location()
+		return notice.Draft{}, fmt.Errorf("%w: %d de %d leituras da janela do alerta (%s a %s) vieram com o relógio do gateway %s "+
+			"não sincronizado; sem hora confiável não há como enquadrar o horário nem o limite. Corrija a sincronização (NTP) do "+
+			"gateway ou faça a medição no local", ErrNoNotice, unsynced, len(rs),
+			cs.Alert.WindowStart.In(loc).Format("02/01/2006 15:04:05"), cs.Alert.WindowEnd.In(loc).Format("02/01/2006 15:04:05"), cs.Gate)
 	}
 	h, err := s.Cases.History(ctx, cs.Party.Document, cs.Code.ID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,7 +66,7 @@ type env struct {
 
 // storeReadings writes the scenario's 1-s readings around its window into
 // the real readings store as gateway-signed batches of 10 records.
-func storeReadings(t *testing.T, st *store.SQLite, sc noticetest.Scenario, sensor, gateway, municipality string, seq0 uint64) {
+func storeReadings(t *testing.T, st *store.SQLite, sc noticetest.Scenario, sensor, gateway, municipality string, seq0 uint64, synced bool) {
 	t.Helper()
 	key := loadgen.Key(loadgen.DefaultSeed, gateway)
 	rs := sc.Readings(sc.Finding.WindowStart.Add(-15*time.Minute), sc.Finding.WindowEnd.Add(15*time.Minute))
@@ -74,7 +75,10 @@ func storeReadings(t *testing.T, st *store.SQLite, sc noticetest.Scenario, senso
 		seq := seq0 + uint64(i/10)
 		b := wire.Batch{V: 1, Kind: "levels", Municipality: municipality, Gateway: gateway, Sensor: sensor, Seq: seq, SentAt: rs[i].T.Add(11 * time.Second),
 			Device: wire.Device{Model: sc.Site.MeterModel, Serial: sc.Site.MeterSerial, Grade: sc.Site.Grade},
-			Clock:  wire.Clock{Synced: true, OffsetMs: 2.5, Source: "ntp"}}
+			Clock:  wire.Clock{Synced: synced, OffsetMs: 2.5, Source: "ntp"}}
+		if !synced {
+			b.Clock = wire.Clock{Synced: false, OffsetMs: 16000, Source: "none"}
+		}
 		for _, r := range rs[i:min(i+10, len(rs))] {
 			b.Records = append(b.Records, wire.Record{T: r.T, DurMs: 1000, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin})
 		}
@@ -93,6 +97,13 @@ func storeReadings(t *testing.T, st *store.SQLite, sc noticetest.Scenario, senso
 }
 
 func newEnv(t *testing.T, as fakeAlerts) *env {
+	t.Helper()
+	return newEnvClock(t, as, true)
+}
+
+// newEnvClock is newEnv with the gateways' clocks synchronised or not
+// while the readings were taken.
+func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -115,8 +126,8 @@ func newEnv(t *testing.T, as fakeAlerts) *env {
 		t.Fatal(err)
 	}
 	lapa, macabu := noticetest.Lapa(set), noticetest.Macabu(set)
-	storeReadings(t, st, lapa, "lapa-bar-01", "lapa-centro-01", "lapa", 1)
-	storeReadings(t, st, macabu, "macabu-praca-01", "macabu-praca-01", "conceicao-de-macabu", 1)
+	storeReadings(t, st, lapa, "lapa-bar-01", "lapa-centro-01", "lapa", 1, synced)
+	storeReadings(t, st, macabu, "macabu-praca-01", "macabu-praca-01", "conceicao-de-macabu", 1, synced)
 	clk := &clock{t: at(3, 9, 9, 0)}
 	svc := &workflowapi.Service{Cases: cs, Alerts: as, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
 		Software: "sossego test", Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
@@ -177,6 +188,25 @@ func (e *env) refused(t *testing.T, user, method, path string, body any, want in
 func witnesses(n int) []map[string]string {
 	all := []map[string]string{{"name": "João da Silva", "document": "RG 1.234.567"}, {"name": "Maria Souza", "document": "CPF 111.444.777-35"}}
 	return all[:n]
+}
+
+// TestUnsyncedClockNoNotice (perf-reliability B.4 R13): the same Lapa night
+// exceedance, measured by a gateway whose clock was not synchronised, fires
+// an alert but grounds no notice — neither the draft view nor the stored
+// draft nor an evidence package — with a 409 that says why and what to do.
+func TestUnsyncedClockNoNotice(t *testing.T) {
+	lapa := noticetest.Lapa(set)
+	e := newEnvClock(t, fakeAlerts{lapa.Alert.ID: *lapa.Alert}, false)
+	id := lapa.Alert.ID
+	path := "/api/v1/alerts/" + url.PathEscape(id) + "/notice"
+	e.refused(t, "otto", "GET", path, nil, 409, "relógio do gateway lapa-centro-01 não sincronizado")
+	e.refused(t, "ana", "POST", path, nil, 409, "Corrija a sincronização (NTP)")
+	if _, err := e.svc.Cases.ForAlert(context.Background(), id); !errors.Is(err, cases.ErrNotFound) {
+		t.Errorf("a document was stored for the alert: %v", err)
+	}
+	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, workflowapi.ErrNoNotice) {
+		t.Errorf("evidence export: %v, want a refusal", err)
+	}
 }
 
 // TestLapaEndToEnd: the Lapa night exceedance becomes a Notificação
