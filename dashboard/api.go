@@ -73,9 +73,8 @@ type APIOptions struct {
 	Env      APIEnv      // default: Store if it implements APIEnv; nil: /sensors/{id}/env answers 503
 	Limits   LimitFunc   // nil: no limit reported
 	Alerts   AlertLister // nil: /alerts answers 503
-	// Health reports extra component states for /api/v1/health (e.g.
-	// "mqtt": "conectado"); an error marks the service unhealthy.
-	Health func(ctx context.Context) (map[string]string, error)
+	// Health reports component states for /api/v1/health (nil: just "ok").
+	Health func(ctx context.Context) HealthReport
 	Now    func() time.Time
 	Log    *slog.Logger
 	// MaxRecords bounds a 1-s window answer; default 86400 (one day).
@@ -151,15 +150,30 @@ func (a *API) internal(w http.ResponseWriter, err error) {
 	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
 }
 
+// HealthReport is the service's state for /api/v1/health.
+type HealthReport struct {
+	Components map[string]string // e.g. "mqtt": "conectado"
+	// Problems (pt-BR) degrade the service without stopping it: status
+	// "degradado", HTTP 200 (e.g. InfluxDB down while ingest goes on).
+	Problems []string
+	// Down is set when the service cannot do its job (no MQTT connection
+	// for ingest): status "degradado", HTTP 503.
+	Down error
+}
+
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"status": "ok"}
 	status := http.StatusOK
 	if a.o.Health != nil {
-		comps, err := a.o.Health(r.Context())
-		out["components"] = comps
-		if err != nil {
+		h := a.o.Health(r.Context())
+		out["components"] = h.Components
+		if len(h.Problems) > 0 {
 			out["status"] = "degradado"
-			out["erro"] = err.Error()
+			out["problemas"] = h.Problems
+		}
+		if h.Down != nil {
+			out["status"] = "degradado"
+			out["erro"] = h.Down.Error()
 			status = http.StatusServiceUnavailable
 		}
 	}

@@ -144,3 +144,37 @@ func TestAPIErrorsInPortuguese(t *testing.T) {
 		}
 	}
 }
+
+// TestHealth: "ok" with 200; "degradado" with 200 and the problems listed
+// while the service works without a part; "degradado" with 503 when it
+// cannot ingest.
+func TestHealth(t *testing.T) {
+	down := errors.New("ingestão sem conexão MQTT")
+	for _, tc := range []struct {
+		name     string
+		report   HealthReport
+		code     int
+		status   string
+		problems int
+	}{
+		{"ok", HealthReport{Components: map[string]string{"mqtt": "conectado"}}, 200, "ok", 0},
+		{"influx down", HealthReport{Components: map[string]string{"influxdb": "indisponível"}, Problems: []string{"InfluxDB indisponível"}}, 200, "degradado", 1},
+		{"no mqtt", HealthReport{Components: map[string]string{"mqtt": "desconectado"}, Down: down}, 503, "degradado", 0},
+		{"both", HealthReport{Problems: []string{"InfluxDB indisponível"}, Down: down}, 503, "degradado", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := NewAPI(APIOptions{Registry: registry.NewLive(&registry.Registry{}), Health: func(context.Context) HealthReport { return tc.report }})
+			code, out := get(t, api, "/api/v1/health")
+			if code != tc.code || out["status"] != tc.status {
+				t.Errorf("%d %v, want %d %q", code, out, tc.code, tc.status)
+			}
+			ps, _ := out["problemas"].([]any)
+			if len(ps) != tc.problems {
+				t.Errorf("problemas %v, want %d", out["problemas"], tc.problems)
+			}
+			if (tc.report.Down != nil) != (out["erro"] != nil) {
+				t.Errorf("erro %v with Down %v", out["erro"], tc.report.Down)
+			}
+		})
+	}
+}

@@ -166,6 +166,14 @@ func Run(ctx context.Context, o Options) error {
 	if mirror != nil {
 		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
 			Help: "Level and environmental records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
+		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_up",
+			Help: "1 while InfluxDB accepts the mirror's writes, 0 from the first failed write until one succeeds (alert on it)."},
+			func() float64 {
+				if mirror.Failing() {
+					return 0
+				}
+				return 1
+			}))
 	}
 
 	// Users, sessions and the live hub.
@@ -276,20 +284,23 @@ func Run(ctx context.Context, o Options) error {
 		mux := http.NewServeMux()
 		apiOpts := dashboard.APIOptions{Registry: reg, Store: st, Readings: readings, Env: st, Log: log,
 			Limits: limitFunc(limits),
-			Health: func(context.Context) (map[string]string, error) {
-				h := map[string]string{"mqtt": "conectado", "cadastro": "ok", "armazenamento": o.Store}
-				var errs []error
+			Health: func(context.Context) dashboard.HealthReport {
+				h := dashboard.HealthReport{Components: map[string]string{"mqtt": "conectado", "cadastro": "ok", "armazenamento": o.Store}}
 				if !sub.Connected() {
-					h["mqtt"] = "desconectado"
-					errs = append(errs, errors.New("ingestão sem conexão MQTT"))
+					h.Components["mqtt"] = "desconectado"
+					h.Down = errors.New("ingestão sem conexão MQTT: os gateways guardam as leituras até ela voltar")
 				}
 				if err := reg.Err(); err != nil {
-					h["cadastro"] = err.Error()
+					h.Components["cadastro"] = err.Error()
+					h.Problems = append(h.Problems, "o último recarregamento do cadastro falhou; o cadastro anterior continua em uso")
 				}
 				if mirror != nil && mirror.Failing() {
-					h["influxdb"] = fmt.Sprintf("indisponível; %d registros aguardando", mirror.Backlog())
+					n := mirror.Backlog()
+					h.Components["influxdb"] = fmt.Sprintf("indisponível; %d registros aguardando", n)
+					h.Problems = append(h.Problems, fmt.Sprintf("InfluxDB indisponível: %d registros aguardando, guardados no SQLite "+
+						"local; as consultas usam o SQLite até ele voltar", n))
 				}
-				return h, errors.Join(errs...)
+				return h
 			}}
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}

@@ -3,8 +3,12 @@ package central
 import (
 	"context"
 	"math"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
@@ -78,10 +82,13 @@ func TestInfluxOutageAlertsKeepWorking(t *testing.T) {
 	var health healthView
 	if !waitFor(20*time.Second, func() bool {
 		health = healthView{}
-		getJSON(t, base+"/health", &health)
-		return health.Components["influxdb"] == "indisponível; 1200 registros aguardando"
+		code := getJSON(t, base+"/health", &health) // degraded, not down: ingest goes on
+		return health.Components["influxdb"] == "indisponível; 1200 registros aguardando" && health.Status == "degradado" && code == 200
 	}) {
 		t.Errorf("health during the outage: %+v, want InfluxDB down with 1200 records waiting", health)
+	}
+	if up, backlog := influxGauges(t, a.HTTP); up != 0 || backlog != 1200 {
+		t.Errorf("/metrics during the outage: sossego_influx_up %v, sossego_influx_backlog_records %v; want 0 and 1200", up, backlog)
 	}
 	// The charts keep working: the windows come from the local store.
 	if b := buckets(start, start.Add(20*time.Minute)); len(b) != 2 || b[0].Count != 600 || b[1].Count != 600 ||
@@ -118,9 +125,12 @@ func TestInfluxOutageAlertsKeepWorking(t *testing.T) {
 	if !waitFor(40*time.Second, func() bool {
 		health = healthView{}
 		getJSON(t, base+"/health", &health)
-		return health.Components["influxdb"] == ""
+		return health.Components["influxdb"] == "" && health.Status == "ok"
 	}) {
 		t.Errorf("health still reports InfluxDB down: %+v", health)
+	}
+	if up, backlog := influxGauges(t, a.HTTP); up != 1 || backlog != 0 {
+		t.Errorf("/metrics after the outage: sossego_influx_up %v, sossego_influx_backlog_records %v; want 1 and 0", up, backlog)
 	}
 	b := buckets(start.Add(-10*time.Minute), start.Add(20*time.Minute))
 	if len(b) != 3 {
@@ -144,4 +154,28 @@ func waitFor(d time.Duration, ok func() bool) bool {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// influxGauges reads sossego_influx_up and sossego_influx_backlog_records
+// from the service's /metrics.
+func influxGauges(t *testing.T, httpAddr string) (up, backlog float64) {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) float64 {
+		f := fams[name]
+		if f == nil || len(f.GetMetric()) == 0 {
+			t.Fatalf("no %s in /metrics", name)
+		}
+		return f.GetMetric()[0].GetGauge().GetValue()
+	}
+	return get("sossego_influx_up"), get("sossego_influx_backlog_records")
 }
