@@ -193,7 +193,7 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		}
 		a.LAeqDB, a.LAFmaxDB, a.WindowStart, a.WindowEnd = laeq, lafmax, winStart, end
 		if end.Sub(a.PendingAt) >= e.cfg.MinDuration {
-			a.State, a.FiringAt = StateFiring, end
+			a.State, a.FiringAt, a.DetectedAt = StateFiring, end, now
 			s.BelowSince = time.Time{}
 			evs = append(evs, Event{Kind: EventFiring, At: end, Alert: *a})
 		}

@@ -456,3 +456,47 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestDetectedAt: a live exceedance is detected when its firing record
+// arrives (DetectedAt = FiringAt); the same readings replayed an hour later
+// by a gateway back from an outage fire the same alert, at the same stream
+// instants, but DetectedAt says when the service learnt of it.
+func TestDetectedAt(t *testing.T) {
+	cfg := testConfig()
+	_, live := run(t, cfg, []op{rec("23:00:00", 30, 70)})
+	var fired alerts.Event
+	for _, e := range live {
+		if e.Kind == alerts.EventFiring {
+			fired = e
+		}
+	}
+	if fired.Kind == "" || !fired.Alert.DetectedAt.Equal(fired.Alert.FiringAt) {
+		t.Fatalf("live: firing %+v, want DetectedAt = FiringAt", fired.Alert)
+	}
+
+	eng, err := alerts.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lims := alertstest.NewLimits()
+	var st alerts.SensorState
+	back := at("+00:05:00") // the gateway reconnects and replays
+	var replayed alerts.Event
+	for i := range 30 {
+		r := reading(at("23:00:00").Add(time.Duration(i)*time.Second), rec("23:00:00", 1, 70))
+		lim, ok, _ := lims.LimitAt(r.Code, r.Zone, r.EstablishmentType, r.Mechanism, r.T)
+		var evs []alerts.Event
+		st, evs = eng.Step(st, alerts.RecordInput(r, lim, ok), back.Add(time.Duration(i)*time.Millisecond))
+		for _, e := range evs {
+			if e.Kind == alerts.EventFiring {
+				replayed = e
+			}
+		}
+	}
+	if replayed.Alert.ID != fired.Alert.ID || !replayed.Alert.FiringAt.Equal(fired.Alert.FiringAt) {
+		t.Fatalf("replayed alert %s firing %v, want %s at %v", replayed.Alert.ID, replayed.Alert.FiringAt, fired.Alert.ID, fired.Alert.FiringAt)
+	}
+	if d := replayed.Alert.DetectedAt.Sub(back); d < 0 || d > time.Second {
+		t.Errorf("replayed: DetectedAt %v, want the replay's receive time %v", replayed.Alert.DetectedAt, back)
+	}
+}

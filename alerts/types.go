@@ -177,8 +177,14 @@ type Alert struct {
 	PeakLAeqDB   float64 `json:"peak_laeq_db,omitempty"`
 	PeakLAFmaxDB float64 `json:"peak_lafmax_db,omitempty"`
 
-	PendingAt  time.Time `json:"pending_at,omitzero"`
-	FiringAt   time.Time `json:"firing_at,omitzero"`
+	PendingAt time.Time `json:"pending_at,omitzero"`
+	FiringAt  time.Time `json:"firing_at,omitzero"`
+	// DetectedAt is the wall-clock instant at which the service saw an
+	// exceedance fire (the receive time of the record that made it fire;
+	// PendingAt and FiringAt are stream time). Readings replayed by a
+	// gateway after an outage make it later than FiringAt: the alert is
+	// about the past and was known only then.
+	DetectedAt time.Time `json:"detected_at,omitzero"`
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 	Resolution string    `json:"resolution,omitempty"`
 	Reason     string    `json:"reason,omitempty"` // no_data: silent | gateway_offline

@@ -41,6 +41,7 @@ func sampleAlert(id string, state alerts.State) alerts.Alert {
 	}
 	if state.Rank() >= alerts.StateFiring.Rank() {
 		a.FiringAt = t0.Add(2 * time.Minute)
+		a.DetectedAt = t0.Add(47*time.Minute + 123*time.Millisecond) // replayed after an outage
 	}
 	if state.Rank() >= alerts.StateResolved.Rank() {
 		a.ResolvedAt, a.Resolution = t0.Add(10*time.Minute), alerts.ResolutionQuiet
@@ -50,7 +51,7 @@ func sampleAlert(id string, state alerts.State) alerts.Alert {
 
 // utc normalises times the way the store returns them.
 func utc(a alerts.Alert) alerts.Alert {
-	for _, p := range []*time.Time{&a.WindowStart, &a.WindowEnd, &a.PendingAt, &a.FiringAt, &a.ResolvedAt} {
+	for _, p := range []*time.Time{&a.WindowStart, &a.WindowEnd, &a.PendingAt, &a.FiringAt, &a.ResolvedAt, &a.DetectedAt} {
 		if !p.IsZero() {
 			*p = p.UTC()
 		}
