@@ -47,7 +47,7 @@ func TestMigrateFromV1(t *testing.T) {
 	at := time.Date(2025, 3, 15, 1, 47, 0, 0, time.UTC)
 	n := alerts.Alert{ID: "s/new", Kind: alerts.KindExceedance, State: alerts.StateFiring,
 		SensorInfo: alerts.SensorInfo{Sensor: "s", Municipality: "lapa", Grade: "class1"},
-		PendingAt: at.Add(-45 * time.Minute), FiringAt: at.Add(-43 * time.Minute), DetectedAt: at}
+		PendingAt:  at.Add(-45 * time.Minute), FiringAt: at.Add(-43 * time.Minute), DetectedAt: at}
 	if err := s.SaveStates(ctx, []alerts.Change{{Events: []alerts.Event{{Kind: alerts.EventFiring, At: n.FiringAt, Alert: n}}}}); err != nil {
 		t.Fatal(err)
 	}
