@@ -173,8 +173,13 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		a := e.newExceedance(s, r, margin)
 		a.LAeqDB, a.LAFmaxDB, a.WindowStart, a.WindowEnd = laeq, lafmax, winStart, end
 		a.PeakLAeqDB, a.PeakLAFmaxDB = laeq, lafmax
+		if r.ClockUnsynced {
+			a.UnsyncedRecords = 1
+		}
 		s.Open = &a
 		evs = append(evs, Event{Kind: EventPending, At: r.T, Alert: a})
+	} else if r.ClockUnsynced {
+		s.Open.UnsyncedRecords++
 	}
 	a := s.Open
 	if laeq > a.PeakLAeqDB {

@@ -500,3 +500,41 @@ func TestDetectedAt(t *testing.T) {
 		t.Errorf("replayed: DetectedAt %v, want the replay's receive time %v", replayed.Alert.DetectedAt, back)
 	}
 }
+
+// TestUnsyncedRecordsCounted: records stamped by an unsynchronised gateway
+// clock are evaluated like any other, and the open alert counts them.
+func TestUnsyncedRecordsCounted(t *testing.T) {
+	eng, err := alerts.NewEngine(testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lims := alertstest.NewLimits()
+	var st alerts.SensorState
+	var firing *alerts.Event
+	for i := range 30 {
+		r := reading(at("23:00:00").Add(time.Duration(i)*time.Second), rec("23:00:00", 1, 70))
+		r.ClockUnsynced = i >= 10 // the gateway lost its time source after 10 s
+		lim, ok, _ := lims.LimitAt(r.Code, r.Zone, r.EstablishmentType, r.Mechanism, r.T)
+		var evs []alerts.Event
+		st, evs = eng.Step(st, alerts.RecordInput(r, lim, ok), r.End())
+		for _, e := range evs {
+			if e.Kind == alerts.EventFiring {
+				firing = &e
+			}
+		}
+	}
+	if firing == nil || st.Open == nil {
+		t.Fatal("the exceedance did not fire")
+	}
+	// pending at the first record, firing at the record ending 20 s later
+	// (records 0–19, of which 10–19 unsynced); 20 unsynced by the end.
+	if firing.Alert.UnsyncedRecords != 10 || st.Open.UnsyncedRecords != 20 {
+		t.Errorf("unsynced records: %d at firing, %d at the end; want 10 and 20", firing.Alert.UnsyncedRecords, st.Open.UnsyncedRecords)
+	}
+	_, synced := run(t, testConfig(), []op{rec("23:00:00", 30, 70)})
+	for _, e := range synced {
+		if e.Alert.UnsyncedRecords != 0 {
+			t.Errorf("synced records counted as unsynced: %+v", e.Alert)
+		}
+	}
+}

@@ -70,6 +70,10 @@ type Reading struct {
 	LAeq   float64   `json:"laeq_db"`
 	LAFmax float64   `json:"lafmax_db"`
 	LAFmin float64   `json:"lafmin_db"`
+	// ClockUnsynced: the gateway's clock was not synchronised when it
+	// stamped the record, so T may be off (by hours, after a Pi boots
+	// without network). The record is evaluated; the alert counts it.
+	ClockUnsynced bool `json:"clock_unsynced,omitempty"`
 }
 
 // End is the end of the record's interval.
@@ -176,6 +180,10 @@ type Alert struct {
 	// seen while the alert was open.
 	PeakLAeqDB   float64 `json:"peak_laeq_db,omitempty"`
 	PeakLAFmaxDB float64 `json:"peak_lafmax_db,omitempty"`
+	// UnsyncedRecords counts the records stamped by an unsynchronised
+	// gateway clock since the alert opened: their period, and so their
+	// limit, is uncertain, and no notice is drafted from such an alert.
+	UnsyncedRecords int `json:"unsynced_records,omitempty"`
 
 	PendingAt time.Time `json:"pending_at,omitzero"`
 	FiringAt  time.Time `json:"firing_at,omitzero"`

@@ -192,14 +192,15 @@ func (u *uiServer) level(sensor string, laeq float64) {
 }
 
 func (u *uiServer) fire(t *testing.T, id, sensor string, laeq float64) {
-	u.fireLate(t, id, sensor, laeq, 0)
+	u.fireLate(t, id, sensor, laeq, 0, 0)
 }
 
 // fireLate publishes a firing alert the service detected late after it
-// fired in stream time (readings replayed after an outage).
-func (u *uiServer) fireLate(t *testing.T, id, sensor string, laeq float64, late time.Duration) {
+// fired in stream time (readings replayed after an outage), with unsynced
+// records stamped by an unsynchronised gateway clock.
+func (u *uiServer) fireLate(t *testing.T, id, sensor string, laeq float64, late time.Duration, unsynced int) {
 	a := exceedance(t, id, sensor, laeq) // e2e_test.go: the rule in force now
-	a.DetectedAt = a.FiringAt
+	a.DetectedAt, a.UnsyncedRecords = a.FiringAt, unsynced
 	for _, p := range []*time.Time{&a.PendingAt, &a.FiringAt, &a.WindowStart, &a.WindowEnd} {
 		*p = p.Add(-late) // the readings are that much older than their arrival
 	}
@@ -305,8 +306,8 @@ func TestUIDesktopFiscal(t *testing.T) {
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-bar-01/1"]`, "Art. 96"),
 		dashtest.WaitJS(`window.__beeps === 1 && window.__notifications.length === 1`, "one beep and one notification"),
 		dashtest.WaitText(`#alert-count`, "1"))
-	if evalJS[bool](t, ctx, `!!document.querySelector('[data-alert="lapa-bar-01/1"] [data-late]')`) {
-		t.Error("a live alert is marked as detected late")
+	if evalJS[bool](t, ctx, `!!document.querySelector('[data-alert="lapa-bar-01/1"] [data-late], [data-alert="lapa-bar-01/1"] [data-unsynced]')`) {
+		t.Error("a live alert from a synchronised gateway is marked late or unsynced")
 	}
 	// Acknowledge; the document draft → stored → issued → ciente; evidence download.
 	const al, nb = `[data-alert="lapa-bar-01/1"]`, `[data-notice="lapa-bar-01/1"]`
@@ -377,10 +378,11 @@ func TestUIPhoneOperator(t *testing.T) {
 	dashtest.Screenshot(t, ctx, "sensor-phone")
 
 	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/alertas"), dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())
-	u.fireLate(t, "lapa-hospital-01/1", "lapa-hospital-01", 58, 47*time.Minute)
+	u.fireLate(t, "lapa-hospital-01/1", "lapa-hospital-01", 58, 47*time.Minute, 120)
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-hospital-01/1"]`, "58,0 dB(A)"),
 		dashtest.WaitJS(`window.__beeps === 1`, "beep"),
-		dashtest.WaitText(`[data-alert="lapa-hospital-01/1"] [data-late]`, "com atraso (leituras reenviadas pelo gateway)"))
+		dashtest.WaitText(`[data-alert="lapa-hospital-01/1"] [data-late]`, "com atraso (leituras reenviadas pelo gateway)"),
+		dashtest.WaitText(`[data-alert="lapa-hospital-01/1"] [data-unsynced]`, "relógio do gateway não sincronizado em 120 leituras"))
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('[data-action]').length`); n != 0 {
 		t.Errorf("operador sees %d action buttons, want none", n)
 	}

@@ -791,7 +791,10 @@
           a.screening ? h("span", { class: "grade screening" }, "medidor de triagem: indicativo") : null,
           // readings replayed after an outage: the alert is about the past and was known only later
           a.detected_at && a.firing_at && new Date(a.detected_at) - new Date(a.firing_at) > 120000 ?
-            h("span", { class: "late", "data-late": "" }, "detectado " + fmtDateTime.format(new Date(a.detected_at)) + ", com atraso (leituras reenviadas pelo gateway)") : null),
+            h("span", { class: "late", "data-late": "" }, "detectado " + fmtDateTime.format(new Date(a.detected_at)) + ", com atraso (leituras reenviadas pelo gateway)") : null,
+          // the time of these readings is uncertain: no notice is drafted from them
+          a.unsynced_records > 0 ? h("span", { class: "late", "data-unsynced": "" },
+            `relógio do gateway não sincronizado em ${a.unsynced_records} leituras: não gera notificação`) : null),
         h("div", {}, h("a", { href: "#/sensor/" + encodeURIComponent(a.sensor) }, h("b", {}, a.sensor)), a.kind === "no_data" ? " — sem dados (" + (a.reason === "gateway_offline" ? "gateway offline" : "silencioso") + ")" :
           ` — ${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) (${a.laeq_db > a.limit_db ? "+" : ""}${db(a.laeq_db - a.limit_db)} dB${a.margin_db ? `; margem de incerteza do medidor ${db(a.margin_db)} dB` : ""}), ${a.period_label || a.period || ""}`),
         a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — código ${a.code_id} (${a.code_version || ""})` : "") : null,

@@ -119,6 +119,9 @@ CREATE TABLE monitor_state (
 	{2, "alerts.detected_at: when the service saw an exceedance fire", `
 ALTER TABLE alerts ADD COLUMN detected_at INTEGER; -- unix ms, wall clock; NULL when unset
 `},
+	{3, "alerts.unsynced_records: records from an unsynchronised gateway clock", `
+ALTER TABLE alerts ADD COLUMN unsynced_records INTEGER NOT NULL DEFAULT 0;
+`},
 }
 
 // Open opens (creating if needed) the case store at path and migrates it.
@@ -199,7 +202,7 @@ var alertCols = []string{
 	"establishment_type", "establishment", "grade", "screening", "code_id", "code_version", "rule_id",
 	"article", "quote", "period", "period_label", "limit_db", "margin_db", "laeq_db", "lafmax_db",
 	"peak_laeq_db", "peak_lafmax_db", "window_start", "window_end", "pending_at", "firing_at",
-	"resolved_at", "resolution", "reason", "detected_at",
+	"resolved_at", "resolution", "reason", "detected_at", "unsynced_records",
 }
 
 func alertArgs(a *alerts.Alert) []any {
@@ -208,7 +211,7 @@ func alertArgs(a *alerts.Alert) []any {
 		a.EstablishmentType, a.Establishment, a.Grade, a.Screening, a.CodeID, a.CodeVersion, a.RuleID,
 		a.Article, a.Quote, a.Period, a.PeriodLabel, a.LimitDB, a.MarginDB, a.LAeqDB, a.LAFmaxDB,
 		a.PeakLAeqDB, a.PeakLAFmaxDB, ms(a.WindowStart), ms(a.WindowEnd), ms(a.PendingAt), ms(a.FiringAt),
-		ms(a.ResolvedAt), a.Resolution, a.Reason, ms(a.DetectedAt),
+		ms(a.ResolvedAt), a.Resolution, a.Reason, ms(a.DetectedAt), a.UnsyncedRecords,
 	}
 }
 
@@ -345,7 +348,7 @@ type Filter struct {
 	Limit        int // default 100, at most 1000
 }
 
-const selectAlert = `SELECT ` + "id, kind, state, sensor, gateway, municipality, code, zone, establishment_type, establishment, grade, screening, code_id, code_version, rule_id, article, quote, period, period_label, limit_db, margin_db, laeq_db, lafmax_db, peak_laeq_db, peak_lafmax_db, window_start, window_end, pending_at, firing_at, resolved_at, resolution, reason, detected_at" + ` FROM alerts`
+const selectAlert = `SELECT ` + "id, kind, state, sensor, gateway, municipality, code, zone, establishment_type, establishment, grade, screening, code_id, code_version, rule_id, article, quote, period, period_label, limit_db, margin_db, laeq_db, lafmax_db, peak_laeq_db, peak_lafmax_db, window_start, window_end, pending_at, firing_at, resolved_at, resolution, reason, detected_at, unsynced_records" + ` FROM alerts`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -356,7 +359,7 @@ func scanAlert(r scanner) (alerts.Alert, error) {
 	err := r.Scan(&a.ID, &kind, &state, &a.Sensor, &a.Gateway, &a.Municipality, &a.Code, &a.Zone,
 		&a.EstablishmentType, &a.Establishment, &a.Grade, &a.Screening, &a.CodeID, &a.CodeVersion, &a.RuleID,
 		&a.Article, &a.Quote, &a.Period, &a.PeriodLabel, &a.LimitDB, &a.MarginDB, &a.LAeqDB, &a.LAFmaxDB,
-		&a.PeakLAeqDB, &a.PeakLAFmaxDB, &ws, &we, &pa, &fa, &ra, &a.Resolution, &a.Reason, &da)
+		&a.PeakLAeqDB, &a.PeakLAFmaxDB, &ws, &we, &pa, &fa, &ra, &a.Resolution, &a.Reason, &da, &a.UnsyncedRecords)
 	a.Kind, a.State = alerts.Kind(kind), alerts.State(state)
 	a.WindowStart, a.WindowEnd, a.PendingAt, a.FiringAt, a.ResolvedAt = fromMS(ws), fromMS(we), fromMS(pa), fromMS(fa), fromMS(ra)
 	a.DetectedAt = fromMS(da)

@@ -42,6 +42,7 @@ func sampleAlert(id string, state alerts.State) alerts.Alert {
 	if state.Rank() >= alerts.StateFiring.Rank() {
 		a.FiringAt = t0.Add(2 * time.Minute)
 		a.DetectedAt = t0.Add(47*time.Minute + 123*time.Millisecond) // replayed after an outage
+		a.UnsyncedRecords = 7
 	}
 	if state.Rank() >= alerts.StateResolved.Rank() {
 		a.ResolvedAt, a.Resolution = t0.Add(10*time.Minute), alerts.ResolutionQuiet

@@ -9,9 +9,9 @@ import (
 	"github.com/sossego/sossego/alerts"
 )
 
-// TestMigrateFromV1: a case store written before alerts.detected_at existed
-// opens, gains the column, keeps its alerts (detected_at unset) and stores
-// new ones with it.
+// TestMigrateFromV1: a case store written before alerts.detected_at and
+// unsynced_records existed opens, gains the columns, keeps its alerts
+// (unset) and stores new ones with them.
 func TestMigrateFromV1(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "cases.db")
@@ -41,13 +41,13 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.FiringAt.UnixMilli() != 1741993320000 || !a.DetectedAt.IsZero() {
+	if a.FiringAt.UnixMilli() != 1741993320000 || !a.DetectedAt.IsZero() || a.UnsyncedRecords != 0 {
 		t.Errorf("migrated alert: firing %v detected %v", a.FiringAt, a.DetectedAt)
 	}
 	at := time.Date(2025, 3, 15, 1, 47, 0, 0, time.UTC)
 	n := alerts.Alert{ID: "s/new", Kind: alerts.KindExceedance, State: alerts.StateFiring,
 		SensorInfo: alerts.SensorInfo{Sensor: "s", Municipality: "lapa", Grade: "class1"},
-		PendingAt:  at.Add(-45 * time.Minute), FiringAt: at.Add(-43 * time.Minute), DetectedAt: at}
+		PendingAt:  at.Add(-45 * time.Minute), FiringAt: at.Add(-43 * time.Minute), DetectedAt: at, UnsyncedRecords: 3}
 	if err := s.SaveStates(ctx, []alerts.Change{{Events: []alerts.Event{{Kind: alerts.EventFiring, At: n.FiringAt, Alert: n}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.DetectedAt.Equal(at) {
-		t.Errorf("detected_at %v, want %v", got.DetectedAt, at)
+	if !got.DetectedAt.Equal(at) || got.UnsyncedRecords != 3 {
+		t.Errorf("detected_at %v, unsynced %d; want %v, 3", got.DetectedAt, got.UnsyncedRecords, at)
 	}
 }

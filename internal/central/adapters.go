@@ -42,7 +42,7 @@ func (a alertObserver) Observe(ctx context.Context, r ingest.Reading) {
 		info.Establishment = r.Establishments[0].Name
 	}
 	err := a.m.Observe(ctx, alerts.Reading{SensorInfo: info, T: r.Record.T, DurMs: r.Record.DurMs,
-		LAeq: r.Record.LAeq, LAFmax: r.Record.LAFmax, LAFmin: r.Record.LAFmin})
+		LAeq: r.Record.LAeq, LAFmax: r.Record.LAFmax, LAFmin: r.Record.LAFmin, ClockUnsynced: !r.Clock.Synced})
 	if err != nil {
 		a.log.Warn("avaliação de alerta falhou", "sensor", r.Sensor, "erro", err)
 	}

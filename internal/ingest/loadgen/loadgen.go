@@ -61,6 +61,9 @@ type Options struct {
 	// WaitAcks, after the last publish, waits this long for the acks to
 	// cover everything; default 30s.
 	WaitAcks time.Duration
+	// Unsynced makes the simulated gateways report an unsynchronised clock
+	// in every batch (a Pi that booted without a time source).
+	Unsynced bool
 	// Prepare builds and signs every batch before the clock starts, so that
 	// a benchmark measures the broker and the central service, not the
 	// simulator's JSON encoding and ed25519 signing. Needs Batches > 0.
@@ -388,6 +391,9 @@ func (st *gwState) build(o Options, n int, seq uint64) ([]byte, error) {
 		Sensor: sensor, Seq: seq, SentAt: time.Now().UTC().Truncate(time.Millisecond),
 		Device: wire.Device{Model: "loadgen", Serial: st.g.ID + "-" + sensor, Grade: "class2", CalibratedAt: "2026-01-15"},
 		Clock:  wire.Clock{Synced: true, Source: "ntp"}}
+	if o.Unsynced {
+		b.Clock = wire.Clock{Synced: false, Source: "none"}
+	}
 	for i := range o.RecordsPerBatch {
 		t := o.Start.Add(time.Duration(int(seq-o.StartSeq)*o.RecordsPerBatch+i) * time.Second)
 		l := math.Round(o.Level(st.g.ID, sensor, t)*10) / 10
