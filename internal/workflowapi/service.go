@@ -157,8 +157,9 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 }
 
 // Draft builds the first document for an alert with the party's history.
-// It refuses an alert any of whose window readings came from a gateway
-// whose clock was not synchronised: the period, and so the limit, of a
+// It refuses an alert any of whose window readings (or any reading while it
+// was open, Alert.UnsyncedRecords) came from a gateway whose clock was not
+// synchronised: the period, and so the limit, of a
 // reading depends on its time (22:00 in Lapa), and a notice must not rest
 // on a time nobody can vouch for (perf-reliability B.4 R13).
 func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
@@ -175,12 +176,17 @@ func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 			unsynced++
 		}
 	}
+	const why = "sem hora confiável não há como enquadrar o horário nem o limite. Corrija a sincronização (NTP) do " +
+		"gateway ou faça a medição no local"
 	if unsynced > 0 {
 		loc := cs.Code.Location()
 		return notice.Draft{}, fmt.Errorf("%w: %d de %d leituras da janela do alerta (%s a %s) vieram com o relógio do gateway %s "+
-			"não sincronizado; sem hora confiável não há como enquadrar o horário nem o limite. Corrija a sincronização (NTP) do "+
-			"gateway ou faça a medição no local", ErrNoNotice, unsynced, len(rs),
+			"não sincronizado; "+why, ErrNoNotice, unsynced, len(rs),
 			cs.Alert.WindowStart.In(loc).Format("02/01/2006 15:04:05"), cs.Alert.WindowEnd.In(loc).Format("02/01/2006 15:04:05"), cs.Gate)
+	}
+	if n := cs.Alert.UnsyncedRecords; n > 0 { // outside the window, while the alert was open
+		return notice.Draft{}, fmt.Errorf("%w: %d leituras do alerta vieram com o relógio do gateway %s não sincronizado; "+why,
+			ErrNoNotice, n, cs.Gate)
 	}
 	h, err := s.Cases.History(ctx, cs.Party.Document, cs.Code.ID)
 	if err != nil {

@@ -207,6 +207,13 @@ func TestUnsyncedClockNoNotice(t *testing.T) {
 	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, workflowapi.ErrNoNotice) {
 		t.Errorf("evidence export: %v, want a refusal", err)
 	}
+
+	// Synchronised readings in the window, but the alert counted
+	// unsynchronised ones while it was open: refused too.
+	counted := *lapa.Alert
+	counted.UnsyncedRecords = 5
+	e2 := newEnv(t, fakeAlerts{id: counted})
+	e2.refused(t, "otto", "GET", path, nil, 409, "5 leituras do alerta vieram com o relógio do gateway lapa-centro-01 não sincronizado")
 }
 
 // TestLapaEndToEnd: the Lapa night exceedance becomes a Notificação
