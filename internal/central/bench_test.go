@@ -16,6 +16,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -133,6 +134,27 @@ type ingestResult struct {
 	slowestWrite     float64       // upper bound (s) of the slowest commit's histogram bucket
 }
 
+// scrapeMetric reads the service's /metrics and returns the first series of
+// the named metric family, failing the test when it is missing.
+func scrapeMetric(t testing.TB, httpAddr, name string) *dto.Metric {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fams[name]
+	if f == nil || len(f.GetMetric()) == 0 {
+		t.Fatalf("no %s in /metrics", name)
+	}
+	return f.GetMetric()[0]
+}
+
 // storeWriteTail reads the service's sossego_store_write_seconds histogram
 // from /metrics: how many group commits took over 64 ms and the upper
 // bound of the slowest one's bucket. A durable commit ends in an fsync, so
@@ -140,21 +162,7 @@ type ingestResult struct {
 // latencies.
 func storeWriteTail(b testing.TB, httpAddr string) (slow int, slowest float64) {
 	b.Helper()
-	resp, err := http.Get("http://" + httpAddr + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := fams["sossego_store_write_seconds"]
-	if f == nil || len(f.GetMetric()) == 0 {
-		b.Fatal("no sossego_store_write_seconds in /metrics")
-	}
-	h := f.GetMetric()[0].GetHistogram()
+	h := scrapeMetric(b, httpAddr, "sossego_store_write_seconds").GetHistogram()
 	total := h.GetSampleCount()
 	prev := uint64(0)
 	for _, bk := range h.GetBucket() {

@@ -125,6 +125,24 @@ func getJSON(t *testing.T, url string, v any) int {
 	return resp.StatusCode
 }
 
+// lapaBar is the demo registry's lapa-centro-01 gateway simulated with only
+// its bar sensor, lapa-bar-01: the Art. 96 night scenario of several tests.
+func lapaBar(t testing.TB) loadgen.Gateway {
+	t.Helper()
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range loadgen.FromRegistry(reg, seed) {
+		if g.ID == "lapa-centro-01" {
+			g.Sensors = []string{"lapa-bar-01"}
+			return g
+		}
+	}
+	t.Fatal("the demo registry has no gateway lapa-centro-01")
+	return loadgen.Gateway{}
+}
+
 // lastNight is 23:00 in Lapa (America/Sao_Paulo, UTC−3) on the previous day.
 func lastNight() time.Time {
 	loc := time.FixedZone("BRT", -3*3600)
@@ -139,15 +157,7 @@ func lastNight() time.Time {
 func TestEndToEndEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	a := startCentral(t, Options{DataDir: dir})
-	reg, _ := registry.Parse(registry.DemoYAML())
-	gws := loadgen.FromRegistry(reg, seed)
-	var lapa loadgen.Gateway
-	for _, g := range gws {
-		if g.ID == "lapa-centro-01" {
-			lapa = g
-		}
-	}
-	lapa.Sensors = []string{"lapa-bar-01"}
+	lapa := lapaBar(t)
 	start := lastNight()
 	// 10 minutes at 75 dB, then 10 minutes at 45 dB (1-s records).
 	level := func(_, _ string, t time.Time) float64 {
@@ -389,14 +399,7 @@ func TestEndToEndMosquittoInflux(t *testing.T) {
 	dir := t.TempDir()
 	a := startCentral(t, Options{DataDir: dir, MQTTURL: m.URL, MQTTPassword: "svc-pass", Store: "influx",
 		InfluxURL: in.URL, InfluxBucket: "sossego/autogen"})
-	reg, _ := registry.Parse(registry.DemoYAML())
-	var lapa loadgen.Gateway
-	for _, g := range loadgen.FromRegistry(reg, seed) {
-		if g.ID == "lapa-centro-01" {
-			lapa = g
-		}
-	}
-	lapa.Sensors = []string{"lapa-bar-01"}
+	lapa := lapaBar(t)
 	start := lastNight()
 	level := func(_, _ string, t time.Time) float64 {
 		if t.Sub(start) < 10*time.Minute {

@@ -3,15 +3,10 @@ package central
 import (
 	"context"
 	"math"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/testenv"
 )
@@ -31,14 +26,7 @@ func TestInfluxOutageAlertsKeepWorking(t *testing.T) {
 	in := testenv.StartInflux(t)
 	in.CreateDatabase(t, "sossego")
 	a := startCentral(t, Options{Store: "influx", InfluxURL: in.URL, InfluxBucket: "sossego/autogen"})
-	reg, _ := registry.Parse(registry.DemoYAML())
-	var lapa loadgen.Gateway
-	for _, g := range loadgen.FromRegistry(reg, seed) {
-		if g.ID == "lapa-centro-01" {
-			lapa = g
-		}
-	}
-	lapa.Sensors = []string{"lapa-bar-01"}
+	lapa := lapaBar(t)
 	base := "http://" + a.HTTP + "/api/v1"
 	start := lastNight()
 	send := func(first uint64, n int, from time.Time, level float64) {
@@ -160,22 +148,6 @@ func waitFor(d time.Duration, ok func() bool) bool {
 // from the service's /metrics.
 func influxGauges(t *testing.T, httpAddr string) (up, backlog float64) {
 	t.Helper()
-	resp, err := http.Get("http://" + httpAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(name string) float64 {
-		f := fams[name]
-		if f == nil || len(f.GetMetric()) == 0 {
-			t.Fatalf("no %s in /metrics", name)
-		}
-		return f.GetMetric()[0].GetGauge().GetValue()
-	}
-	return get("sossego_influx_up"), get("sossego_influx_backlog_records")
+	return scrapeMetric(t, httpAddr, "sossego_influx_up").GetGauge().GetValue(),
+		scrapeMetric(t, httpAddr, "sossego_influx_backlog_records").GetGauge().GetValue()
 }

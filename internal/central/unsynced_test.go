@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/registry"
 )
 
 // TestUnsyncedGatewayAlertNoNotice (perf-reliability B.4 R13, whole
@@ -22,14 +21,7 @@ func TestUnsyncedGatewayAlertNoNotice(t *testing.T) {
 		t.Skip("integration test")
 	}
 	a := startCentral(t, Options{})
-	reg, _ := registry.Parse(registry.DemoYAML())
-	var lapa loadgen.Gateway
-	for _, g := range loadgen.FromRegistry(reg, seed) {
-		if g.ID == "lapa-centro-01" {
-			lapa = g
-		}
-	}
-	lapa.Sensors = []string{"lapa-bar-01"}
+	lapa := lapaBar(t)
 	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: a.MQTT, Gateways: []loadgen.Gateway{lapa},
 		Batches: 60, RecordsPerBatch: 10, Start: lastNight(), Window: 100, Unsynced: true,
 		Level: func(_, _ string, _ time.Time) float64 { return 72 }})
