@@ -88,21 +88,37 @@ const DefaultConnectTimeout = 10 * time.Second
 // the TLS handshake and the CONNECT packet within d: mochi replaces the
 // deadline with the keep-alive's once it has read CONNECT
 // (Client.refreshDeadline).
+//
+// It also keeps accepting through errors: mochi's listener loop returns on
+// any Accept error and never accepts again, so one "too many open files"
+// (a flood of connections) or a connection reset before SetDeadline would
+// leave the broker deaf for good. Like net/http, it backs off and retries;
+// only a closed listener ends it.
 type connectDeadline struct {
 	net.Listener
-	d time.Duration
+	d   time.Duration
+	log *slog.Logger
 }
 
 func (l connectDeadline) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			l.log.Warn("broker: falha ao aceitar conexão; tentando de novo", "erro", err, "espera", backoff)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		if err := c.SetDeadline(time.Now().Add(l.d)); err != nil {
+			c.Close() // gone already; wait for the next one
+			continue
+		}
+		return c, nil
 	}
-	if err := c.SetDeadline(time.Now().Add(l.d)); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("broker: connect deadline: %w", err)
-	}
-	return c, nil
 }
 
 // MaxPacket is the largest MQTT packet accepted: a full wire.MaxPayload
@@ -149,7 +165,7 @@ func New(o Options) (*Broker, error) {
 			return nil, fmt.Errorf("broker: listen %s: %w", o.Listen, err)
 		}
 		b.tcp = ln.Addr()
-		if err := srv.AddListener(listeners.NewNet("tcp", connectDeadline{ln, o.ConnectTimeout})); err != nil {
+		if err := srv.AddListener(listeners.NewNet("tcp", connectDeadline{ln, o.ConnectTimeout, o.Log})); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("broker: add listener: %w", err)
 		}
@@ -164,7 +180,7 @@ func New(o Options) (*Broker, error) {
 		}
 		// The deadline is set on the TCP connection, so it bounds the TLS
 		// handshake too.
-		ln := tls.NewListener(connectDeadline{tcp, o.ConnectTimeout}, o.TLS)
+		ln := tls.NewListener(connectDeadline{tcp, o.ConnectTimeout, o.Log}, o.TLS)
 		b.tls = ln.Addr()
 		if err := srv.AddListener(listeners.NewNet("tls", ln)); err != nil {
 			ln.Close()
