@@ -292,13 +292,15 @@ func Run(ctx context.Context, o Options) error {
 				}
 				if err := reg.Err(); err != nil {
 					h.Components["cadastro"] = err.Error()
-					h.Problems = append(h.Problems, "o último recarregamento do cadastro falhou; o cadastro anterior continua em uso")
+					h.Problems = append(h.Problems, "o último recarregamento do cadastro falhou e o cadastro anterior continua em uso: "+
+						"corrija o arquivo conforme components.cadastro e salve de novo")
 				}
 				if mirror != nil && mirror.Failing() {
 					n := mirror.Backlog()
 					h.Components["influxdb"] = fmt.Sprintf("indisponível; %d registros aguardando", n)
 					h.Problems = append(h.Problems, fmt.Sprintf("InfluxDB indisponível: %d registros aguardando, guardados no SQLite "+
-						"local; as consultas usam o SQLite até ele voltar", n))
+						"local; as consultas usam o SQLite até ele voltar. Verifique o serviço e o endereço do InfluxDB (--influx-url); "+
+						"o envio recomeça sozinho", n))
 				}
 				return h
 			}}
