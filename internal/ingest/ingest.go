@@ -143,8 +143,9 @@ type Message struct {
 	Topic      string
 	Payload    []byte
 	ReceivedAt time.Time
-	// Done is called once the message has been stored or dead-lettered
-	// (the MQTT PUBACK). May be nil.
+	// Done is called once the message has been stored or dead-lettered,
+	// its gateway acked and its readings observed (the MQTT PUBACK). May be
+	// nil.
 	Done func()
 }
 
@@ -496,9 +497,6 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 	}
 	now := in.o.Now()
 	for _, it := range group {
-		if it.msg.Done != nil {
-			it.msg.Done()
-		}
 		in.o.Metrics.receiveToStore.Observe(now.Sub(it.msg.ReceivedAt).Seconds())
 	}
 	// Application-level acks: one per gateway, with the new watermark.
@@ -565,6 +563,14 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 			if so, ok := o.(StatusObserver); ok {
 				so.ObserveStatus(ctx, st)
 			}
+		}
+	}
+	// The broker-level acknowledgements go last: a message counts as handled
+	// once it is stored, acked to its gateway and evaluated, so whoever waits
+	// for them (the MQTT session, a test) sees all of that.
+	for _, it := range group {
+		if it.msg.Done != nil {
+			it.msg.Done()
 		}
 	}
 	return nil
