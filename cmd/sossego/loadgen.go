@@ -103,10 +103,10 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 		enc := json.NewEncoder(io.out)
 		_ = enc.Encode(map[string]any{"gateways": st.Gateways, "published": st.Published, "republished": st.Republished,
 			"acked": st.Acked, "records": st.Records, "elapsed_s": st.Elapsed.Seconds(), "msg_per_s": st.MsgRate(),
-			"p50_ms": ms(st.Percentile(50)), "p99_ms": ms(st.Percentile(99)), "acked_seq": st.AckedSeq})
+			"published_per_s": st.PublishRate(), "p50_ms": ms(st.Percentile(50)), "p99_ms": ms(st.Percentile(99)), "acked_seq": st.AckedSeq})
 	} else {
-		fmt.Fprintf(io.out, "gateways=%d publicados=%d reenviados=%d confirmados=%d registros=%d tempo=%.2fs taxa=%.0f lotes/s p50=%.1fms p99=%.1fms\n",
-			st.Gateways, st.Published, st.Republished, st.Acked, st.Records, st.Elapsed.Seconds(), st.MsgRate(),
+		fmt.Fprintf(io.out, "gateways=%d publicados=%d reenviados=%d confirmados=%d registros=%d tempo=%.2fs taxa=%.0f lotes/s publicação=%.0f lotes/s p50=%.1fms p99=%.1fms\n",
+			st.Gateways, st.Published, st.Republished, st.Acked, st.Records, st.Elapsed.Seconds(), st.MsgRate(), st.PublishRate(),
 			ms(st.Percentile(50)), ms(st.Percentile(99)))
 	}
 	if st.Acked < st.Published {

@@ -374,6 +374,79 @@ func BenchmarkIngestPaced(b *testing.B) {
 	}
 }
 
+// BenchmarkIngestRamp is perf-reliability R17, the throughput ceiling: one
+// central service takes 100 spread gateways (one-record batches) at a rate
+// raised step by step (SOSSEGO_RAMP_STEP long each, default 10 s) until it
+// no longer keeps up: acknowledged rate under 95 % of the offered rate, or
+// publish → ack p99 (the ingest lag a gateway sees) over 1 s. Reported:
+// the highest rate that kept up (ceiling_msg/s), and each step's achieved
+// rate and lag in the log. Embedded broker and Mosquitto, SQLite store.
+// The load generator runs on the same 2 cores, so the ceiling includes
+// the 100 simulated gateways' own CPU (publishing, acks), as the raw pair's
+// figure includes its publisher.
+func BenchmarkIngestRamp(b *testing.B) {
+	const gateways = 100
+	stepDur := 10 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("SOSSEGO_RAMP_STEP")); err == nil && d > 0 {
+		stepDur = d
+	}
+	steps := []int{1000, 2000, 4000, 6000, 8000, 9000, 10000, 11000, 12000, 14000, 16000, 20000}
+	users := map[string]string{ServiceUser: "svc-pass"}
+	for i := 1; i <= gateways; i++ {
+		users[loadgen.GatewayID(i)] = loadgen.Password(seed, loadgen.GatewayID(i))
+	}
+	for _, broker := range []string{"embedded", "mosquitto"} {
+		b.Run(broker, func(b *testing.B) {
+			for range b.N {
+				dir := b.TempDir()
+				regPath, r := writeBenchRegistry(b, dir, gateways)
+				o := Options{DataDir: dir, Registry: regPath}
+				if broker == "mosquitto" {
+					m := startSecuredMosquittoInflight(b, users, 1000)
+					o.MQTTURL, o.MQTTPassword = m.URL, "svc-pass"
+				}
+				a := startCentral(b, o)
+				url := a.MQTT
+				if o.MQTTURL != "" {
+					url = o.MQTTURL
+				}
+				gws := loadgen.FromRegistry(r, seed)[:gateways]
+				total := 0
+				for _, s := range steps {
+					total += s * int(stepDur/time.Second) / gateways
+				}
+				// Record times run from total seconds ago, continuing step
+				// after step, so each sensor's readings stay in order.
+				start := time.Now().UTC().Truncate(time.Second).Add(-time.Duration(total) * time.Second)
+				seq, ceiling := uint64(1), 0
+				for _, rate := range steps {
+					batches := rate * int(stepDur/time.Second) / gateways
+					st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: batches,
+						StartSeq: seq, Start: start.Add(time.Duration(seq-1) * time.Second), Rate: float64(rate) / gateways,
+						Spread: true, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if st.Acked != st.Published {
+						b.Fatalf("%d msg/s: acked %d of %d", rate, st.Acked, st.Published)
+					}
+					seq += uint64(batches)
+					kept := st.MsgRate() >= 0.95*float64(rate) && st.Percentile(99) < time.Second
+					b.Logf("%s %6d msg/s offered: %8.0f published/s, %8.0f acked/s, ack p50 %v p99 %v, republished %d, kept up %v",
+						broker, rate, st.PublishRate(), st.MsgRate(), st.Percentile(50).Round(10*time.Microsecond),
+						st.Percentile(99).Round(10*time.Microsecond), st.Republished, kept)
+					b.ReportMetric(st.MsgRate(), "acked_msg/s_at_"+strconv.Itoa(rate))
+					if !kept {
+						break
+					}
+					ceiling = rate
+				}
+				b.ReportMetric(float64(ceiling), "ceiling_msg/s")
+			}
+		})
+	}
+}
+
 // waitInfluxCount polls InfluxDB until the levels measurement holds want
 // points or timeout passes, and returns the last count.
 func waitInfluxCount(b testing.TB, url string, want int, timeout time.Duration) int {

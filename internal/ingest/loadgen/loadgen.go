@@ -84,6 +84,11 @@ type Stats struct {
 	Records     uint64        // records in distinct batches
 	Acked       uint64        // distinct batches covered by acks
 	Elapsed     time.Duration // first publish to last ack (or end)
+	// PublishElapsed is first publish to the last first publish of a
+	// batch: with Rate set, Published/PublishElapsed under the offered
+	// rate means the simulator itself fell behind (a paced gateway skips
+	// the ticks it missed).
+	PublishElapsed time.Duration
 	// Latencies from first publish to the ack covering each batch, sorted.
 	Latencies []time.Duration
 	// AckedSeq is the final ack watermark per gateway.
@@ -97,6 +102,14 @@ func (s Stats) Percentile(p float64) time.Duration {
 	}
 	i := int(math.Ceil(p/100*float64(len(s.Latencies)))) - 1
 	return s.Latencies[max(0, min(i, len(s.Latencies)-1))]
+}
+
+// PublishRate is distinct batches published per second.
+func (s Stats) PublishRate() float64 {
+	if s.PublishElapsed <= 0 {
+		return 0
+	}
+	return float64(s.Published) / s.PublishElapsed.Seconds()
 }
 
 // MsgRate is acknowledged batches per second.
@@ -123,6 +136,7 @@ type gwState struct {
 	acked   uint64
 	lat     []time.Duration
 	lastAck time.Time
+	lastPub time.Time // last first publish of a batch
 	nAcked  uint64
 	done    chan struct{} // closed when the publisher has finished waiting for acks
 	pre     [][]byte      // prepared payloads (Options.Prepare), by n
@@ -235,9 +249,12 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	wg.Wait()
 	stats := Stats{Gateways: len(states), Published: published.Load(), Records: records.Load(),
 		Republished: republished.Load(), AckedSeq: map[string]uint64{}}
-	var last time.Time
+	var last, lastPub time.Time
 	for _, st := range states {
 		st.mu.Lock()
+		if st.lastPub.After(lastPub) {
+			lastPub = st.lastPub
+		}
 		stats.Acked += st.nAcked
 		stats.Latencies = append(stats.Latencies, st.lat...)
 		stats.AckedSeq[st.g.ID] = st.acked
@@ -250,6 +267,9 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		last = time.Now()
 	}
 	stats.Elapsed = last.Sub(begin)
+	if !lastPub.IsZero() {
+		stats.PublishElapsed = lastPub.Sub(begin)
+	}
 	slices.Sort(stats.Latencies)
 	return stats, nil
 }
@@ -332,6 +352,7 @@ publish:
 		if seq > st.acked {
 			st.unacked[seq] = &pending{payload: payload, topic: topic, first: now, last: now}
 		}
+		st.lastPub = now
 		st.mu.Unlock()
 		st.client.Publish(topic, 1, false, payload)
 		published.Add(1)

@@ -79,3 +79,28 @@ func TestSpreadStaggersGateways(t *testing.T) {
 		}
 	}
 }
+
+// PublishElapsed spans the first to the last first publish, so a paced
+// run's PublishRate cannot exceed the offered rate (the ticker sets it).
+func TestPublishRate(t *testing.T) {
+	url := openBroker(t)
+	var gws []Gateway
+	for i := 1; i <= 2; i++ {
+		id := GatewayID(i)
+		gws = append(gws, Gateway{ID: id, Municipality: "lapa", Sensors: []string{id + "-s1"}, Key: Key(DefaultSeed, id)})
+	}
+	st, err := Run(context.Background(), Options{URL: url, Gateways: gws, Rate: 20, Batches: 10, WaitAcks: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Published != 20 {
+		t.Fatalf("published %d, want 20", st.Published)
+	}
+	// Ten ticks of 50 ms: the last first publish comes ≥ 500 ms after the start.
+	if st.PublishElapsed < 500*time.Millisecond || st.PublishElapsed > st.Elapsed {
+		t.Errorf("PublishElapsed %v, want ≥ 500ms and ≤ Elapsed %v", st.PublishElapsed, st.Elapsed)
+	}
+	if r := st.PublishRate(); r <= 0 || r > 40 {
+		t.Errorf("PublishRate %.1f/s, want (0, 40] for 2 gateways at 20/s", r)
+	}
+}
