@@ -23,7 +23,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs := flag.NewFlagSet("central", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	var o central.Options
-	var sync, logLevel, mqttPassFile, influxTokenFile string
+	var sync, logLevel, mqttPassFile, influxTokenFile, minFreeDisk string
 	fs.StringVar(&o.DataDir, "data-dir", central.DefaultDataDir, "pasta dos bancos SQLite (leituras, casos) e do cadastro padrão")
 	fs.StringVar(&o.HTTP, "http", central.DefaultHTTP, "endereço HTTP da API (/api/v1) e das métricas (/metrics)")
 	fs.StringVar(&o.MQTTListen, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido (ignorado com --mqtt-url)")
@@ -42,6 +42,8 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&o.InfluxToken, "influx-token", "", "token (InfluxDB 1.8: usuário:senha ou vazio); prefira SOSSEGO_INFLUX_TOKEN")
 	fs.StringVar(&influxTokenFile, "influx-token-file", "", "arquivo com o token do InfluxDB")
 	fs.StringVar(&o.InfluxOrg, "influx-org", "", "organização (vazia no InfluxDB 1.8)")
+	fs.StringVar(&minFreeDisk, "min-free-disk", "1GiB", "espaço livre mínimo no disco de --data-dir; abaixo dele a saúde (/api/v1/health) fica degradada "+
+		"(ex.: 500MB, 2GiB; 0 desliga o aviso)")
 	fs.StringVar(&sync, "sync", "full", "durabilidade do SQLite: full (sobrevive a queda de energia) ou normal")
 	fs.DurationVar(&o.Skew, "max-future", wire.DefaultSkew, "quanto um registro pode estar no futuro em relação ao recebimento")
 	fs.DurationVar(&o.Stale, "max-age", wire.DefaultStale, "quanto um registro pode ser antigo (reenvio após falha longa)")
@@ -67,6 +69,15 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 		fmt.Fprintf(io.err, "sossego central: --log %q inválido; use debug, info, warn ou error\n", logLevel)
 		return 2
+	}
+	n, err := central.ParseSize(minFreeDisk)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego central: --min-free-disk: %v\n", err)
+		return 2
+	}
+	o.MinFreeDisk = n
+	if n == 0 {
+		o.MinFreeDisk = -1 // no threshold
 	}
 	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
 	o.Sync = store.Sync(sync)

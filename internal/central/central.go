@@ -1,9 +1,9 @@
 // Package central wires the central service: the embedded MQTT broker
 // (unless an external one is given), the registry (reloaded on change or
 // SIGHUP), the durable SQLite store and optional InfluxDB mirror, the
-// ingest pipeline, the alerts monitor with its case store, and the HTTP
-// server (JSON API, Prometheus metrics). Run blocks until the context ends
-// and shuts every part down.
+// ingest pipeline, the alerts monitor with its case store, the watch on the
+// data dir's free space, and the HTTP server (JSON API, Prometheus
+// metrics). Run blocks until the context ends and shuts every part down.
 package central
 
 import (
@@ -49,6 +49,13 @@ const (
 type Options struct {
 	DataDir string // SQLite files and the default registry; created if missing
 	HTTP    string // HTTP listen address; "" disables HTTP
+
+	// MinFreeDisk is the free space (bytes) on the data dir's file system
+	// below which the health report is "degradado": 0 → DefaultMinFreeDisk,
+	// negative → no threshold (the free space is still exported).
+	MinFreeDisk int64
+	DiskSpace   DiskSpace     // nil → statfs(2)
+	DiskPoll    time.Duration // how often the free space is measured; default 30s
 
 	// Embedded broker (used when MQTTURL is empty).
 	MQTTListen    string // default DefaultMQTTListen
@@ -163,6 +170,13 @@ func Run(ctx context.Context, o Options) error {
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := ingest.NewMetrics(promReg)
+	dataDir := o.DataDir
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	disk := newDiskWatch(dataDir, o.MinFreeDisk, o.DiskSpace, o.DiskPoll, log.With("componente", "disco"))
+	disk.check()
+	promReg.MustRegister(disk)
 	if mirror != nil {
 		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
 			Help: "Level and environmental records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
@@ -302,6 +316,7 @@ func Run(ctx context.Context, o Options) error {
 						"local; as consultas usam o SQLite até ele voltar. Verifique o serviço e o endereço do InfluxDB (--influx-url); "+
 						"o envio recomeça sozinho", n))
 				}
+				disk.report(&h)
 				return h
 			}}
 		if cases != nil {
@@ -318,6 +333,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	g.Go(func() error { return reg.Run(gctx, o.RegistryPoll, o.Reload) })
 	g.Go(func() error { return wb.hub.Run(gctx) })
+	g.Go(func() error { return disk.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
 	g.Go(func() error { return sub.Run(gctx) })
 	if mirror != nil {
