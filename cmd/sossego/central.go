@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/store"
@@ -24,6 +25,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs.SetOutput(io.err)
 	var o central.Options
 	var sync, logLevel, mqttPassFile, influxTokenFile, minFreeDisk string
+	var retainDays int
 	fs.StringVar(&o.DataDir, "data-dir", central.DefaultDataDir, "pasta dos bancos SQLite (leituras, casos) e do cadastro padrão")
 	fs.StringVar(&o.HTTP, "http", central.DefaultHTTP, "endereço HTTP da API (/api/v1) e das métricas (/metrics)")
 	fs.StringVar(&o.MQTTListen, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido (ignorado com --mqtt-url)")
@@ -47,6 +49,8 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&sync, "sync", "full", "durabilidade do SQLite: full (sobrevive a queda de energia) ou normal")
 	fs.DurationVar(&o.Skew, "max-future", wire.DefaultSkew, "quanto um registro pode estar no futuro em relação ao recebimento")
 	fs.DurationVar(&o.Stale, "max-age", wire.DefaultStale, "quanto um registro pode ser antigo (reenvio após falha longa)")
+	fs.IntVar(&retainDays, "retain-days", 0, "apaga leituras e cartas mortas recebidas há mais de N dias, mantendo as de todo alerta "+
+		"(com um dia de margem) e as ainda não enviadas ao InfluxDB; precisa ser maior que --max-age mais 1 dia; 0 guarda tudo")
 	fs.StringVar(&logLevel, "log", "info", "nível de log: debug, info, warn, error")
 	fs.Func("origin", "origem adicional aceita pelo painel (ex.: https://ruido.prefeitura.gov.br atrás de um proxy); repetível", func(v string) error {
 		o.Origins = append(o.Origins, v)
@@ -78,6 +82,16 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	o.MinFreeDisk = n
 	if n == 0 {
 		o.MinFreeDisk = -1 // no threshold
+	}
+	o.Retain = time.Duration(retainDays) * 24 * time.Hour
+	if retainDays < 0 {
+		fmt.Fprintf(io.err, "sossego central: --retain-days %d inválido; use um número de dias (0 guarda tudo)\n", retainDays)
+		return 2
+	}
+	if err := central.CheckRetain(o.Retain, o.Stale, o.DisableAlerts); err != nil {
+		fmt.Fprintf(io.err, "sossego central: --retain-days %d é curto demais: precisa ser pelo menos --max-age (%s) mais 1 dia, "+
+			"senão um lote apagado poderia ser reenviado pelo gateway e gravado de novo\n", retainDays, days(o.Stale))
+		return 2
 	}
 	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
 	o.Sync = store.Sync(sync)
@@ -120,4 +134,12 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 		return 1
 	}
 	return 0
+}
+
+// days writes a duration in days when it is a whole number of them.
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d dias", d/(24*time.Hour))
+	}
+	return d.String()
 }

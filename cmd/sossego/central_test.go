@@ -22,6 +22,9 @@ func TestCentralFlagErrors(t *testing.T) {
 		{"unknown unit", []string{"--min-free-disk", "2G"}, `ex.: 500MB, 2GiB`},
 		{"huge size", []string{"--min-free-disk", "9999999TiB"}, `tamanho "9999999TiB" grande demais`},
 		{"log level", []string{"--log", "verbose"}, `--log "verbose" inválido`},
+		{"negative retention", []string{"--retain-days", "-3"}, `--retain-days -3 inválido`},
+		{"retention under max-age", []string{"--retain-days", "30"}, `--retain-days 30 é curto demais: precisa ser pelo menos --max-age (30 dias) mais 1 dia`},
+		{"retention under a longer max-age", []string{"--max-age", "1440h", "--retain-days", "60"}, `--max-age (60 dias) mais 1 dia`},
 	}
 	// Already cancelled: should a bad value get through, the service stops
 	// at once instead of hanging the test.

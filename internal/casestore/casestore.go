@@ -469,3 +469,57 @@ func (s *Store) CountAlerts(ctx context.Context) (map[alerts.State]int, error) {
 	}
 	return out, nil
 }
+
+// Span is a stretch of one sensor's records that an alert rests on.
+type Span struct {
+	Sensor   string
+	From, To time.Time // To is zero while the alert is open
+}
+
+// EvidenceSpans returns, for every exceedance alert (any state), the span
+// of its sensor's records it rests on: from the earliest of its window
+// start and pending instant to the latest of its window end and resolve
+// instant, open-ended while the alert is pending or firing. Retention
+// keeps the readings and signed batches under these spans (plus a margin).
+func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT sensor, state, window_start, window_end, pending_at, resolved_at
+		FROM alerts WHERE kind = ?`, string(alerts.KindExceedance))
+	if err != nil {
+		return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+	}
+	defer rows.Close()
+	var out []Span
+	for rows.Next() {
+		var sp Span
+		var state string
+		var ws, we, pa, ra sql.NullInt64
+		if err := rows.Scan(&sp.Sensor, &state, &ws, &we, &pa, &ra); err != nil {
+			return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+		}
+		sp.From = earliest(fromMS(ws), fromMS(pa))
+		if st := alerts.State(state); st != alerts.StatePending && st != alerts.StateFiring {
+			sp.To = latest(fromMS(we), fromMS(ra)) // zero (no instant at all): open-ended, kept
+		}
+		out = append(out, sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+	}
+	return out, nil
+}
+
+// earliest is the earlier of two instants, ignoring zero ones.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// latest is the later of two instants.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

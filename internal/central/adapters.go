@@ -2,6 +2,8 @@ package central
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -12,8 +14,62 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/wire"
 )
+
+// CheckRetain validates a retention (Options.Retain) against the oldest
+// record the ingest accepts (stale; 0 → wire.DefaultStale): deleting a
+// batch forgets its (gateway, seq), so a gateway replaying it later must
+// find it refused as too old, not stored again. The retention keeps the
+// alerts' evidence, so it needs the alerts monitor.
+func CheckRetain(retain, stale time.Duration, alertsOff bool) error {
+	if retain == 0 {
+		return nil
+	}
+	if stale <= 0 {
+		stale = wire.DefaultStale
+	}
+	switch {
+	case retain < 0:
+		return fmt.Errorf("retention %v is negative", retain)
+	case retain < stale+24*time.Hour:
+		return fmt.Errorf("retention of %v must be at least the record age limit (--max-age %v) plus a day: "+
+			"a batch deleted sooner could be replayed by its gateway and stored again", retain, stale)
+	case alertsOff:
+		return errors.New("retention needs the alerts monitor: it keeps what the alerts rest on")
+	}
+	return nil
+}
+
+// evidenceSpans reads the alerts' spans from the case store for retention.
+func evidenceSpans(cases *casestore.Store) func(context.Context) ([]retention.Span, error) {
+	return func(ctx context.Context) ([]retention.Span, error) {
+		spans, err := cases.EvidenceSpans(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]retention.Span, len(spans))
+		for i, s := range spans {
+			out[i] = retention.Span{Sensor: s.Sensor, From: s.From, To: s.To}
+		}
+		return out, nil
+	}
+}
+
+// mirrorCursors reads the InfluxDB mirror's persisted cursors for
+// retention: nothing above them is deleted.
+func mirrorCursors(st *store.SQLite) func(context.Context) (int64, int64, error) {
+	return func(ctx context.Context) (int64, int64, error) {
+		lv, err := st.Cursor(ctx, store.CursorInflux)
+		if err != nil {
+			return 0, 0, err
+		}
+		env, err := st.Cursor(ctx, store.CursorInfluxEnv)
+		return lv, env, err
+	}
+}
 
 func sensorInfo(s registry.Sensor, grade string) alerts.SensorInfo {
 	info := alerts.SensorInfo{Sensor: s.ID, Gateway: s.Gateway, Municipality: s.Municipality(), Code: s.Code,

@@ -33,6 +33,7 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
 )
 
@@ -85,6 +86,13 @@ type Options struct {
 
 	Skew, Stale time.Duration // record time checks; defaults from wire
 
+	// Retain, when > 0, deletes readings (and dead letters) received longer
+	// ago than this, keeping every alert's evidence and whatever InfluxDB
+	// has not been sent yet (internal/retention). It must exceed Stale by a
+	// day at least. 0 keeps everything.
+	Retain      time.Duration
+	RetainDelay time.Duration // before the first retention pass; default 1 min (then hourly)
+
 	// CodesDir adds a municipality's own code files (YAML) to the embedded
 	// ones; a file with the id of an embedded code replaces it.
 	CodesDir string
@@ -134,6 +142,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Store == "influx" && (o.InfluxURL == "" || o.InfluxBucket == "") {
 		return errors.New("central: --store influx needs --influx-url and --influx-bucket")
+	}
+	if err := CheckRetain(o.Retain, o.Stale, o.DisableAlerts); err != nil {
+		return fmt.Errorf("central: %w", err)
 	}
 
 	// Registry.
@@ -327,7 +338,23 @@ func Run(ctx context.Context, o Options) error {
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 
+	var pruner *retention.Pruner
+	if o.Retain > 0 {
+		deleted := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sossego_retention_deleted_total",
+			Help: "Rows deleted by the retention (--retain-days), by kind: batches, levels, env, dead_letters."}, []string{"kind"})
+		promReg.MustRegister(deleted)
+		ro := retention.Options{Store: st, Spans: evidenceSpans(cases), Retain: o.Retain, Delay: o.RetainDelay, Deleted: deleted,
+			Log: log.With("componente", "retencao")}
+		if mirror != nil {
+			ro.Mirror = mirrorCursors(st)
+		}
+		pruner = retention.New(ro)
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
+	if pruner != nil {
+		g.Go(func() error { return pruner.Run(gctx) })
+	}
 	if brk != nil {
 		g.Go(func() error { return brk.Run(gctx) })
 	}

@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Prune says which old data PruneOldest may delete.
+type Prune struct {
+	// Before: batches received before it, and dead letters received before
+	// it, are candidates. Rows are walked in insertion order and the walk
+	// stops at the first one received at or after Before.
+	Before time.Time
+	// Keep reports whether a sensor's records spanning [from, to) must be
+	// kept (they touch the window of an alert: the evidence a notice or an
+	// auto de infração may need). A batch is kept or deleted whole: its
+	// signed body and every record stored from it.
+	Keep func(sensor string, from, to time.Time) bool
+	// Mirror says an InfluxDB mirror drains this store (it is the
+	// mirror's spool): a batch with a level record above MirroredLevelID
+	// (the mirror's cursor), or an env record above MirroredEnvID, is kept
+	// until the mirror has written it.
+	Mirror                         bool
+	MirroredLevelID, MirroredEnvID int64
+	// Limit is how many batches (and dead letters) one call examines;
+	// default 500. Each call is one short transaction, so ingest waits at
+	// most for one of them.
+	Limit int
+	// After resumes a pass: examine only batches with rowid > After
+	// (PruneResult.Next of the previous call); dead letters likewise with
+	// AfterDeadLetter.
+	After, AfterDeadLetter int64
+}
+
+// PruneResult counts what one PruneOldest call deleted.
+type PruneResult struct {
+	Batches, Levels, Env, DeadLetters int64
+	// Kept counts examined batches left in place (an alert's window, or not
+	// yet mirrored to InfluxDB).
+	Kept int64
+	// Next and NextDeadLetter resume the pass (Prune.After,
+	// Prune.AfterDeadLetter); Done is true when both walks reached Before
+	// or the end of their table.
+	Next, NextDeadLetter int64
+	Done                 bool
+}
+
+// pruneSpan is the time span of a stored batch's records, read back from
+// its signed body (accepted at ingest, so decoded leniently here).
+type pruneSpan struct {
+	Records []struct {
+		T     time.Time `json:"t"`
+		DurMs int64     `json:"dur_ms"`
+	} `json:"records"`
+	Env []struct {
+		T time.Time `json:"t"`
+	} `json:"env"`
+}
+
+// PruneOldest deletes, in one transaction, up to Limit old batches with the
+// level or environmental records stored from them, unless Keep protects
+// them or the InfluxDB mirror has not written them yet, and up to Limit
+// dead letters received before Before (a dead letter that settled a seq is
+// kept: docs/wire.md, Ack). The watermarks and the settled seqs are not
+// touched. Call it repeatedly with After/AfterDeadLetter from the result
+// until Done.
+//
+// Deleting a batch forgets its (gateway, seq): a replay of it would be
+// stored again, so Before must be older than the oldest record the ingest
+// accepts (--max-age); the caller checks that.
+func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) {
+	if s.closed.Load() {
+		return PruneResult{}, ErrClosed
+	}
+	if p.Limit <= 0 {
+		p.Limit = 500
+	}
+	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("store: prune: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	before := p.Before.UnixMilli()
+
+	batchesDone, err := s.pruneBatches(ctx, tx, p, before, &res)
+	if err != nil {
+		return res, err
+	}
+	deadDone, err := pruneDeadLetters(ctx, tx, p, before, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("store: prune: commit: %w", err)
+	}
+	res.Done = batchesDone && deadDone
+	return res, nil
+}
+
+func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before int64, res *PruneResult) (done bool, err error) {
+	type cand struct {
+		rowid        int64
+		gateway      string
+		seq          int64
+		kind, sensor string
+		body         []byte
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, gateway, seq, kind, sensor, body, received_at FROM batches
+		WHERE rowid > ? ORDER BY rowid LIMIT ?`, p.After, p.Limit)
+	if err != nil {
+		return false, fmt.Errorf("store: prune: read batches: %w", err)
+	}
+	var cands []cand
+	n := 0
+	reached := false
+	for rows.Next() {
+		var c cand
+		var received int64
+		if err := rows.Scan(&c.rowid, &c.gateway, &c.seq, &c.kind, &c.sensor, &c.body, &received); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("store: prune: read batches: %w", err)
+		}
+		n++
+		if received >= before {
+			reached = true
+			break
+		}
+		cands = append(cands, c)
+	}
+	if err := rows.Close(); err != nil {
+		return false, fmt.Errorf("store: prune: read batches: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("store: prune: read batches: %w", err)
+	}
+	done = reached || n < p.Limit
+	for _, c := range cands {
+		res.Next = c.rowid
+		var sp pruneSpan
+		if err := json.Unmarshal(c.body, &sp); err != nil {
+			// Not readable: keep it (an evidence body is never deleted blind).
+			res.Kept++
+			continue
+		}
+		table, mirrored := "levels", p.MirroredLevelID
+		var first, last, end time.Time
+		switch {
+		case c.kind == "env" && len(sp.Env) > 0:
+			table, mirrored = "env", p.MirroredEnvID
+			first, last = sp.Env[0].T, sp.Env[0].T
+			for _, e := range sp.Env {
+				first, last = minTime(first, e.T), maxTime(last, e.T)
+			}
+			end = last.Add(time.Millisecond)
+		case len(sp.Records) > 0:
+			first, last = sp.Records[0].T, sp.Records[0].T
+			end = last
+			for _, r := range sp.Records {
+				first, last = minTime(first, r.T), maxTime(last, r.T)
+				end = maxTime(end, r.T.Add(time.Duration(max(r.DurMs, 1))*time.Millisecond))
+			}
+		default:
+			res.Kept++ // nothing to go by
+			continue
+		}
+		if p.Keep != nil && p.Keep(c.sensor, first, end) {
+			res.Kept++
+			continue
+		}
+		span := []any{c.sensor, first.UnixMilli(), last.UnixMilli(), c.gateway, c.seq}
+		if p.Mirror {
+			var top sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM `+table+`
+				WHERE sensor = ? AND t >= ? AND t <= ? AND gateway = ? AND seq = ?`, span...).Scan(&top); err != nil {
+				return false, fmt.Errorf("store: prune: %s of %s/%d: %w", table, c.gateway, c.seq, err)
+			}
+			if top.Int64 > mirrored {
+				res.Kept++
+				continue
+			}
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
+			WHERE sensor = ? AND t >= ? AND t <= ? AND gateway = ? AND seq = ?`, span...)
+		if err != nil {
+			return false, fmt.Errorf("store: prune: delete %s of %s/%d: %w", table, c.gateway, c.seq, err)
+		}
+		k, _ := r.RowsAffected()
+		if table == "env" {
+			res.Env += k
+		} else {
+			res.Levels += k
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE rowid = ?`, c.rowid); err != nil {
+			return false, fmt.Errorf("store: prune: delete batch %s/%d: %w", c.gateway, c.seq, err)
+		}
+		res.Batches++
+	}
+	return done, nil
+}
+
+func pruneDeadLetters(ctx context.Context, tx *sql.Tx, p Prune, before int64, res *PruneResult) (done bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT d.id, d.received_at, s.dead_letter IS NOT NULL FROM dead_letters d
+		LEFT JOIN settled s ON s.dead_letter = d.id WHERE d.id > ? ORDER BY d.id LIMIT ?`, p.AfterDeadLetter, p.Limit)
+	if err != nil {
+		return false, fmt.Errorf("store: prune: read dead letters: %w", err)
+	}
+	var ids []int64
+	n := 0
+	reached := false
+	for rows.Next() {
+		var id, received int64
+		var settles bool
+		if err := rows.Scan(&id, &received, &settles); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("store: prune: read dead letters: %w", err)
+		}
+		n++
+		if received >= before {
+			reached = true
+			break
+		}
+		res.NextDeadLetter = id
+		if !settles {
+			ids = append(ids, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return false, fmt.Errorf("store: prune: read dead letters: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("store: prune: read dead letters: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM dead_letters WHERE id = ?`, id); err != nil {
+			return false, fmt.Errorf("store: prune: delete dead letter %d: %w", id, err)
+		}
+		res.DeadLetters++
+	}
+	return reached || n < p.Limit, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
