@@ -134,6 +134,11 @@ type Stored struct {
 	Device  wire.Device
 	Records []wire.Record
 	Env     []wire.EnvRecord
+	// SentAt is the batch's sent_at: when the gateway sealed it into its
+	// outbox (it stays the same when the batch is published again).
+	SentAt time.Time
+	// StoredAt is when Central first stored the batch.
+	StoredAt time.Time
 }
 
 // Central validates, stores and acks batches (levels and env, one seq
@@ -247,7 +252,7 @@ func (c *Central) onMessage(_ mqtt.Client, m mqtt.Message) {
 		}
 	} else {
 		gw[b.Seq] = Stored{Seq: b.Seq, Kind: b.Kind, Sensor: b.Sensor, Body: env.Body, Device: b.Device,
-			Records: b.Records, Env: b.Env}
+			Records: b.Records, Env: b.Env, SentAt: b.SentAt, StoredAt: time.Now()}
 	}
 	n := c.contiguous[b.Gateway]
 	for {
