@@ -25,6 +25,17 @@ type Publisher interface {
 	Publish(ctx context.Context, topic string, payload []byte, retained bool) error
 }
 
+// AsyncPublisher is a Publisher that can also hand a QoS 1 publish to the
+// connection without waiting for its PUBACK, in call order; the returned
+// func waits for it. The gateway then keeps up to Options.InFlight batches
+// in flight, so on a lossy or long link a batch does not wait for the
+// previous one's PUBACK (one at a time, a 30 %-loss link carried ~10
+// batches/s: BENCHMARKS.md, R9).
+type AsyncPublisher interface {
+	Publisher
+	PublishAsync(topic string, payload []byte, retained bool) (wait func(context.Context) error)
+}
+
 // FullPolicy says what the gateway does when the outbox has no room.
 type FullPolicy string
 
@@ -56,6 +67,7 @@ type Options struct {
 	AckTimeout     time.Duration // resend unacked batches after this long without ack progress (default 30 s)
 	StatusInterval time.Duration // retained status refresh (default 60 s)
 	PublishTimeout time.Duration // wait for a PUBACK (default 10 s)
+	InFlight       int           // batches awaiting their PUBACK at once, with an AsyncPublisher (default 8)
 	Version        string        // software version in the status
 
 	// Env configures the optional environmental sensor (SetEnvSensor).
@@ -67,7 +79,7 @@ func DefaultOptions() Options {
 	return Options{
 		SamplePeriod: 100 * time.Millisecond, BatchRecords: 10, BatchMaxAge: 10 * time.Second,
 		FullPolicy: DropNew, ReplayRate: 50, Window: 100, AckTimeout: 30 * time.Second,
-		StatusInterval: 60 * time.Second, PublishTimeout: 10 * time.Second,
+		StatusInterval: 60 * time.Second, PublishTimeout: 10 * time.Second, InFlight: 8,
 	}
 }
 
@@ -99,6 +111,9 @@ func (o *Options) fill() {
 	}
 	if o.PublishTimeout <= 0 {
 		o.PublishTimeout = d.PublishTimeout
+	}
+	if o.InFlight <= 0 {
+		o.InFlight = d.InFlight
 	}
 	o.Env.fill(o.Sensor)
 }
@@ -514,6 +529,36 @@ func (g *Gateway) send(ctx context.Context) error {
 }
 
 func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
+	ap, pipelined := g.pub.(AsyncPublisher)
+	pipelined = pipelined && g.opts.InFlight > 1
+	// Publishes handed to the connection and not yet PUBACKed, oldest
+	// first. The cursor moves only over PUBACKed ones, in order; after a
+	// failure the rest are abandoned and republished from the cursor (the
+	// central service ignores the duplicates).
+	type flight struct {
+		seq      uint64
+		wait     func(context.Context) error
+		deadline time.Time
+	}
+	var q []flight
+	settle := func(keep int) error {
+		for len(q) > keep {
+			f := q[0]
+			pctx, cancel := context.WithDeadline(ctx, f.deadline)
+			err := f.wait(pctx)
+			cancel()
+			if err != nil {
+				q = nil
+				return err
+			}
+			*cursor, q = f.seq, q[1:]
+			// A fresh ack frees window room; apply it on the next loop.
+			if a := g.ackSeq.Load(); a > g.box.Acked() {
+				g.poke()
+			}
+		}
+		return nil
+	}
 	for g.connected.Load() {
 		inflight := int(*cursor - g.box.Acked())
 		room := g.opts.Window - inflight
@@ -538,6 +583,14 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 				}
 			}
 			*nextSend = time.Now().Add(interval)
+			if pipelined {
+				q = append(q, flight{seq: e.Seq, wait: ap.PublishAsync(e.Topic, e.Payload, false),
+					deadline: time.Now().Add(g.opts.PublishTimeout)})
+				if err := settle(g.opts.InFlight - 1); err != nil {
+					return err
+				}
+				continue
+			}
 			pctx, cancel := context.WithTimeout(ctx, g.opts.PublishTimeout)
 			err := g.pub.Publish(pctx, e.Topic, e.Payload, false)
 			cancel()
@@ -549,6 +602,9 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 			if a := g.ackSeq.Load(); a > g.box.Acked() {
 				g.poke()
 			}
+		}
+		if err := settle(0); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -89,6 +89,7 @@ type BatchConfig struct {
 type ReplayConfig struct {
 	RatePerSecond float64       `yaml:"rate_per_second"`
 	Window        int           `yaml:"window"`
+	InFlight      int           `yaml:"in_flight"`
 	AckTimeout    time.Duration `yaml:"ack_timeout"`
 }
 
@@ -102,7 +103,7 @@ func defaultConfig() Config {
 		MQTT:   MQTTConfig{Broker: "tcp://localhost:1883", KeepAlive: 30 * time.Second, MaxReconnectInterval: time.Minute},
 		Outbox: OutboxConfig{CapacityRecords: 3 * 86400, FullPolicy: string(d.FullPolicy)},
 		Batch:  BatchConfig{Records: d.BatchRecords, MaxAge: d.BatchMaxAge},
-		Replay: ReplayConfig{RatePerSecond: d.ReplayRate, Window: d.Window, AckTimeout: d.AckTimeout},
+		Replay: ReplayConfig{RatePerSecond: d.ReplayRate, Window: d.Window, InFlight: d.InFlight, AckTimeout: d.AckTimeout},
 
 		StatusInterval: d.StatusInterval,
 	}
@@ -203,6 +204,9 @@ func (c Config) validate() error {
 	if c.Replay.RatePerSecond <= 0 || c.Replay.Window < 1 || c.Replay.AckTimeout < time.Second {
 		bad("replay: rate_per_second > 0, window ≥ 1 e ack_timeout ≥ 1s")
 	}
+	if c.Replay.InFlight < 1 || c.Replay.InFlight > c.Replay.Window {
+		bad("replay.in_flight %d fora de 1–window (%d)", c.Replay.InFlight, c.Replay.Window)
+	}
 	if c.StatusInterval < time.Second {
 		bad("status_interval %s menor que 1s", c.StatusInterval)
 	}
@@ -215,7 +219,7 @@ func (c Config) gatewayOptions(version string) gateway.Options {
 		Municipality: c.Municipality, Gateway: c.Gateway, Sensor: c.Sensor,
 		SamplePeriod: time.Duration(float64(time.Second) / c.Meter.SampleRateHz),
 		BatchRecords: c.Batch.Records, BatchMaxAge: c.Batch.MaxAge, FullPolicy: gateway.FullPolicy(c.Outbox.FullPolicy),
-		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, AckTimeout: c.Replay.AckTimeout,
+		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, InFlight: c.Replay.InFlight, AckTimeout: c.Replay.AckTimeout,
 		StatusInterval: c.StatusInterval, Version: version,
 		Env: c.Env.gatewayOptions(),
 	}

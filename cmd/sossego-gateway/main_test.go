@@ -45,6 +45,13 @@ func TestParseConfig(t *testing.T) {
 		{"rate", "municipality: lapa\ngateway: g\nmeter: {sample_rate_hz: 1000}\n", "sample_rate_hz", nil},
 		{"cert without key", "municipality: lapa\ngateway: g\nmqtt: {cert_file: a.pem}\n", "key_file", nil},
 		{"duration", "municipality: lapa\ngateway: g\nbatch: {max_age: 500ms}\n", "max_age", nil},
+		{"in flight over the window", "municipality: lapa\ngateway: g\nreplay: {window: 4, in_flight: 5}\n", "replay.in_flight 5 fora de 1–window (4)", nil},
+		{"in flight zero", "municipality: lapa\ngateway: g\nreplay: {in_flight: 0}\n", "replay.in_flight 0", nil},
+		{"in flight", "municipality: lapa\ngateway: g\nreplay: {in_flight: 3}\n", "", func(t *testing.T, c Config) {
+			if got := c.gatewayOptions("x").InFlight; got != 3 {
+				t.Errorf("gateway InFlight %d, want 3", got)
+			}
+		}},
 		{"no env sensor by default", "municipality: lapa\ngateway: g\n", "", func(t *testing.T, c Config) {
 			if c.Env.Type != "" || c.Env != defaultEnvConfig() || c.gatewayOptions("x").Env != (gateway.EnvOptions{}) {
 				t.Errorf("env %+v", c.Env)

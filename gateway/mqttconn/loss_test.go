@@ -317,14 +317,22 @@ type countingPub struct {
 }
 
 func (p *countingPub) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
-	err := p.p.Publish(ctx, topic, payload, retained)
-	if topic == p.topic {
-		p.c.publishes.Add(1)
-		if errors.Is(err, context.DeadlineExceeded) { // not the stop of a life
-			p.c.failed.Add(1)
+	return p.PublishAsync(topic, payload, retained)(ctx)
+}
+
+// PublishAsync keeps the transport's pipelining (gateway.AsyncPublisher).
+func (p *countingPub) PublishAsync(topic string, payload []byte, retained bool) func(context.Context) error {
+	wait := p.p.(gateway.AsyncPublisher).PublishAsync(topic, payload, retained)
+	return func(ctx context.Context) error {
+		err := wait(ctx)
+		if topic == p.topic {
+			p.c.publishes.Add(1)
+			if errors.Is(err, context.DeadlineExceeded) { // not the stop of a life
+				p.c.failed.Add(1)
+			}
 		}
+		return err
 	}
-	return err
 }
 
 // countingHandler passes connection events and acks to the gateway,

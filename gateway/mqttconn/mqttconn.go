@@ -201,17 +201,28 @@ func (c *Client) Run(ctx context.Context) error {
 
 // Publish sends payload at QoS 1 and waits for the PUBACK or ctx.
 func (c *Client) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
+	return c.PublishAsync(topic, payload, retained)(ctx)
+}
+
+// PublishAsync hands a QoS 1 publish to paho without waiting: paho writes
+// publishes in call order on the one connection; the returned func waits
+// for the PUBACK (gateway.AsyncPublisher).
+func (c *Client) PublishAsync(topic string, payload []byte, retained bool) func(context.Context) error {
 	t := c.c.Publish(topic, 1, retained, payload)
-	select {
-	case <-t.Done():
-		if err := t.Error(); err != nil {
-			return fmt.Errorf("mqttconn: publish %s: %w", topic, err)
+	return func(ctx context.Context) error {
+		select {
+		case <-t.Done():
+			if err := t.Error(); err != nil {
+				return fmt.Errorf("mqttconn: publish %s: %w", topic, err)
+			}
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("mqttconn: publish %s: %w", topic, ctx.Err())
 		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("mqttconn: publish %s: %w", topic, ctx.Err())
 	}
 }
+
+var _ gateway.AsyncPublisher = (*Client)(nil)
 
 // TLSFiles are PEM files for an mqtts:// connection.
 type TLSFiles struct {

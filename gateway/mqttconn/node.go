@@ -76,3 +76,7 @@ type lateTransport struct{ c *Client }
 func (t *lateTransport) Publish(ctx context.Context, topic string, payload []byte, retained bool) error {
 	return t.c.Publish(ctx, topic, payload, retained)
 }
+
+func (t *lateTransport) PublishAsync(topic string, payload []byte, retained bool) func(context.Context) error {
+	return t.c.PublishAsync(topic, payload, retained)
+}

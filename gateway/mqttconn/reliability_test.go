@@ -156,6 +156,11 @@ func (l *lazyPub) Publish(ctx context.Context, topic string, payload []byte, ret
 	return l.p.Publish(ctx, topic, payload, retained)
 }
 
+// PublishAsync keeps the transport's pipelining (gateway.AsyncPublisher).
+func (l *lazyPub) PublishAsync(topic string, payload []byte, retained bool) func(context.Context) error {
+	return l.p.(gateway.AsyncPublisher).PublishAsync(topic, payload, retained)
+}
+
 func (h *gw) stop() {
 	if h.cancel == nil {
 		return
