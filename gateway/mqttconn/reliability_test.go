@@ -75,10 +75,11 @@ type gw struct {
 }
 
 type gwOpts struct {
-	capacity int
-	policy   gateway.FullPolicy
-	period   time.Duration
-	silent   bool // a meter that never answers: the gateway only delivers its outbox
+	capacity   int
+	policy     gateway.FullPolicy
+	period     time.Duration
+	silent     bool    // a meter that never answers: the gateway only delivers its outbox
+	replayRate float64 // messages per second; default 500
 }
 
 type deadMeter struct{}
@@ -135,10 +136,13 @@ func startGateway(t *testing.T, brokerURL, id, dir string, o gwOpts) *gw {
 }
 
 func testOptions(id string, o gwOpts) gateway.Options {
+	if o.replayRate <= 0 {
+		o.replayRate = 500
+	}
 	return gateway.Options{
 		Municipality: muni, Gateway: id, Sensor: sens, SamplePeriod: o.period,
 		BatchRecords: 10, BatchMaxAge: 10 * time.Second, FullPolicy: o.policy,
-		ReplayRate: 500, Window: 200, AckTimeout: 2 * time.Second, StatusInterval: 500 * time.Millisecond,
+		ReplayRate: o.replayRate, Window: 200, AckTimeout: 2 * time.Second, StatusInterval: 500 * time.Millisecond,
 		PublishTimeout: 2 * time.Second, Version: "test",
 	}
 }
@@ -372,7 +376,8 @@ func runChild() int {
 	meter := &gatewaytest.Meter{Start: time.Unix(startUnix, 0)}
 	pubs := &lazyPub{}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	g, err := gateway.New(testOptions(id, gwOpts{period: 10 * time.Millisecond}), meter,
+	rate, _ := strconv.ParseFloat(os.Getenv("CHILD_REPLAY_RATE"), 64)
+	g, err := gateway.New(testOptions(id, gwOpts{period: 10 * time.Millisecond, replayRate: rate}), meter,
 		gateway.FixedSync(wire.Clock{Synced: true, Source: "ntp"}), box, key, pubs, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -398,7 +403,7 @@ type child struct {
 	cmd *exec.Cmd
 }
 
-func startChild(t *testing.T, broker, dir, id string, start time.Time) *child {
+func startChild(t *testing.T, broker, dir, id string, start time.Time, env ...string) *child {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -407,6 +412,7 @@ func startChild(t *testing.T, broker, dir, id string, start time.Time) *child {
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "CHILD_BROKER="+broker, "CHILD_DIR="+dir, "CHILD_ID="+id,
 		"CHILD_START="+strconv.FormatInt(start.Unix(), 10))
+	cmd.Env = append(cmd.Env, env...)
 	logf, err := os.OpenFile(filepath.Join(dir, "child.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -516,4 +522,85 @@ func TestGatewayKilledDuringOutage(t *testing.T) {
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+}
+
+// TestPowerCutMidReplay is perf-reliability R7 in compressed time: the
+// gateway process (a meter giving 100 one-second records per wall second)
+// is cut off from the broker long enough to queue an hour of records
+// (36 s; SOSSEGO_R7_OUTAGE for another span), the broker comes back, and
+// the gateway is SIGKILLed halfway through its rate-limited replay (20
+// msg/s here) and restarted. Every record of the killed life — the hour
+// included — must be stored once, with its original time, in order.
+func TestPowerCutMidReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: starts brokers and a gateway process")
+	}
+	outage := 36 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("SOSSEGO_R7_OUTAGE")); err == nil && d > 0 {
+		outage = d
+	}
+	const rate = 20
+	for name, start := range brokers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := start(t)
+			id := "gw-r7-" + name
+			dir := t.TempDir()
+			key, _, err := gateway.LoadOrCreateKey(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := gatewaytest.StartCentral(t, b.url(), "central-"+id, map[string]ed25519.PublicKey{id: key.Public().(ed25519.PublicKey)})
+			base := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
+			rateEnv := "CHILD_REPLAY_RATE=" + strconv.Itoa(rate)
+			p := startChild(t, b.url(), dir, id, base, rateEnv)
+			if !gatewaytest.WaitFor(30*time.Second, func() bool { return c.Contiguous(id) >= 20 }) {
+				t.Fatalf("no traffic from the gateway process: contiguous %d", c.Contiguous(id))
+			}
+			b.down()
+			before := c.Contiguous(id)
+			time.Sleep(outage) // the gateway keeps measuring into its outbox
+			b.up(t)
+			// Kill once the replay has covered about half of what the outage queued.
+			queued := uint64(outage / time.Second * 10) // batches: 100 records/s, 10 per batch
+			replayStart := time.Now()
+			if !gatewaytest.WaitFor(outage+60*time.Second, func() bool { return c.Contiguous(id) >= before+queued/2 }) {
+				t.Fatalf("replay stalled: contiguous %d, want ≥ %d", c.Contiguous(id), before+queued/2)
+			}
+			replayed := c.Contiguous(id) - before
+			elapsed := time.Since(replayStart)
+			p.kill() // power cut mid-replay
+			lastAtKill, pendingAtKill := outboxAt(t, dir)
+			behind := lastAtKill - c.Contiguous(id)
+			t.Logf("outage %v queued ~%d batches; replayed %d in %v (≈ %.0f msg/s, limit %d); killed with seqs 1..%d assigned, %d records pending, %d batches not yet stored",
+				outage, queued, replayed, elapsed.Round(time.Millisecond), float64(replayed)/elapsed.Seconds(), rate, lastAtKill, pendingAtKill, behind)
+			if behind < queued/4 {
+				t.Fatalf("only %d batches were left to replay at the kill: not mid-replay, the test proves nothing", behind)
+			}
+			// The gateway restarts (its meter continues a day later, so records never collide).
+			p = startChild(t, b.url(), dir, id, base.Add(24*time.Hour), rateEnv)
+			if !gatewaytest.WaitFor(outage+90*time.Second, func() bool {
+				n := c.Contiguous(id)
+				return n >= lastAtKill+20 && uint64(len(c.Batches(id))) == n
+			}) {
+				t.Fatalf("outbox not replayed after the restart: contiguous %d, want ≥ %d", c.Contiguous(id), lastAtKill+20)
+			}
+			p.kill()
+			n := c.Contiguous(id)
+			checkStore(t, c, id, uint64(len(c.Batches(id))), n)
+			var first []wire.Record
+			for _, s := range c.Batches(id) {
+				if s.Seq <= lastAtKill {
+					first = append(first, s.Records...)
+				}
+			}
+			for i, r := range first {
+				if want := base.Add(time.Duration(i) * time.Second); !r.T.Equal(want) {
+					t.Fatalf("first life record %d at %s, want %s: lost or duplicated records", i, r.T, want)
+				}
+			}
+			t.Logf("%d batches stored once in order; all %d records of the killed life (the outage's included) with their original times; %d redeliveries ignored",
+				n, len(first), c.Duplicates())
+		})
+	}
 }
