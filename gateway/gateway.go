@@ -158,6 +158,13 @@ type Gateway struct {
 	ackSeq    atomic.Uint64
 	wake      chan struct{} // connection change, ack, new batch, full-state change
 
+	// Repeated acks (fast resend, see HandleAck).
+	dupMu      sync.Mutex
+	dupVal     uint64        // the latest ack value
+	dupCount   int           // how many times in a row it came
+	recoverTo  atomic.Uint64 // after a fast resend: no other until the ack reaches this
+	fastResend atomic.Uint64 // ack value to resend after (0: none)
+
 	clockMu sync.Mutex
 	clock   wire.Clock
 
@@ -226,8 +233,32 @@ func (g *Gateway) HandleAck(payload []byte) {
 			break
 		}
 	}
+	// The central service acks after every commit holding a batch of this
+	// gateway; the same ack a third time in a row means batches above it
+	// arrive while the next one does not — lost between this gateway and the
+	// central service although the broker PUBACKed it (e.g. published while
+	// the central service was not yet subscribed again after a broker
+	// restart). Like TCP's fast retransmit, resend from there at once
+	// instead of after AckTimeout; once, until everything sent by then is
+	// acked.
+	g.dupMu.Lock()
+	switch {
+	case a.Seq == g.dupVal:
+		g.dupCount++
+	case a.Seq > g.dupVal:
+		g.dupVal, g.dupCount = a.Seq, 1
+	}
+	trigger := a.Seq == g.dupVal && g.dupCount == fastResendAcks && a.Seq >= g.recoverTo.Load()
+	g.dupMu.Unlock()
+	if trigger {
+		g.fastResend.Store(a.Seq)
+	}
 	g.poke()
 }
+
+// fastResendAcks is how many times in a row the same ack must come for a
+// fast resend (HandleAck).
+const fastResendAcks = 3
 
 // ParseAck decodes an ack strictly: known fields only, v = 1, a gateway id
 // and a seq ≥ 1.
@@ -512,7 +543,14 @@ func (g *Gateway) send(ctx context.Context) error {
 			}
 			lastStatus, statusDirty = now, false
 		}
-		// 3. Resend when the central service has not moved for AckTimeout.
+		// 3. Resend after a repeated ack (HandleAck), or when the central
+		// service has not moved for AckTimeout.
+		if fr := g.fastResend.Swap(0); fr != 0 && fr == g.box.Acked() && cursor > fr {
+			g.log.Info("ack repetido: lotes acima dele chegam e o seguinte não; reenviando a partir dele", "acked", fr, "sent", cursor)
+			g.recoverTo.Store(cursor)
+			cursor = fr
+			lastProgress = now
+		}
 		if cursor > g.box.Acked() && now.Sub(lastProgress) >= g.opts.AckTimeout {
 			g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", cursor)
 			cursor = g.box.Acked()
@@ -577,7 +615,7 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 			// the outbox now, rather than after a whole window (at the
 			// replay rate a window of 100 is seconds of acked batches that
 			// a power cut would have resent).
-			if g.ackSeq.Load() > g.box.Acked() {
+			if g.ackSeq.Load() > g.box.Acked() || g.fastResend.Load() != 0 {
 				return settle(0)
 			}
 			if d := time.Until(*nextSend); d > 0 {

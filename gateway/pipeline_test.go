@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 type slowLink struct {
 	delay   time.Duration
 	failSeq uint64
+	lose    map[uint64]bool // first publish PUBACKed but never delivered
 	g       *Gateway
 
 	mu            sync.Mutex
@@ -47,6 +49,8 @@ func (l *slowLink) PublishAsync(_ string, payload []byte, _ bool) func(context.C
 	l.order = append(l.order, b.Seq)
 	fail := b.Seq == l.failSeq && !l.failed
 	l.failed = l.failed || fail
+	lost := l.lose[b.Seq]
+	delete(l.lose, b.Seq)
 	l.mu.Unlock()
 	done := make(chan error, 1)
 	time.AfterFunc(l.delay, func() {
@@ -55,6 +59,11 @@ func (l *slowLink) PublishAsync(_ string, payload []byte, _ bool) func(context.C
 		if fail {
 			l.mu.Unlock()
 			done <- errors.New("sem PUBACK")
+			return
+		}
+		if lost { // the broker PUBACKs; nobody receives it
+			l.mu.Unlock()
+			done <- nil
 			return
 		}
 		l.stored[b.Seq] = true
@@ -148,4 +157,53 @@ func count(s []uint64, v uint64) int {
 		}
 	}
 	return n
+}
+
+// Batches the broker PUBACKed but the central service never got (published
+// while it was not subscribed, e.g. right after a broker restart) are
+// resent as soon as the same ack comes three times in a row — not after
+// AckTimeout (an hour here) — once, without a cascade of resends.
+func TestFastResendOnRepeatedAcks(t *testing.T) {
+	for _, inFlight := range []int{1, 4} {
+		t.Run(fmt.Sprintf("in flight %d", inFlight), func(t *testing.T) {
+			box, err := OpenOutbox(filepath.Join(t.TempDir(), "o.db"), 100000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer box.Close()
+			_, priv, _ := ed25519.GenerateKey(nil)
+			link := &slowLink{delay: 5 * time.Millisecond, stored: map[uint64]bool{}, lose: map[uint64]bool{21: true, 22: true}}
+			start := time.Now().Add(-time.Hour).Truncate(time.Second)
+			g, err := New(Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: time.Millisecond,
+				BatchRecords: 1, ReplayRate: 100000, AckTimeout: time.Hour, PublishTimeout: time.Second, InFlight: inFlight},
+				&stepMeter{start: start}, FixedSync(synced), box, priv, link, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			link.g = g
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- g.Run(ctx) }()
+			g.OnConnect()
+			wait(t, "the lost batches resent and 80 stored in order", func() bool { link.mu.Lock(); defer link.mu.Unlock(); return link.wm >= 80 })
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			link.mu.Lock()
+			defer link.mu.Unlock()
+			times := map[uint64]int{}
+			for _, s := range link.order {
+				times[s]++
+			}
+			if times[21] != 2 || times[22] != 2 {
+				t.Errorf("lost seqs 21 and 22 published %d and %d times, want 2 each", times[21], times[22])
+			}
+			for s, n := range times {
+				if n > 2 {
+					t.Errorf("seq %d published %d times: resends cascade", s, n)
+				}
+			}
+		})
+	}
 }
