@@ -86,6 +86,36 @@ func (l *slowLink) PublishAsync(_ string, payload []byte, _ bool) func(context.C
 	}
 }
 
+// runOverLink runs a gateway of one-record batches over link (with
+// AckTimeout an hour away, so only what is under test resends) until link
+// has stored n batches in a row, then stops it.
+func runOverLink(t *testing.T, link *slowLink, inFlight int, n uint64) {
+	t.Helper()
+	box, err := OpenOutbox(filepath.Join(t.TempDir(), "o.db"), 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	_, priv, _ := ed25519.GenerateKey(nil)
+	start := time.Now().Add(-time.Hour).Truncate(time.Second)
+	g, err := New(Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: time.Millisecond,
+		BatchRecords: 1, ReplayRate: 100000, AckTimeout: time.Hour, PublishTimeout: time.Second, InFlight: inFlight},
+		&stepMeter{start: start}, FixedSync(synced), box, priv, link, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link.g = g
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	g.OnConnect()
+	wait(t, fmt.Sprintf("%d batches stored in order", n), func() bool { link.mu.Lock(); defer link.mu.Unlock(); return link.wm >= n })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // With an AsyncPublisher the gateway keeps up to InFlight batches waiting
 // for their PUBACK (counted until the first failure: the publishes it
 // abandons stay on the wire until they end), publishes them in seq order,
@@ -101,30 +131,8 @@ func TestPipelinedPublish(t *testing.T) {
 		{"four in flight", 4, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			box, err := OpenOutbox(filepath.Join(t.TempDir(), "o.db"), 100000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer box.Close()
-			_, priv, _ := ed25519.GenerateKey(nil)
 			link := &slowLink{delay: 15 * time.Millisecond, failSeq: 40, stored: map[uint64]bool{}}
-			start := time.Now().Add(-time.Hour).Truncate(time.Second)
-			g, err := New(Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: time.Millisecond,
-				BatchRecords: 1, ReplayRate: 100000, AckTimeout: time.Hour, PublishTimeout: time.Second, InFlight: tc.inFlight},
-				&stepMeter{start: start}, FixedSync(synced), box, priv, link, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			link.g = g
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- g.Run(ctx) }()
-			g.OnConnect()
-			wait(t, "60 batches stored in order", func() bool { link.mu.Lock(); defer link.mu.Unlock(); return link.wm >= 60 })
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			runOverLink(t, link, tc.inFlight, 60)
 			link.mu.Lock()
 			defer link.mu.Unlock()
 			if link.max != tc.wantMax {
@@ -166,30 +174,8 @@ func count(s []uint64, v uint64) int {
 func TestFastResendOnRepeatedAcks(t *testing.T) {
 	for _, inFlight := range []int{1, 4} {
 		t.Run(fmt.Sprintf("in flight %d", inFlight), func(t *testing.T) {
-			box, err := OpenOutbox(filepath.Join(t.TempDir(), "o.db"), 100000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer box.Close()
-			_, priv, _ := ed25519.GenerateKey(nil)
 			link := &slowLink{delay: 5 * time.Millisecond, stored: map[uint64]bool{}, lose: map[uint64]bool{21: true, 22: true}}
-			start := time.Now().Add(-time.Hour).Truncate(time.Second)
-			g, err := New(Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: time.Millisecond,
-				BatchRecords: 1, ReplayRate: 100000, AckTimeout: time.Hour, PublishTimeout: time.Second, InFlight: inFlight},
-				&stepMeter{start: start}, FixedSync(synced), box, priv, link, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			link.g = g
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- g.Run(ctx) }()
-			g.OnConnect()
-			wait(t, "the lost batches resent and 80 stored in order", func() bool { link.mu.Lock(); defer link.mu.Unlock(); return link.wm >= 80 })
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			runOverLink(t, link, inFlight, 80) // past 21 and 22 only if they were resent
 			link.mu.Lock()
 			defer link.mu.Unlock()
 			times := map[uint64]int{}

@@ -435,6 +435,40 @@ func (c *child) kill() {
 	_ = c.cmd.Wait()
 }
 
+// replayedAfterRestart waits until the restarted gateway p has replayed past
+// lastAtKill (the last seq of its killed life) with no gap open, kills it
+// for good, and checks the store: every batch once in order, and every
+// record of the killed life that reached its outbox stored, contiguous in
+// time from base. It returns the contiguous seq and the killed life's
+// record count.
+func replayedAfterRestart(t *testing.T, c *gatewaytest.Central, p *child, id string, lastAtKill uint64, base time.Time,
+	within time.Duration) (n uint64, first int) {
+	t.Helper()
+	if !gatewaytest.WaitFor(within, func() bool {
+		n := c.Contiguous(id)
+		return n >= lastAtKill+20 && uint64(len(c.Batches(id))) == n
+	}) {
+		t.Fatalf("outbox not replayed after the restart: contiguous %d, want ≥ %d", c.Contiguous(id), lastAtKill+20)
+	}
+	p.kill()
+	// Whatever arrived between the check and the kill may leave a gap above
+	// the contiguous seq; the gateway that would resend it is dead.
+	n = c.Contiguous(id)
+	checkStore(t, c, id, uint64(len(c.Batches(id))), n)
+	var recs []wire.Record
+	for _, s := range c.Batches(id) {
+		if s.Seq <= lastAtKill {
+			recs = append(recs, s.Records...)
+		}
+	}
+	for i, r := range recs {
+		if want := base.Add(time.Duration(i) * time.Second); !r.T.Equal(want) {
+			t.Fatalf("first life record %d at %s, want %s: lost or duplicated records", i, r.T, want)
+		}
+	}
+	return n, len(recs)
+}
+
 // outboxAt reads the outbox of a dead gateway: the last seq it assigned.
 func outboxAt(t *testing.T, dir string) (last uint64, pending int) {
 	t.Helper()
@@ -478,34 +512,9 @@ func TestGatewayKilledDuringOutage(t *testing.T) {
 			p = startChild(t, b.url(), dir, id, base.Add(24*time.Hour))
 			time.Sleep(time.Second)
 			b.up(t)
-			// Wait until the replay passed the kill point and no gap is open (a batch
-			// the broker dropped before the central service re-subscribed is resent
-			// after ack_timeout); then the gateway goes down for good.
-			if !gatewaytest.WaitFor(60*time.Second, func() bool {
-				n := c.Contiguous(id)
-				return n >= lastAtKill+20 && uint64(len(c.Batches(id))) == n
-			}) {
-				t.Fatalf("outbox not replayed after restart: contiguous %d, want ≥ %d", c.Contiguous(id), lastAtKill+20)
-			}
-			p.kill()
-			// Whatever arrived between the check and the kill may leave a gap above
-			// the contiguous seq; the gateway that would resend it is dead.
-			n := c.Contiguous(id)
-			checkStore(t, c, id, uint64(len(c.Batches(id))), n)
-			// Every record of the first life that reached the outbox is stored, contiguous in time.
-			var first []wire.Record
-			for _, s := range c.Batches(id) {
-				if s.Seq <= lastAtKill {
-					first = append(first, s.Records...)
-				}
-			}
-			for i, r := range first {
-				if want := base.Add(time.Duration(i) * time.Second); !r.T.Equal(want) {
-					t.Fatalf("first life record %d at %s, want %s: lost or duplicated records", i, r.T, want)
-				}
-			}
+			n, first := replayedAfterRestart(t, c, p, id, lastAtKill, base, 60*time.Second)
 			t.Logf("%d batches stored once in order; %d records of the killed life, none lost; %d redeliveries ignored",
-				n, len(first), c.Duplicates())
+				n, first, c.Duplicates())
 			// The Will announced the kill.
 			sawOffline := false
 			for _, s := range c.StatusLog(id) {
@@ -579,28 +588,9 @@ func TestPowerCutMidReplay(t *testing.T) {
 			}
 			// The gateway restarts (its meter continues a day later, so records never collide).
 			p = startChild(t, b.url(), dir, id, base.Add(24*time.Hour), rateEnv)
-			if !gatewaytest.WaitFor(outage+90*time.Second, func() bool {
-				n := c.Contiguous(id)
-				return n >= lastAtKill+20 && uint64(len(c.Batches(id))) == n
-			}) {
-				t.Fatalf("outbox not replayed after the restart: contiguous %d, want ≥ %d", c.Contiguous(id), lastAtKill+20)
-			}
-			p.kill()
-			n := c.Contiguous(id)
-			checkStore(t, c, id, uint64(len(c.Batches(id))), n)
-			var first []wire.Record
-			for _, s := range c.Batches(id) {
-				if s.Seq <= lastAtKill {
-					first = append(first, s.Records...)
-				}
-			}
-			for i, r := range first {
-				if want := base.Add(time.Duration(i) * time.Second); !r.T.Equal(want) {
-					t.Fatalf("first life record %d at %s, want %s: lost or duplicated records", i, r.T, want)
-				}
-			}
+			n, first := replayedAfterRestart(t, c, p, id, lastAtKill, base, outage+90*time.Second)
 			t.Logf("%d batches stored once in order; all %d records of the killed life (the outage's included) with their original times; %d redeliveries ignored",
-				n, len(first), c.Duplicates())
+				n, first, c.Duplicates())
 		})
 	}
 }
