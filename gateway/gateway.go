@@ -567,8 +567,17 @@ func (g *Gateway) send(ctx context.Context) error {
 }
 
 func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
-	ap, pipelined := g.pub.(AsyncPublisher)
-	pipelined = pipelined && g.opts.InFlight > 1
+	// Without an AsyncPublisher a publish waits for its PUBACK when it is
+	// settled: one in flight.
+	start, inFlight := func(topic string, payload []byte) func(context.Context) error {
+		return func(ctx context.Context) error { return g.pub.Publish(ctx, topic, payload, false) }
+	}, 1
+	if ap, ok := g.pub.(AsyncPublisher); ok {
+		start = func(topic string, payload []byte) func(context.Context) error {
+			return ap.PublishAsync(topic, payload, false)
+		}
+		inFlight = g.opts.InFlight
+	}
 	// Publishes handed to the connection and not yet PUBACKed, oldest
 	// first. The cursor moves only over PUBACKed ones, in order; after a
 	// failure the rest are abandoned and republished from the cursor (the
@@ -590,10 +599,6 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 				return err
 			}
 			*cursor, q = f.seq, q[1:]
-			// A fresh ack frees window room; apply it on the next loop.
-			if a := g.ackSeq.Load(); a > g.box.Acked() {
-				g.poke()
-			}
 		}
 		return nil
 	}
@@ -628,24 +633,9 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 				}
 			}
 			*nextSend = time.Now().Add(interval)
-			if pipelined {
-				q = append(q, flight{seq: e.Seq, wait: ap.PublishAsync(e.Topic, e.Payload, false),
-					deadline: time.Now().Add(g.opts.PublishTimeout)})
-				if err := settle(g.opts.InFlight - 1); err != nil {
-					return err
-				}
-				continue
-			}
-			pctx, cancel := context.WithTimeout(ctx, g.opts.PublishTimeout)
-			err := g.pub.Publish(pctx, e.Topic, e.Payload, false)
-			cancel()
-			if err != nil {
+			q = append(q, flight{seq: e.Seq, wait: start(e.Topic, e.Payload), deadline: time.Now().Add(g.opts.PublishTimeout)})
+			if err := settle(inFlight - 1); err != nil {
 				return err
-			}
-			*cursor = e.Seq
-			// A fresh ack frees window room; apply it on the next loop.
-			if a := g.ackSeq.Load(); a > g.box.Acked() {
-				g.poke()
 			}
 		}
 		if err := settle(0); err != nil {
