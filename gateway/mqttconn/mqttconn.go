@@ -27,6 +27,9 @@
 //     before the subscription call returns).
 //   - Optional TLS (CA, client certificate and key, TLS ≥ 1.2) and
 //     username/password.
+//   - Reads through a buffer (internal/mqttnet) for tcp:// and mqtts://
+//     brokers: paho alone makes about four read calls per received packet.
+//     ws:// stays on paho's own opener.
 package mqttconn
 
 import (
@@ -45,6 +48,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/internal/mqttnet"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -149,6 +153,7 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 	if o.TLS != nil {
 		po.SetTLSConfig(o.TLS)
 	}
+	mqttnet.Use(po) // buffered reads for tcp:// and mqtts://; ws:// keeps paho's opener
 	cl.c = mqtt.NewClient(po)
 	return cl, nil
 }

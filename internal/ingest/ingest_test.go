@@ -352,7 +352,8 @@ func TestStatusStored(t *testing.T) {
 }
 
 // FuzzProcess: any payload on any topic yields exactly one outcome and
-// never panics; accepted batches are internally consistent.
+// never panics, alone or verified in a batch with others; accepted batches
+// are internally consistent.
 func FuzzProcess(f *testing.F) {
 	reg := testRegistry(f, "gw-a")
 	key := loadgen.Key(seed, "gw-a")
@@ -365,8 +366,16 @@ func FuzzProcess(f *testing.F) {
 	f.Add(wire.LevelsTopic("lapa", "gw-unsigned", "gw-unsigned-s1"), seal(f, mkBatch("gw-unsigned", "gw-unsigned-s1", 3, now.Add(-time.Hour), 900), nil))
 	f.Add("sossego/v1/lapa/gw-a/gw-a-s1/levels", []byte(`{"v":1,"kid":"gw-a","body":{"v":1,"kind":"levels","records":[{"t":"2026-11-30T22:00:00Z","dur_ms":1000,"laeq_db":1e308}]}}`))
 	in := New(Options{Registry: reg, Now: func() time.Time { return now }})
+	var bv wire.BatchVerifier
+	goodMsg := Message{Topic: wire.LevelsTopic("lapa", "gw-a", "gw-a-s1"), Payload: good, ReceivedAt: now}
 	f.Fuzz(func(t *testing.T, topic string, payload []byte) {
 		it := in.process(Message{Topic: topic, Payload: payload, ReceivedAt: now})
+		// The same message between two valid ones, verified in one batch,
+		// gets the same outcome, and so do they.
+		three := in.processAll([]Message{goodMsg, {Topic: topic, Payload: payload, ReceivedAt: now}, goodMsg}, &bv)
+		if outcome(three[1]) != outcome(it) || outcome(three[0]) != "stored verified" || outcome(three[2]) != "stored verified" {
+			t.Fatalf("in a batch: %s / %s / %s, alone %s", outcome(three[0]), outcome(three[1]), outcome(three[2]), outcome(it))
+		}
 		outcomes := 0
 		for _, x := range []bool{it.batch != nil, it.dead != nil, it.status != nil} {
 			if x {

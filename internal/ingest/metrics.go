@@ -14,6 +14,7 @@ type Metrics struct {
 	storeErrors    prometheus.Counter
 	storeLatency   prometheus.Histogram
 	receiveToStore prometheus.Histogram
+	verifyBatch    prometheus.Histogram
 	reg            prometheus.Registerer
 }
 
@@ -55,10 +56,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from receiving a message to its durable storage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
+		verifyBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sossego_ingest_verify_batch_messages",
+			Help:    "Messages a worker handled together (their signatures verified in one batch).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
 		reg: reg,
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.acks, m.storeErrors, m.storeLatency, m.receiveToStore)
+		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.acks, m.storeErrors, m.storeLatency, m.receiveToStore, m.verifyBatch)
 	}
 	return m
 }

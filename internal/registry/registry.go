@@ -421,7 +421,7 @@ func build(f file) (*Registry, error) {
 			if err != nil || len(k) != ed25519.PublicKeySize {
 				add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway keygen`)", g.ID)
 			} else if vk, err := wire.NewPublicKey(ed25519.PublicKey(k)); err != nil {
-				add(g.line, "gateway %q: public_key não é uma chave ed25519 válida (não é um ponto da curva); gere-a com `sossego-gateway keygen`", g.ID)
+				add(g.line, "gateway %q: public_key não é uma chave ed25519 utilizável (fora da curva, de ordem pequena ou com componente de ordem pequena — nenhuma chave gerada de verdade é assim); gere-a com `sossego-gateway keygen`", g.ID)
 			} else {
 				g.key, g.vkey = ed25519.PublicKey(k), vk
 			}

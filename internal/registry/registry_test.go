@@ -75,7 +75,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown gateway", strings.Replace(good, "gateway: gw-1", "gateway: gw-9", 1), 7, "gw-9"},
 		{"bad key", strings.Replace(good, "WrzeNbYxVwayPNXiG85tUhP9oy1l28/sW1YVlsn/6G0=", "abc", 1), 3, "public_key"},
 		// 32 bytes that do not decode to a curve point (y = 2).
-		{"key off the curve", strings.Replace(good, "WrzeNbYxVwayPNXiG85tUhP9oy1l28/sW1YVlsn/6G0=", "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1), 3, "não é um ponto da curva"},
+		{"key off the curve", strings.Replace(good, "WrzeNbYxVwayPNXiG85tUhP9oy1l28/sW1YVlsn/6G0=", "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1), 3, "fora da curva"},
+		{"key of small order", strings.Replace(good, "WrzeNbYxVwayPNXiG85tUhP9oy1l28/sW1YVlsn/6G0=", "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 1), 3, "de ordem pequena"},
 		{"missing key with signature", strings.Replace(good, "    public_key: WrzeNbYxVwayPNXiG85tUhP9oy1l28/sW1YVlsn/6G0=\n", "", 1), 3, "public_key ausente"},
 		{"bad id", strings.Replace(good, "id: s-1", "id: S 1", 1), 7, "sensor id"},
 		{"bad grade", strings.Replace(good, "grade: screening", "grade: pro", 1), 7, "meter.grade"},

@@ -358,9 +358,11 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	// The gateways row's municipality and clock follow the last batch of
 	// the group; last_seen and last_seq only grow.
 	type seen struct {
-		municipality, clock string
-		at                  int64
-		seq                 uint64
+		municipality string
+		clock        wire.Clock // encoded once, at the end
+		clockOf      uint64     // the batch it came with
+		at           int64
+		seq          uint64
 	}
 	seenBy := map[string]*seen{}
 	var seenOrder []string
@@ -403,17 +405,13 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 			}
 		}
 		advance(b.Gateway, b.Seq)
-		clock, err := json.Marshal(b.Clock)
-		if err != nil {
-			return Result{}, fmt.Errorf("store: clock of %s/%d: %w", b.Gateway, b.Seq, err)
-		}
 		sn := seenBy[b.Gateway]
 		if sn == nil {
 			sn = &seen{}
 			seenBy[b.Gateway] = sn
 			seenOrder = append(seenOrder, b.Gateway)
 		}
-		sn.municipality, sn.clock = b.Municipality, string(clock)
+		sn.municipality, sn.clock, sn.clockOf = b.Municipality, b.Clock, b.Seq
 		sn.at, sn.seq = max(sn.at, b.ReceivedAt.UnixMilli()), max(sn.seq, b.Seq)
 	}
 	// Insert the level rows in power-of-two chunks, largest first. A row
@@ -442,7 +440,11 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		gwSeen := stmt(s.st.gwSeen)
 		for _, gw := range seenOrder {
 			sn := seenBy[gw]
-			if _, err := gwSeen.ExecContext(ctx, sn.municipality, sn.clock, sn.at, int64(sn.seq), gw); err != nil {
+			clock, err := json.Marshal(sn.clock)
+			if err != nil {
+				return Result{}, fmt.Errorf("store: clock of %s/%d: %w", gw, sn.clockOf, err)
+			}
+			if _, err := gwSeen.ExecContext(ctx, sn.municipality, string(clock), sn.at, int64(sn.seq), gw); err != nil {
 				return Result{}, fmt.Errorf("store: gateway %s: %w", gw, err)
 			}
 		}

@@ -3,9 +3,14 @@ package wire
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha512"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/oasisprotocol/curve25519-voi/curve"
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 )
 
 // nonCanonicalS returns sig with S replaced by S + ℓ (the group order):
@@ -21,9 +26,10 @@ func nonCanonicalS(sig []byte) []byte {
 	return append(slices.Clone(sig[:32]), be...)
 }
 
-// TestVerifyMatchesStdlib: the fast verifier accepts and rejects exactly
-// what crypto/ed25519 does, on valid signatures and on every kind of
-// tampering (body, R, S, non-canonical S, wrong key, truncation).
+// TestVerifyMatchesStdlib: under a real key, the verifier accepts and
+// rejects exactly what crypto/ed25519 does, one by one and in a batch, on
+// valid signatures and on every kind of tampering (body, R, S,
+// non-canonical S, wrong key, truncation).
 func TestVerifyMatchesStdlib(t *testing.T) {
 	pub, priv, err := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
 	if err != nil {
@@ -49,8 +55,45 @@ func TestVerifyMatchesStdlib(t *testing.T) {
 		{"truncated", pub, body, sig[:63], false},
 		{"empty body", pub, nil, ed25519.Sign(priv, nil), true},
 	}
+	// The whole table in one batch, and every case again beside valid
+	// signatures (a batch of one is checked on its own).
+	var bv BatchVerifier
 	for _, tc := range cases {
+		k, err := NewPublicKey(tc.pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bv.Add(k, &Envelope{V: Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
+	}
+	verdicts := bv.Verify()
+	if len(verdicts) != len(cases) || bv.Len() != 0 {
+		t.Fatalf("%d verdicts for %d cases, %d left", len(verdicts), len(cases), bv.Len())
+	}
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if got := verdicts[i] == nil; got != tc.want {
+				t.Errorf("in the whole table's batch: %v, want %v (%v)", got, tc.want, verdicts[i])
+			}
+			k, _ := NewPublicKey(tc.pub)
+			good, _ := NewPublicKey(pub)
+			for _, n := range []int{0, 1, 5} {
+				for range n {
+					bv.Add(good, &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig})
+				}
+				idx := bv.Add(k, &Envelope{V: Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
+				v := bv.Verify()
+				for j, err := range v {
+					if j == idx {
+						if got := err == nil; got != tc.want {
+							t.Errorf("after %d valid: %v, want %v (%v)", n, got, tc.want, err)
+						} else if err != nil && ReasonOf(err) != ReasonSignature {
+							t.Errorf("reason %q, want %q", ReasonOf(err), ReasonSignature)
+						}
+					} else if err != nil {
+						t.Errorf("a valid signature beside it rejected: %v", err)
+					}
+				}
+			}
 			std := ed25519.Verify(tc.pub, tc.body, tc.sig)
 			if std != tc.want {
 				t.Fatalf("crypto/ed25519 says %v, the case expects %v", std, tc.want)
@@ -94,8 +137,9 @@ func TestVerifyRejections(t *testing.T) {
 	}
 }
 
-// FuzzVerifyMatchesStdlib: for any key, message and signature bytes the
-// fast verifier agrees with crypto/ed25519.
+// FuzzVerifyMatchesStdlib: for any key NewPublicKey takes, message and
+// signature bytes the verifier agrees with crypto/ed25519 (a disagreement
+// needs an R built by the key's holder: TestVerifyCofactoredDifference).
 func FuzzVerifyMatchesStdlib(f *testing.F) {
 	pub, priv, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
 	msg := []byte(`{"v":1}`)
@@ -111,13 +155,192 @@ func FuzzVerifyMatchesStdlib(f *testing.F) {
 		env := &Envelope{V: Version, Kid: "gw", Body: msg, Sig: sig}
 		k, err := NewPublicKey(pub)
 		if err != nil {
-			if std {
-				t.Fatalf("crypto/ed25519 accepted a signature under a key NewPublicKey refused: %v", err)
-			}
+			// Refused keys: off the curve (crypto/ed25519 refuses them
+			// too), or weak (TestNewPublicKeyRefusesWeakKeys).
 			return
 		}
 		if got := k.Verify(env) == nil; got != std {
 			t.Fatalf("PublicKey.Verify = %v, crypto/ed25519 = %v", got, std)
+		}
+	})
+}
+
+// TestNewPublicKeyRefusesWeakKeys: keys no real generator produces are
+// refused — small order (anyone could sign for them), a small-order
+// component, a non-canonical encoding — while crypto/ed25519 would take
+// them.
+func TestNewPublicKeyRefusesWeakKeys(t *testing.T) {
+	pub, _, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
+	var A curve.EdwardsPoint
+	var c curve.CompressedEdwardsY
+	if _, err := c.SetBytes(pub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := A.SetCompressedY(&c); err != nil {
+		t.Fatal(err)
+	}
+	var mixed curve.EdwardsPoint
+	mixed.Add(&A, order2(t))
+	var mixedC curve.CompressedEdwardsY
+	mixedC.SetEdwardsPoint(&mixed)
+	// y = 1 + p: the identity's y, not reduced (p = 2^255 - 19).
+	nonCanonical := make([]byte, 32)
+	nonCanonical[0] = 0xee
+	for i := 1; i < 31; i++ {
+		nonCanonical[i] = 0xff
+	}
+	nonCanonical[31] = 0x7f
+	cases := []struct {
+		name string
+		key  []byte
+		want string
+	}{
+		{"identity", append([]byte{1}, make([]byte, 31)...), "small order"},
+		{"order 2", order2Bytes, "small order"},
+		{"key plus a point of order 2", mixedC[:], "small-order component"},
+		{"y not reduced", nonCanonical, "not canonically encoded"},
+		{"off the curve", append([]byte{2}, make([]byte, 31)...), "not a point"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewPublicKey(tc.key)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewPublicKey = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := NewPublicKey(pub); err != nil {
+		t.Errorf("a generated key refused: %v", err)
+	}
+}
+
+// order2Bytes encodes (0, -1), the point of order 2: y = p - 1.
+var order2Bytes = append([]byte{0xec}, append(bytes.Repeat([]byte{0xff}, 30), 0x7f)...)
+
+func order2(t *testing.T) *curve.EdwardsPoint {
+	t.Helper()
+	var c curve.CompressedEdwardsY
+	var p curve.EdwardsPoint
+	if _, err := c.SetBytes(order2Bytes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SetCompressedY(&c); err != nil {
+		t.Fatal(err)
+	}
+	if !p.IsSmallOrder() || p.IsIdentity() {
+		t.Fatal("order2Bytes is not a point of order 2")
+	}
+	return &p
+}
+
+// TestVerifyCofactoredDifference pins the one place where the rule differs
+// from crypto/ed25519 (docs/wire.md): a signature whose R the key's holder
+// built with a small-order component satisfies RFC 8032's cofactored
+// equation but not crypto/ed25519's cofactorless one. Only the holder of
+// the private key can make one. Batch and single checks agree on it.
+func TestVerifyCofactoredDifference(t *testing.T) {
+	seed := bytes.Repeat([]byte{7}, 32)
+	priv := ed25519.NewKeyFromSeed(seed)
+	pub := priv.Public().(ed25519.PublicKey)
+	msg := []byte(`{"v":1,"seq":9}`)
+
+	h := sha512.Sum512(seed)
+	h[0] &= 248
+	h[31] &= 127
+	h[31] |= 64
+	var a, r, k, s scalar.Scalar
+	if _, err := a.SetBytesModOrderWide(append(h[:32:32], make([]byte, 32)...)); err != nil {
+		t.Fatal(err)
+	}
+	rh := sha512.Sum512(append(h[32:], msg...))
+	if _, err := r.SetBytesModOrderWide(rh[:]); err != nil {
+		t.Fatal(err)
+	}
+	var R curve.EdwardsPoint
+	R.MulBasepoint(curve.ED25519_BASEPOINT_TABLE, &r)
+	R.Add(&R, order2(t))
+	var Rc curve.CompressedEdwardsY
+	Rc.SetEdwardsPoint(&R)
+	kh := sha512.New()
+	kh.Write(Rc[:])
+	kh.Write(pub)
+	kh.Write(msg)
+	if _, err := k.SetBytesModOrderWide(kh.Sum(nil)); err != nil {
+		t.Fatal(err)
+	}
+	s.Mul(&k, &a)
+	s.Add(&s, &r)
+	sig := append(slices.Clone(Rc[:]), make([]byte, 32)...)
+	if err := s.ToBytes(sig[32:]); err != nil {
+		t.Fatal(err)
+	}
+
+	if ed25519.Verify(pub, msg, sig) {
+		t.Fatal("crypto/ed25519 accepted the torsioned R; the test no longer shows the difference")
+	}
+	key, err := NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Envelope{V: Version, Kid: "gw", Body: msg, Sig: sig}
+	if err := key.Verify(env); err != nil {
+		t.Errorf("cofactored check refused it: %v", err)
+	}
+	var bv BatchVerifier
+	good := &Envelope{V: Version, Kid: "gw", Body: []byte("x"), Sig: ed25519.Sign(priv, []byte("x"))}
+	bv.Add(key, good)
+	bv.Add(key, env)
+	bv.Add(key, good)
+	for i, err := range bv.Verify() {
+		if err != nil {
+			t.Errorf("batch verdict %d: %v", i, err)
+		}
+	}
+}
+
+// FuzzBatchMatchesSingle: whatever mix of valid and mangled signatures a
+// batch holds, each verdict is the one PublicKey.Verify gives alone.
+func FuzzBatchMatchesSingle(f *testing.F) {
+	_, priv, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
+	_, priv2, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{9}, 64)))
+	f.Add([]byte("abc"), uint16(0), byte(0), uint8(3))
+	f.Add([]byte(`{"v":1}`), uint16(70), byte(1), uint8(9))
+	f.Add([]byte{}, uint16(33), byte(0x80), uint8(1))
+	f.Fuzz(func(t *testing.T, msg []byte, flipAt uint16, flip byte, n uint8) {
+		keys := []ed25519.PrivateKey{priv, priv2}
+		var bv BatchVerifier
+		var envs []*Envelope
+		var pks []*PublicKey
+		for i := range int(n%12) + 1 {
+			p := keys[i%2]
+			body := append(slices.Clone(msg), byte(i))
+			sig := ed25519.Sign(p, body)
+			// Every third entry is mangled: a byte of the body or the
+			// signature (position flipAt over both) XORed with flip.
+			if i%3 == 1 {
+				at := int(flipAt) % (len(body) + len(sig))
+				if at < len(body) {
+					body[at] ^= flip
+				} else {
+					sig[at-len(body)] ^= flip
+				}
+			}
+			k, err := NewPublicKey(p.Public().(ed25519.PublicKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig}
+			envs, pks = append(envs, env), append(pks, k)
+			bv.Add(k, env)
+		}
+		for i, err := range bv.Verify() {
+			single := pks[i].Verify(envs[i])
+			if (err == nil) != (single == nil) {
+				t.Fatalf("entry %d: batch %v, alone %v", i, err, single)
+			}
+			if std := ed25519.Verify(pks[i].Raw(), envs[i].Body, envs[i].Sig); std != (single == nil) {
+				t.Fatalf("entry %d: crypto/ed25519 %v, ours %v", i, std, single)
+			}
 		}
 	})
 }
