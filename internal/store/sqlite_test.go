@@ -52,6 +52,19 @@ func TestWatermarkWithGaps(t *testing.T) {
 		{[]uint64{6, 6}, []bool{true, false}, 7, 0},
 		{[]uint64{10, 9, 8}, []bool{true, true, true}, 10, 0}, // out of order within one group
 	}
+	// A group of 102 spans the insert's chunks (64 + 32 + 4 + 2): seqs
+	// 11..110 are new; a stored seq (2) and a second copy of 50 are not.
+	big := struct {
+		seqs      []uint64
+		wantNew   []bool
+		wantWM    uint64
+		wantAbove int
+	}{wantWM: 110}
+	for q := uint64(11); q <= 110; q++ {
+		big.seqs, big.wantNew = append(big.seqs, q), append(big.wantNew, true)
+	}
+	big.seqs, big.wantNew = append(big.seqs, 2, 50), append(big.wantNew, false, false)
+	steps = append(steps, big)
 	for i, st := range steps {
 		var w Write
 		for _, q := range st.seqs {
@@ -84,8 +97,8 @@ func TestWatermarkWithGaps(t *testing.T) {
 		}
 	}
 	n, _ := s.CountLevels(ctx, "")
-	if n != 10 {
-		t.Errorf("levels = %d, want 10 (one per unique seq)", n)
+	if n != 110 {
+		t.Errorf("levels = %d, want 110 (one per unique seq)", n)
 	}
 }
 
