@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -323,6 +324,42 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(float64(msgs/4*4*records)/mirrored.Seconds(), "influx_mirrored_readings/s")
 			}
 		})
+	}
+}
+
+// BenchmarkIngestMosquitto is BenchmarkIngest's Mosquitto run alone (no
+// raw pair, no other service runs in the process): for comparing two
+// builds at the same moment and for profiling. SOSSEGO_BENCH_CPUPROFILE=FILE
+// writes a 2-s CPU profile taken 6 s in, when the load is steady (the
+// -cpuprofile flag would also cover the payload signing and the registry's
+// password hashing).
+func BenchmarkIngestMosquitto(b *testing.B) {
+	msgs := benchMessages()
+	for range b.N {
+		m := startSecuredMosquittoB(b)
+		dir := b.TempDir()
+		regPath, r := writeBenchRegistry(b, dir, 4)
+		if path := os.Getenv("SOSSEGO_BENCH_CPUPROFILE"); path != "" {
+			go func() {
+				time.Sleep(6 * time.Second)
+				f, err := os.Create(path)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					b.Error(err)
+					return
+				}
+				time.Sleep(2 * time.Second)
+				pprof.StopCPUProfile()
+			}()
+		}
+		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, 1)
+		b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
+		b.ReportMetric(float64(mos.p50.Microseconds())/1000, "mosquitto_p50_ms")
+		b.ReportMetric(float64(mos.p99.Microseconds())/1000, "mosquitto_p99_ms")
 	}
 }
 
