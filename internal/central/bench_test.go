@@ -133,6 +133,9 @@ type ingestResult struct {
 	eval50, eval99   time.Duration // publish → the batch's first reading handed to the alerts monitor
 	slowWrites       int           // group commits (incl. fsync) that took more than 64 ms
 	slowestWrite     float64       // upper bound (s) of the slowest commit's histogram bucket
+	// stop stops the service (also done at cleanup): call it once the run's
+	// figures are in, so that an idle service does not run beside the next.
+	stop func()
 }
 
 // scrapeMetric reads the service's /metrics and returns the first series of
@@ -231,7 +234,8 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 	b.Helper()
 	clock := &evalClock{published: map[string]time.Time{}}
 	o.Observers = append(o.Observers, clock)
-	a := startCentral(b, o)
+	a, stop := startCentralStop(b, o)
+	b.Cleanup(stop)
 	url := a.MQTT
 	if o.MQTTURL != "" {
 		url = o.MQTTURL
@@ -246,7 +250,7 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 		b.Fatalf("acked %d of %d", st.Acked, st.Published)
 	}
 	slow, slowest := storeWriteTail(b, a.HTTP)
-	return ingestResult{msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
+	return ingestResult{stop: stop, msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
 		eval50: clock.percentile(50), eval99: clock.percentile(99), slowWrites: slow, slowestWrite: slowest}
 }
 
@@ -270,11 +274,13 @@ func BenchmarkIngest(b *testing.B) {
 				dir := b.TempDir()
 				regPath, r := writeBenchRegistry(b, dir, 4)
 				emb := runIngest(b, Options{DataDir: dir, Registry: regPath}, r, 4, msgs, records)
+				emb.stop()
 
 				dir2 := b.TempDir()
 				regPath2, _ := writeBenchRegistry(b, dir2, 4)
 				mos := runIngest(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
 					r, 4, msgs, records)
+				mos.stop()
 
 				// The raw pair again after the two service runs: the baseline
 				// is the mean of both, so a noisy moment on the shared
@@ -300,6 +306,7 @@ func BenchmarkIngest(b *testing.B) {
 					b.Fatalf("InfluxDB holds %d of %d records", n, want)
 				}
 				mirrored := time.Since(began)
+				inf.stop()
 				flux.Stop()
 
 				b.ReportMetric(raw, "raw_msg/s")
@@ -357,6 +364,7 @@ func BenchmarkIngestMosquitto(b *testing.B) {
 			}()
 		}
 		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, 1)
+		mos.stop()
 		b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
 		b.ReportMetric(float64(mos.p50.Microseconds())/1000, "mosquitto_p50_ms")
 		b.ReportMetric(float64(mos.p99.Microseconds())/1000, "mosquitto_p99_ms")
@@ -390,10 +398,12 @@ func BenchmarkIngestPaced(b *testing.B) {
 				dir := b.TempDir()
 				regPath, r := writeBenchRegistry(b, dir, gateways)
 				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw, tc.spread)
+				emb.stop()
 				dir2 := b.TempDir()
 				regPath2, _ := writeBenchRegistry(b, dir2, gateways)
 				mos := runIngestAt(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
 					r, gateways, msgs, 1, perGw, tc.spread)
+				mos.stop()
 				for _, x := range []struct {
 					name string
 					res  ingestResult

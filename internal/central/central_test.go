@@ -31,6 +31,17 @@ const seed = loadgen.DefaultSeed
 // startCentral runs the service in-process and returns its addresses.
 func startCentral(t testing.TB, o Options) Addrs {
 	t.Helper()
+	a, stop := startCentralStop(t, o)
+	t.Cleanup(stop)
+	return a
+}
+
+// startCentralStop is startCentral that also returns a function stopping
+// the service (idempotent; startCentral calls it at cleanup) — for
+// benchmarks, where a finished service must not share the CPU with the
+// next run.
+func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
+	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
@@ -47,21 +58,26 @@ func startCentral(t testing.TB, o Options) Addrs {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, o) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("central.Run: %v", err)
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("central.Run: %v", err)
+			}
+		})
+	}
 	select {
 	case a := <-ready:
-		return a
+		return a, stop
 	case err := <-done:
+		cancel()
 		t.Fatalf("central.Run: %v", err)
 	case <-time.After(30 * time.Second):
+		t.Cleanup(stop)
 		t.Fatal("central did not start")
 	}
-	return Addrs{}
+	return Addrs{}, stop
 }
 
 // Test credentials created in every data dir by startCentral.
