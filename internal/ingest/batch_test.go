@@ -15,6 +15,12 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
+// process is processAll for one message (verified on its own).
+func (in *Ingester) process(m Message) item {
+	var bv wire.BatchVerifier
+	return in.processAll([]Message{m}, &bv)[0]
+}
+
 // outcome summarises an item for comparison.
 func outcome(it item) string {
 	switch {

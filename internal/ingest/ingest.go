@@ -338,15 +338,9 @@ func (in *Ingester) work(ctx context.Context) {
 	}
 }
 
-// process decodes, authenticates and validates one message. It never
-// panics on input and always yields exactly one item.
-func (in *Ingester) process(m Message) item {
-	var bv wire.BatchVerifier
-	return in.processAll([]Message{m}, &bv)[0]
-}
-
-// processAll is process for several messages, their signatures verified
-// together with bv. It yields one item per message, in order.
+// processAll decodes, authenticates and validates messages, their
+// signatures verified together with bv. It never panics on input and
+// yields exactly one item per message, in order.
 func (in *Ingester) processAll(ms []Message, bv *wire.BatchVerifier) []item {
 	ops := make([]opened, len(ms))
 	idx := make([]int, len(ms))

@@ -429,11 +429,11 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	}
 
 	for i, b := range w.Batches {
-		if k := (gwSeq{b.Gateway, b.Seq}); !inserted[k] {
+		k := gwSeq{b.Gateway, b.Seq}
+		if !inserted[k] {
 			continue // duplicate (gateway, seq)
-		} else {
-			delete(inserted, k)
 		}
+		delete(inserted, k) // a second copy in this group is a duplicate
 		res.New[i] = true
 		// The batch's own values are boxed once, not once per row: with 14
 		// arguments per row this saves 5 of about 12 allocations per row.
