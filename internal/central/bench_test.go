@@ -41,7 +41,11 @@ func benchMessages() int {
 // rawPair measures a raw paho QoS 1 publisher → broker → paho subscriber
 // pair (separate connections, window 1000, subscriber in order, auto-ack)
 // with the given payloads: the baseline of perf-reliability.md M2.
-func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads [][]byte, topic string) (msgPerS float64) {
+//
+// It also returns the CPU per message, from the first publish to the last
+// delivery, of this process (both clients) and of the broker (brokerCPU).
+func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads [][]byte, topic string,
+	brokerCPU func() time.Duration) (msgPerS float64, procCPU, bCPU time.Duration) {
 	b.Helper()
 	var got atomic.Int64
 	allIn := make(chan struct{})
@@ -79,6 +83,7 @@ func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads []
 			tok.Wait()
 		}
 	}()
+	proc0, broker0 := testenv.SelfCPU(), brokerCPU()
 	for _, p := range payloads {
 		window <- pub.Publish(topic, 1, false, p)
 	}
@@ -88,7 +93,8 @@ func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads []
 	case <-time.After(time.Minute):
 		b.Fatalf("raw pair: %d of %d delivered", got.Load(), n)
 	}
-	return float64(n) / last.Sub(first).Seconds()
+	proc1, broker1 := testenv.SelfCPU(), brokerCPU()
+	return float64(n) / last.Sub(first).Seconds(), (proc1 - proc0) / time.Duration(n), (broker1 - broker0) / time.Duration(n)
 }
 
 func sealedPayloads(b *testing.B, gw string, n, records int) [][]byte {
@@ -133,6 +139,11 @@ type ingestResult struct {
 	eval50, eval99   time.Duration // publish → the batch's first reading handed to the alerts monitor
 	slowWrites       int           // group commits (incl. fsync) that took more than 64 ms
 	slowestWrite     float64       // upper bound (s) of the slowest commit's histogram bucket
+	// CPU per message from the first publish to the last ack: this test
+	// process (service, load generator, embedded broker) and an external
+	// broker (brokerCPU given to runIngestAt; 0 without one).
+	procCPU, brokerCPU time.Duration
+	verifyBatch        float64 // mean messages per signature batch
 	// stop stops the service (also done at cleanup): call it once the run's
 	// figures are in, so that an idle service does not run beside the next.
 	stop func()
@@ -187,24 +198,29 @@ func storeWriteTail(b testing.TB, httpAddr string) (slow int, slowest float64) {
 // evalClock times each batch from its publish to the moment the central
 // service hands its first stored reading to the observers (the alerts
 // monitor is the next observer, so this is publish → alert evaluation).
+// Its keys are plain structs: the clock runs inside the measured process,
+// so it must cost little per message.
 type evalClock struct {
 	mu        sync.Mutex
-	published map[string]time.Time // gateway/seq → publish time
+	published map[evalKey]time.Time // publish time by gateway and seq
 	lat       []time.Duration
 }
 
-func (c *evalClock) key(gw string, seq uint64) string { return gw + "/" + strconv.FormatUint(seq, 10) }
+type evalKey struct {
+	gw  string
+	seq uint64
+}
 
 func (c *evalClock) onPublish(gw string, seq uint64, at time.Time) {
 	c.mu.Lock()
-	c.published[c.key(gw, seq)] = at
+	c.published[evalKey{gw, seq}] = at
 	c.mu.Unlock()
 }
 
 func (c *evalClock) Observe(_ context.Context, r ingest.Reading) {
 	now := time.Now()
+	k := evalKey{r.Gateway, r.Seq}
 	c.mu.Lock()
-	k := c.key(r.Gateway, r.Seq)
 	if at, ok := c.published[k]; ok {
 		c.lat = append(c.lat, now.Sub(at))
 		delete(c.published, k)
@@ -223,16 +239,29 @@ func (c *evalClock) percentile(p float64) time.Duration {
 	return s[min(len(s)-1, int(p/100*float64(len(s))))]
 }
 
-func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int) ingestResult {
+func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, brokerCPU func() time.Duration) ingestResult {
 	b.Helper()
-	return runIngestAt(b, o, r, gateways, msgs, records, 0, false)
+	return runIngestAt(b, o, r, gateways, msgs, records, 0, false, brokerCPU)
 }
 
 // runIngestAt is runIngest with each gateway paced at rate batches/s (0:
 // flat out), the gateways spread over the period or all publishing at once.
-func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, rate float64, spread bool) ingestResult {
+//
+// brokerCPU (nil: none) reads an external broker's CPU time, charged per
+// message in the result.
+func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, rate float64, spread bool,
+	brokerCPU func() time.Duration) ingestResult {
 	b.Helper()
-	clock := &evalClock{published: map[string]time.Time{}}
+	if brokerCPU == nil {
+		brokerCPU = func() time.Duration { return 0 }
+	}
+	clock := &evalClock{published: map[evalKey]time.Time{}}
+	var cpuOnce sync.Once
+	var proc0, broker0 time.Duration
+	onPublish := func(gw string, seq uint64, at time.Time) {
+		cpuOnce.Do(func() { proc0, broker0 = testenv.SelfCPU(), brokerCPU() })
+		clock.onPublish(gw, seq, at)
+	}
 	o.Observers = append(o.Observers, clock)
 	a, stop := startCentralStop(b, o)
 	b.Cleanup(stop)
@@ -242,15 +271,18 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 	}
 	gws := loadgen.FromRegistry(r, seed)[:gateways]
 	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
-		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: clock.onPublish, Rate: rate, Spread: spread})
+		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: onPublish, Rate: rate, Spread: spread})
 	if err != nil {
 		b.Fatal(err)
 	}
+	proc1, broker1 := testenv.SelfCPU(), brokerCPU()
 	if st.Acked != st.Published {
 		b.Fatalf("acked %d of %d", st.Acked, st.Published)
 	}
 	slow, slowest := storeWriteTail(b, a.HTTP)
-	return ingestResult{stop: stop, msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
+	vb := scrapeMetric(b, a.HTTP, "sossego_ingest_verify_batch_messages").GetHistogram()
+	n := time.Duration(max(st.Published, 1))
+	return ingestResult{verifyBatch: vb.GetSampleSum() / float64(max(vb.GetSampleCount(), 1)), procCPU: (proc1 - proc0) / n, brokerCPU: (broker1 - broker0) / n, stop: stop, msgPerS: st.MsgRate(), recPerS: st.MsgRate() * float64(records), p50: st.Percentile(50), p99: st.Percentile(99),
 		eval50: clock.percentile(50), eval99: clock.percentile(99), slowWrites: slow, slowestWrite: slowest}
 }
 
@@ -268,18 +300,18 @@ func BenchmarkIngest(b *testing.B) {
 			for range b.N {
 				m := startSecuredMosquittoB(b)
 				payloads := sealedPayloads(b, "lg-0001", msgs, records)
-				raw1 := rawPair(b, m.URL, "lg-0001", loadgen.Password(seed, "lg-0001"), ServiceUser, "svc-pass", payloads,
-					wire.LevelsTopic("lapa", "lg-0001", "lg-0001-s1"))
+				raw1, rawProc1, rawBroker1 := rawPair(b, m.URL, "lg-0001", loadgen.Password(seed, "lg-0001"), ServiceUser, "svc-pass", payloads,
+					wire.LevelsTopic("lapa", "lg-0001", "lg-0001-s1"), m.CPU)
 
 				dir := b.TempDir()
 				regPath, r := writeBenchRegistry(b, dir, 4)
-				emb := runIngest(b, Options{DataDir: dir, Registry: regPath}, r, 4, msgs, records)
+				emb := runIngest(b, Options{DataDir: dir, Registry: regPath}, r, 4, msgs, records, nil)
 				emb.stop()
 
 				dir2 := b.TempDir()
 				regPath2, _ := writeBenchRegistry(b, dir2, 4)
 				mos := runIngest(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
-					r, 4, msgs, records)
+					r, 4, msgs, records, m.CPU)
 				mos.stop()
 
 				// The raw pair again after the two service runs: the baseline
@@ -288,8 +320,8 @@ func BenchmarkIngest(b *testing.B) {
 				// A fresh broker: the first one keeps the service's
 				// persistent session and would queue these messages for it.
 				m2 := startSecuredMosquittoB(b)
-				raw2 := rawPair(b, m2.URL, "lg-0001", loadgen.Password(seed, "lg-0001"), ServiceUser, "svc-pass", payloads,
-					wire.LevelsTopic("lapa", "lg-0001", "lg-0001-s1"))
+				raw2, rawProc2, rawBroker2 := rawPair(b, m2.URL, "lg-0001", loadgen.Password(seed, "lg-0001"), ServiceUser, "svc-pass", payloads,
+					wire.LevelsTopic("lapa", "lg-0001", "lg-0001-s1"), m2.CPU)
 				raw := (raw1 + raw2) / 2
 
 				// InfluxDB: the embedded run again with --store influx; the
@@ -300,7 +332,7 @@ func BenchmarkIngest(b *testing.B) {
 				regPath3, _ := writeBenchRegistry(b, dir3, 4)
 				began := time.Now()
 				inf := runIngest(b, Options{DataDir: dir3, Registry: regPath3, Store: "influx", InfluxURL: flux.URL,
-					InfluxBucket: "sossego/autogen"}, r, 4, msgs, records)
+					InfluxBucket: "sossego/autogen"}, r, 4, msgs, records, nil)
 				want := msgs / 4 * 4 * records
 				if n := waitInfluxCount(b, flux.URL, want, 2*time.Minute); n != want {
 					b.Fatalf("InfluxDB holds %d of %d records", n, want)
@@ -312,6 +344,12 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(raw, "raw_msg/s")
 				b.ReportMetric(raw1, "raw_before_msg/s")
 				b.ReportMetric(raw2, "raw_after_msg/s")
+				us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+				b.ReportMetric(us(rawProc1+rawProc2)/2, "raw_clients_cpu_us/msg")
+				b.ReportMetric(us(rawBroker1+rawBroker2)/2, "raw_broker_cpu_us/msg")
+				b.ReportMetric(us(emb.procCPU), "embedded_cpu_us/msg")
+				b.ReportMetric(us(mos.procCPU), "mosquitto_service_cpu_us/msg")
+				b.ReportMetric(us(mos.brokerCPU), "mosquitto_broker_cpu_us/msg")
 				b.ReportMetric(emb.msgPerS, "embedded_msg/s")
 				b.ReportMetric(emb.recPerS, "embedded_readings/s")
 				b.ReportMetric(emb.msgPerS/raw, "embedded_ratio")
@@ -363,9 +401,12 @@ func BenchmarkIngestMosquitto(b *testing.B) {
 				pprof.StopCPUProfile()
 			}()
 		}
-		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, 1)
+		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, 1, m.CPU)
 		mos.stop()
 		b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
+		b.ReportMetric(float64(mos.procCPU.Nanoseconds())/1000, "service_cpu_us/msg")
+		b.ReportMetric(float64(mos.brokerCPU.Nanoseconds())/1000, "broker_cpu_us/msg")
+		b.ReportMetric(mos.verifyBatch, "verify_batch_msgs")
 		b.ReportMetric(float64(mos.p50.Microseconds())/1000, "mosquitto_p50_ms")
 		b.ReportMetric(float64(mos.p99.Microseconds())/1000, "mosquitto_p99_ms")
 	}
@@ -397,12 +438,12 @@ func BenchmarkIngestPaced(b *testing.B) {
 				m := startSecuredMosquittoInflight(b, users, 1000)
 				dir := b.TempDir()
 				regPath, r := writeBenchRegistry(b, dir, gateways)
-				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw, tc.spread)
+				emb := runIngestAt(b, Options{DataDir: dir, Registry: regPath}, r, gateways, msgs, 1, perGw, tc.spread, nil)
 				emb.stop()
 				dir2 := b.TempDir()
 				regPath2, _ := writeBenchRegistry(b, dir2, gateways)
 				mos := runIngestAt(b, Options{DataDir: dir2, Registry: regPath2, MQTTURL: m.URL, MQTTPassword: "svc-pass"},
-					r, gateways, msgs, 1, perGw, tc.spread)
+					r, gateways, msgs, 1, perGw, tc.spread, m.CPU)
 				mos.stop()
 				for _, x := range []struct {
 					name string

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +68,18 @@ func TestWatermarkWithGaps(t *testing.T) {
 	}
 	big.seqs, big.wantNew = append(big.seqs, 2, 50), append(big.wantNew, false, false)
 	steps = append(steps, big)
+	// One chunk of 64 with a stored seq (5) and a second copy (125) in its
+	// middle: the batches after them are still found new.
+	mid := big
+	mid.seqs, mid.wantNew, mid.wantWM = nil, nil, 172
+	for q := uint64(111); q <= 140; q++ {
+		mid.seqs, mid.wantNew = append(mid.seqs, q), append(mid.wantNew, true)
+	}
+	mid.seqs, mid.wantNew = append(mid.seqs, 5, 125), append(mid.wantNew, false, false)
+	for q := uint64(141); q <= 172; q++ {
+		mid.seqs, mid.wantNew = append(mid.seqs, q), append(mid.wantNew, true)
+	}
+	steps = append(steps, mid)
 	for i, st := range steps {
 		var w Write
 		for _, q := range st.seqs {
@@ -97,8 +112,67 @@ func TestWatermarkWithGaps(t *testing.T) {
 		}
 	}
 	n, _ := s.CountLevels(ctx, "")
-	if n != 110 {
-		t.Errorf("levels = %d, want 110 (one per unique seq)", n)
+	if n != 172 {
+		t.Errorf("levels = %d, want 172 (one per unique seq)", n)
+	}
+}
+
+// TestMigratesWithoutRowidBatches: a database whose batches table was
+// created WITHOUT ROWID (before retention and Apply used rowids) is rebuilt
+// as a rowid table on open, keeping its rows; duplicates of them are still
+// recognised.
+func TestMigratesWithoutRowidBatches(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE batches (` + batchesColumns + `) WITHOUT ROWID`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []int{1, 2} {
+		if _, err := db.Exec(`INSERT INTO batches VALUES ('gw', ?, 'levels', 'lapa', 'gw-s', 't', ?, NULL, 1, 0, 1)`,
+			q, []byte(fmt.Sprintf(`{"old":%d}`, q))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var def string
+	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'batches'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToUpper(def), "WITHOUT ROWID") {
+		t.Fatalf("batches still WITHOUT ROWID: %s", def)
+	}
+	ctx := context.Background()
+	for q := uint64(1); q <= 2; q++ {
+		body, _, _, err := s.RawBatch(ctx, "gw", q)
+		if want := fmt.Sprintf(`{"old":%d}`, q); err != nil || string(body) != want {
+			t.Errorf("batch %d after migration: %q %v, want %s", q, body, err, want)
+		}
+	}
+	res, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0, 60), batch("gw", 3, t0.Add(time.Minute), 61)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.New[0] || !res.New[1] {
+		t.Errorf("New = %v, want [false true] (2 was stored before the migration)", res.New)
+	}
+	// Opening again leaves the migrated table alone.
+	s.Close()
+	s2, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if body, _, _, err := s2.RawBatch(ctx, "gw", 1); err != nil || string(body) != `{"old":1}` {
+		t.Errorf("batch 1 after reopening: %q %v", body, err)
 	}
 }
 

@@ -458,3 +458,14 @@ func StartShippedMosquitto(t testing.TB, users map[string]string) *Shipped {
 	m := StartMosquittoConfig(t, dir, strings.Join(conf, "\n")+"\n", "127.0.0.1:"+strconv.Itoa(tcpPort))
 	return &Shipped{Mosquitto: m, TLSURL: "ssl://127.0.0.1:" + strconv.Itoa(tlsPort), PKI: pki}
 }
+
+// CPU returns the CPU time (user + system) the running broker has used so
+// far, read from /proc (Linux); 0 when it is not running or /proc is not
+// there. Benchmarks difference two readings to charge the broker's share of
+// a run per message.
+func (m *Mosquitto) CPU() time.Duration {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return 0
+	}
+	return procCPU(m.cmd.Process.Pid)
+}
