@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -121,4 +123,17 @@ func strictV1(data []byte, v any) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
+}
+
+// FuzzValidID checks ValidID against the regular expression it spells out.
+func FuzzValidID(f *testing.F) {
+	oracle := regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	for _, s := range []string{"", "a", "gw-01", "-a", "_a", "A", "a/b", "é", "a\n", strings.Repeat("a", 64), strings.Repeat("b", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidID(s), oracle.MatchString(s); got != want {
+			t.Fatalf("ValidID(%q) = %v, the regexp says %v", s, got, want)
+		}
+	})
 }

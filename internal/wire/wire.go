@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"hash"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -60,12 +59,24 @@ const (
 	DefaultStale = 30 * 24 * time.Hour // how old a record may be (outbox replay after an outage)
 )
 
-var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
 // ValidID reports whether s may be used as a municipality, gateway or sensor
-// id: lowercase letters, digits, '-' and '_', 1–64 characters, no MQTT
-// wildcard or separator.
-func ValidID(s string) bool { return idRE.MatchString(s) }
+// id: lowercase letters, digits, '-' and '_', 1–64 characters, the first a
+// letter or digit; no MQTT wildcard or separator. (It is the regular
+// expression ^[a-z0-9][a-z0-9_-]{0,63}$ written out: three ids are checked
+// per message, and the regexp cost ~1 µs of them.)
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '-' || s[0] == '_' {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // LevelsTopic is where a gateway publishes 1-s records for one sensor.
 func LevelsTopic(municipality, gateway, sensor string) string {
