@@ -270,8 +270,12 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 		url = o.MQTTURL
 	}
 	gws := loadgen.FromRegistry(r, seed)[:gateways]
-	st, err := loadgen.Run(context.Background(), loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
-		RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: onPublish, Rate: rate, Spread: spread})
+	var st loadgen.Stats
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("part", "loadgen"), func(ctx context.Context) {
+		st, err = loadgen.Run(ctx, loadgen.Options{URL: url, Gateways: gws, Batches: msgs / gateways,
+			RecordsPerBatch: records, Window: 1000, WaitAcks: 2 * time.Minute, Prepare: true, OnPublish: onPublish, Rate: rate, Spread: spread})
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

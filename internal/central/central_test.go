@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,9 @@ func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
 	o.Ready = func(a Addrs) { ready <- a }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o) }()
+	// Profiles (BenchmarkIngestMosquitto) tell the service's goroutines
+	// from the load generator's by this label.
+	go pprof.Do(ctx, pprof.Labels("part", "service"), func(ctx context.Context) { done <- Run(ctx, o) })
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {

@@ -21,6 +21,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/sossego/sossego/internal/ingest/pahostore"
+	"github.com/sossego/sossego/internal/mqttnet"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -188,6 +189,10 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		opts.SetOnConnectHandler(func(c paho.Client) {
 			c.Subscribe(ackTopic, 1, func(_ paho.Client, m paho.Message) { st.onAck(m.Payload(), o.OnAck) })
 		})
+		// Reads through a buffer, as the real gateway's connection does
+		// (gateway/mqttconn): a simulated gateway costs what a real one
+		// would, not paho's four read calls per received packet.
+		mqttnet.Use(opts)
 		st.client = paho.NewClient(opts)
 		tok := st.client.Connect()
 		select {
