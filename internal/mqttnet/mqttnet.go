@@ -1,4 +1,5 @@
-// Package mqttnet opens paho's network connections with buffered reads.
+// Package mqttnet opens paho's network connections with buffered reads
+// and coalesced writes.
 //
 // # Reads
 //
@@ -25,11 +26,29 @@
 // so the unsynchronised bufio.Reader is safe; each (re)connection gets a
 // new one.
 //
-// Writes are the real connection's: one write per packet, as with paho's
-// own opener. Coalescing them (a flusher goroutine writing everything
-// pending at once) was tried for the central service's PUBACKs and
-// measured no faster at ~22k messages/s (BENCHMARKS.md), so it was left
-// out.
+// # Writes
+//
+// paho writes each packet with its own write system call, from one
+// goroutine that takes the next packet only when the write has returned:
+// a subscriber acknowledging a group of messages (the central service
+// sends its PUBACKs after each group commit) or a gateway draining its
+// outbox makes one write per packet. Open's connection queues what paho
+// writes and a goroutine per connection sends it: everything queued while
+// the previous write was on the wire goes out in the next one. Write
+// returns once its bytes are queued (at most maxPending wait; beyond that
+// Write blocks until the writer has taken them), in order.
+//
+// What a write error or a stuck peer does is kept: each write on the real
+// connection is bounded by the client's WriteTimeout (paho bounds each
+// PUBLISH write by it), a failed write closes the connection — the reader
+// fails at once and paho reconnects, as after its own failed write — and
+// every later Write returns the error. Write deadlines set on the
+// connection are ignored (a Write only queues; see conn.SetWriteDeadline).
+// Close first sends what is queued (paho's DISCONNECT), waiting at most
+// closeFlush, then closes. A packet queued just before a write failed is
+// lost with the connection, as one in the kernel's socket buffer would be:
+// QoS 1 and 2 packets are resent after the reconnect, QoS 0 ones are not
+// (paho gives those no guarantee either).
 //
 // Schemes: tcp and mqtt (plain TCP); ssl, tls, mqtts, mqtt+ssl and tcps
 // (TLS). ws and wss, unix, and any broker reached through an ALL_PROXY
@@ -101,7 +120,7 @@ func Open(uri *url.URL, o paho.ClientOptions) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return buffered(c), nil
+	return buffered(c, o.WriteTimeout), nil
 }
 
 // dial opens the real connection for Open.

@@ -381,7 +381,7 @@ func TestBufferedReads(t *testing.T) {
 			}
 			cc := &countingConn{Conn: c}
 			counted.Store(cc)
-			return buffered(cc), nil
+			return buffered(cc, o.WriteTimeout), nil
 		})
 	cl := paho.NewClient(opts)
 	if tok := cl.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
