@@ -239,6 +239,27 @@ func (c *evalClock) percentile(p float64) time.Duration {
 	return s[min(len(s)-1, int(p/100*float64(len(s))))]
 }
 
+// profilePath, when set, is where runIngestAt writes a CPU profile of the
+// steady load (profileSteady); BenchmarkIngestMosquitto sets it.
+var profilePath string
+
+// profileSteady writes a 2-s CPU profile to path, starting 1 s from now.
+func profileSteady(b *testing.B, path string) {
+	time.Sleep(time.Second)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Error(err)
+		return
+	}
+	time.Sleep(2 * time.Second)
+	pprof.StopCPUProfile()
+}
+
 func runIngest(b *testing.B, o Options, r *registry.Registry, gateways, msgs, records int, brokerCPU func() time.Duration) ingestResult {
 	b.Helper()
 	return runIngestAt(b, o, r, gateways, msgs, records, 0, false, brokerCPU)
@@ -259,7 +280,12 @@ func runIngestAt(b *testing.B, o Options, r *registry.Registry, gateways, msgs, 
 	var cpuOnce sync.Once
 	var proc0, broker0 time.Duration
 	onPublish := func(gw string, seq uint64, at time.Time) {
-		cpuOnce.Do(func() { proc0, broker0 = testenv.SelfCPU(), brokerCPU() })
+		cpuOnce.Do(func() {
+			proc0, broker0 = testenv.SelfCPU(), brokerCPU()
+			if profilePath != "" {
+				go profileSteady(b, profilePath)
+			}
+		})
 		clock.onPublish(gw, seq, at)
 	}
 	o.Observers = append(o.Observers, clock)
@@ -378,34 +404,24 @@ func BenchmarkIngest(b *testing.B) {
 
 // BenchmarkIngestMosquitto is BenchmarkIngest's Mosquitto run alone (no
 // raw pair, no other service runs in the process): for comparing two
-// builds at the same moment and for profiling. SOSSEGO_BENCH_CPUPROFILE=FILE
-// writes a 2-s CPU profile taken 6 s in, when the load is steady (the
-// -cpuprofile flag would also cover the payload signing and the registry's
-// password hashing).
+// builds at the same moment and for profiling. SOSSEGO_BENCH_RECORDS sets
+// the records per batch (default 1). SOSSEGO_BENCH_CPUPROFILE=FILE
+// writes a 2-s CPU profile taken from 1 s after the first publish, when
+// the load is steady (the -cpuprofile flag would also cover the payload
+// signing and the registry's password hashing). Profile labels tell the
+// service (part=service) from the load generator (part=loadgen).
 func BenchmarkIngestMosquitto(b *testing.B) {
 	msgs := benchMessages()
 	for range b.N {
 		m := startSecuredMosquittoB(b)
 		dir := b.TempDir()
 		regPath, r := writeBenchRegistry(b, dir, 4)
-		if path := os.Getenv("SOSSEGO_BENCH_CPUPROFILE"); path != "" {
-			go func() {
-				time.Sleep(6 * time.Second)
-				f, err := os.Create(path)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					b.Error(err)
-					return
-				}
-				time.Sleep(2 * time.Second)
-				pprof.StopCPUProfile()
-			}()
+		profilePath = os.Getenv("SOSSEGO_BENCH_CPUPROFILE")
+		records := 1
+		if v, err := strconv.Atoi(os.Getenv("SOSSEGO_BENCH_RECORDS")); err == nil && v > 0 {
+			records = v
 		}
-		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, 1, m.CPU)
+		mos := runIngest(b, Options{DataDir: dir, Registry: regPath, MQTTURL: m.URL, MQTTPassword: "svc-pass"}, r, 4, msgs, records, m.CPU)
 		mos.stop()
 		b.ReportMetric(mos.msgPerS, "mosquitto_msg/s")
 		b.ReportMetric(float64(mos.procCPU.Nanoseconds())/1000, "service_cpu_us/msg")
