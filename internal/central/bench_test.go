@@ -476,6 +476,12 @@ func BenchmarkIngestPaced(b *testing.B) {
 					b.ReportMetric(float64(x.res.eval99.Microseconds())/1000, x.name+"_eval_p99_ms")
 					b.ReportMetric(float64(x.res.slowWrites), x.name+"_commits_over_64ms")
 					b.ReportMetric(x.res.slowestWrite*1000, x.name+"_slowest_commit_le_ms")
+					// CPU per message of this process (service + the 100
+					// simulated gateways) and of Mosquitto.
+					b.ReportMetric(float64(x.res.procCPU.Nanoseconds())/1000, x.name+"_cpu_us/msg")
+					if x.res.brokerCPU > 0 {
+						b.ReportMetric(float64(x.res.brokerCPU.Nanoseconds())/1000, x.name+"_broker_cpu_us/msg")
+					}
 				}
 			}
 		})
