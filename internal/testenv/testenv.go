@@ -109,6 +109,15 @@ func StartMosquitto(t testing.TB, opts MosquittoOpts) *Mosquitto {
 		"max_queued_messages 0",
 		"log_dest stderr",
 	}
+	if os.Geteuid() == 0 {
+		// Started as root (CI), Mosquitto drops to the "mosquitto" user,
+		// which cannot write the test's temporary folder: its persistence
+		// file was silently never saved ("Error saving in-memory database
+		// … Permission denied"), so a graceful restart lost every session
+		// and queued message. Keep root so that restarts persist, as on a
+		// real installation where /var/lib/mosquitto is the broker's own.
+		lines = append(lines, "user root")
+	}
 	hasAuth := false
 	for _, l := range opts.Extra {
 		if strings.HasPrefix(l, "password_file") || strings.HasPrefix(l, "allow_anonymous") {

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# R16-shaped soak (perf-reliability.md): the central service with an
+# external Mosquitto (the shipped ACL, persistence on) and --store influx
+# against a real InfluxDB 1.8.10, fed by `sossego loadgen` (100 gateways ×
+# 10 batches/s by default), while Mosquitto is restarted (SIGTERM) every
+# BROKER_EVERY and InfluxDB killed (SIGKILL) every INFLUX_EVERY and started
+# again about a minute later. Every 30 s it samples the service's /metrics into
+# $OUT/metrics.tsv. At the end it checks that the load generator saw every
+# batch acknowledged and that SQLite and InfluxDB hold one record per batch.
+#
+#   DURATION=60m BROKER_EVERY=10m INFLUX_EVERY=20m scripts/soak.sh
+#
+# Needs mosquitto, mosquitto_passwd and sqlite3 (Debian packages) and builds
+# influxd with scripts/tools.sh. Everything listens on loopback and lives
+# in $OUT (default: a new temporary folder), which is kept for inspection.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-60m}
+BROKER_EVERY=${BROKER_EVERY:-10m}
+INFLUX_EVERY=${INFLUX_EVERY:-20m}
+GATEWAYS=${GATEWAYS:-100}
+RATE=${RATE:-10}
+OUT=${OUT:-$(mktemp -d /tmp/sossego-soak.XXXXXX)}
+SEED=sossego-demo
+secs() { local d=$1; case $d in *h) echo $((${d%h} * 3600)) ;; *m) echo $((${d%m} * 60)) ;; *s) echo "${d%s}" ;; *) echo "$d" ;; esac; }
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+log() { echo "soak: $(date -u +%H:%M:%S) $*"; }
+
+./scripts/tools.sh >/dev/null
+go build -o "$OUT/sossego" ./cmd/sossego
+MQ=$(port) HTTP=$(port) IH=$(port) IB=$(port)
+log "output in $OUT; mosquitto :$MQ, influxd :$IH, service http://127.0.0.1:$HTTP"
+
+# Registry and broker credentials of the simulated gateways (the load
+# generator derives each password from the seed: sha256(...)[:12], hex).
+"$OUT/sossego" loadgen --gateways "$GATEWAYS" --seed "$SEED" --write-registry "$OUT/registry.yaml" >/dev/null
+SVC_PASS=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s' "$SVC_PASS" >"$OUT/svc-pass"
+mosquitto_passwd -c -b "$OUT/passwd" sossego-central "$SVC_PASS"
+for i in $(seq 1 "$GATEWAYS"); do
+	gw=$(printf 'lg-%04d' "$i")
+	pw=$(printf '%s' "sossego-loadgen/password/v1|$SEED|$gw" | sha256sum | cut -c1-24)
+	mosquitto_passwd -b "$OUT/passwd" "$gw" "$pw"
+done
+mkdir -p "$OUT/mosquitto"
+cat >"$OUT/mosquitto.conf" <<EOF
+per_listener_settings false
+allow_anonymous false
+password_file $OUT/passwd
+acl_file $PWD/docs/mosquitto/acl
+listener $MQ 127.0.0.1
+max_packet_size 1052672
+max_inflight_messages 1000
+max_queued_messages 0
+max_queued_bytes 0
+set_tcp_nodelay true
+persistence true
+persistence_location $OUT/mosquitto/
+autosave_interval 1
+log_dest file $OUT/mosquitto.log
+EOF
+# As root Mosquitto would drop to its own user, which cannot write $OUT:
+# its persistence would silently not be saved across the restarts.
+if [ "$(id -u)" = 0 ]; then echo "user root" >>"$OUT/mosquitto.conf"; fi
+start_mosquitto() { mosquitto -c "$OUT/mosquitto.conf" & MOSQ_PID=$!; }
+
+cat >"$OUT/influxdb.conf" <<EOF
+reporting-disabled = true
+bind-address = "127.0.0.1:$IB"
+[meta]
+  dir = "$OUT/influx/meta"
+[data]
+  dir = "$OUT/influx/data"
+  wal-dir = "$OUT/influx/wal"
+  query-log-enabled = false
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:$IH"
+  flux-enabled = true
+  log-enabled = false
+[logging]
+  level = "warn"
+[monitor]
+  store-enabled = false
+EOF
+start_influx() { .tools/bin/influxd -config "$OUT/influxdb.conf" >>"$OUT/influxd.log" 2>&1 & INFLUX_PID=$!; }
+wait_http() { for _ in $(seq 1 100); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.2; done; echo "soak: $1 did not answer" >&2; return 1; }
+
+cleanup() { kill "${LG_PID:-}" "${SVC_PID:-}" "${MOSQ_PID:-}" "${INFLUX_PID:-}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+start_mosquitto
+start_influx
+wait_http "http://127.0.0.1:$IH/ping"
+curl -fs -XPOST "http://127.0.0.1:$IH/query" --data-urlencode "q=CREATE DATABASE sossego" >/dev/null
+"$OUT/sossego" central --data-dir "$OUT/data" --registry "$OUT/registry.yaml" --http "127.0.0.1:$HTTP" \
+	--mqtt-url "tcp://127.0.0.1:$MQ" --mqtt-password-file "$OUT/svc-pass" \
+	--store influx --influx-url "http://127.0.0.1:$IH" --log warn >"$OUT/central.log" 2>&1 &
+SVC_PID=$!
+wait_http "http://127.0.0.1:$HTTP/metrics"
+"$OUT/sossego" loadgen --gateways "$GATEWAYS" --seed "$SEED" --registry "$OUT/registry.yaml" \
+	--mqtt-url "tcp://127.0.0.1:$MQ" --rate "$RATE" --duration "$DURATION" --wait-acks 5m --json \
+	>"$OUT/loadgen.json" 2>"$OUT/loadgen.log" &
+LG_PID=$!
+log "load: $GATEWAYS gateways × $RATE batches/s for $DURATION; Mosquitto restarted every $BROKER_EVERY, InfluxDB killed every $INFLUX_EVERY"
+
+metric() { awk -v m="$1" '$1 == m { print $2; exit }' "$OUT/last.prom"; }
+printf 'elapsed_s\trss_bytes\theap_inuse_bytes\tgoroutines\trecords_total\tcpu_s\n' >"$OUT/metrics.tsv"
+begin=$(date +%s) next_broker=$(secs "$BROKER_EVERY") next_influx=$(secs "$INFLUX_EVERY")
+broker_restarts=0 influx_kills=0
+while kill -0 "$LG_PID" 2>/dev/null; do
+	sleep 30
+	t=$(($(date +%s) - begin))
+	if curl -fs "http://127.0.0.1:$HTTP/metrics" >"$OUT/last.prom"; then
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$(metric process_resident_memory_bytes)" "$(metric go_memstats_heap_inuse_bytes)" \
+			"$(metric go_goroutines)" "$(metric sossego_ingest_records_total)" "$(metric process_cpu_seconds_total)" >>"$OUT/metrics.tsv"
+	fi
+	if [ "$t" -ge "$next_broker" ] && [ "$t" -lt "$(secs "$DURATION")" ]; then
+		log "restarting Mosquitto (SIGTERM)"
+		kill -TERM "$MOSQ_PID"; wait "$MOSQ_PID" 2>/dev/null || true
+		start_mosquitto
+		broker_restarts=$((broker_restarts + 1)) next_broker=$((next_broker + $(secs "$BROKER_EVERY")))
+	fi
+	if [ -n "${influx_back:-}" ] && [ "$t" -ge "$influx_back" ]; then
+		log "restarting InfluxDB"
+		start_influx
+		influx_back=
+	elif [ -z "${influx_back:-}" ] && [ "$t" -ge "$next_influx" ] && [ "$t" -lt "$(secs "$DURATION")" ]; then
+		log "killing InfluxDB (SIGKILL); it comes back in about a minute"
+		kill -KILL "$INFLUX_PID"; wait "$INFLUX_PID" 2>/dev/null || true
+		influx_back=$((t + 60))
+		influx_kills=$((influx_kills + 1)) next_influx=$((next_influx + $(secs "$INFLUX_EVERY")))
+	fi
+done
+wait "$LG_PID" || { log "loadgen failed:"; cat "$OUT/loadgen.log"; exit 1; }
+if [ -n "${influx_back:-}" ]; then log "restarting InfluxDB"; start_influx; fi
+LG_PID=
+log "loadgen: $(cat "$OUT/loadgen.json")"
+
+# The mirror drains SQLite into InfluxDB after the last ack.
+want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["published"])' "$OUT/loadgen.json")
+acked=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["acked"])' "$OUT/loadgen.json")
+influx_count() { { curl -fs "http://127.0.0.1:$IH/query?db=sossego" --data-urlencode 'q=SELECT count("laeq") FROM "levels"' || echo '{}'; } |
+	python3 -c 'import json,sys
+try: r=json.load(sys.stdin)["results"][0]; print(r["series"][0]["values"][0][1] if "series" in r else 0)
+except Exception: print(0)'; }
+for _ in $(seq 1 120); do [ "$(influx_count)" -ge "$want" ] && break; sleep 5; done
+in_influx=$(influx_count)
+in_sqlite=$(sqlite3 "file:$OUT/data/readings.db?mode=ro" 'SELECT COUNT(*) FROM levels')
+log "published $want, acked $acked; SQLite holds $in_sqlite records, InfluxDB $in_influx; Mosquitto restarted $broker_restarts×, InfluxDB killed $influx_kills×"
+python3 - "$OUT/metrics.tsv" <<'PY'
+import sys, csv
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+rows = [r for r in rows if r["rss_bytes"]]
+mb = lambda r, k: float(r[k]) / 2**20
+third = rows[len(rows) // 3] if rows else None
+print("soak: samples %d; RSS first %.1f MB, at 1/3 %.1f MB, last %.1f MB, max %.1f MB; goroutines %s–%s; heap in use last %.1f MB; CPU %.0f s" % (
+    len(rows), mb(rows[0], "rss_bytes"), mb(third, "rss_bytes"), mb(rows[-1], "rss_bytes"), max(mb(r, "rss_bytes") for r in rows),
+    min(int(float(r["goroutines"])) for r in rows), max(int(float(r["goroutines"])) for r in rows), mb(rows[-1], "heap_inuse_bytes"),
+    float(rows[-1]["cpu_s"])))
+PY
+[ "$acked" -eq "$want" ] && [ "$in_sqlite" -eq "$want" ] && [ "$in_influx" -eq "$want" ] || { log "FAILED: counts differ"; exit 1; }
+log "ok"
