@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_TEST ?= -race -count=1 -timeout 30m
 
-.PHONY: run test test-short bench check fuzz build cross tools clean
+.PHONY: run test test-short bench check fuzz build cross tools soak clean
 
 ## run: build and start the demo (central service + simulated gateways) on embedded defaults.
 run: build
@@ -28,6 +28,10 @@ test-short:
 ## bench: benchmarks; results and method in BENCHMARKS.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+## soak: R16-shaped soak (default 1 h; DURATION=24h for R16): loadgen → Mosquitto (restarted) → central → SQLite + InfluxDB (killed).
+soak: tools
+	./scripts/soak.sh
 
 ## fuzz: run each fuzz target briefly.
 fuzz:
