@@ -21,13 +21,14 @@ INFLUX_EVERY=${INFLUX_EVERY:-20m}
 GATEWAYS=${GATEWAYS:-100}
 RATE=${RATE:-10}
 OUT=${OUT:-$(mktemp -d /tmp/sossego-soak.XXXXXX)}
+mkdir -p "$OUT"
 SEED=sossego-demo
 secs() { local d=$1; case $d in *h) echo $((${d%h} * 3600)) ;; *m) echo $((${d%m} * 60)) ;; *s) echo "${d%s}" ;; *) echo "$d" ;; esac; }
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 log() { echo "soak: $(date -u +%H:%M:%S) $*"; }
 
 ./scripts/tools.sh >/dev/null
-go build -o "$OUT/sossego" ./cmd/sossego
+if [ -n "${SOSSEGO_BIN:-}" ]; then cp "$SOSSEGO_BIN" "$OUT/sossego"; else go build -o "$OUT/sossego" ./cmd/sossego; fi
 MQ=$(port) HTTP=$(port) IH=$(port) IB=$(port)
 log "output in $OUT; mosquitto :$MQ, influxd :$IH, service http://127.0.0.1:$HTTP"
 
