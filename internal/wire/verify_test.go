@@ -171,16 +171,8 @@ func FuzzVerifyMatchesStdlib(f *testing.F) {
 // them.
 func TestNewPublicKeyRefusesWeakKeys(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
-	var A curve.EdwardsPoint
-	var c curve.CompressedEdwardsY
-	if _, err := c.SetBytes(pub); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := A.SetCompressedY(&c); err != nil {
-		t.Fatal(err)
-	}
 	var mixed curve.EdwardsPoint
-	mixed.Add(&A, order2(t))
+	mixed.Add(decodePoint(t, pub), order2(t))
 	var mixedC curve.CompressedEdwardsY
 	mixedC.SetEdwardsPoint(&mixed)
 	// y = 1 + p: the identity's y, not reduced (p = 2^255 - 19).
@@ -217,20 +209,28 @@ func TestNewPublicKeyRefusesWeakKeys(t *testing.T) {
 // order2Bytes encodes (0, -1), the point of order 2: y = p - 1.
 var order2Bytes = append([]byte{0xec}, append(bytes.Repeat([]byte{0xff}, 30), 0x7f)...)
 
-func order2(t *testing.T) *curve.EdwardsPoint {
+// decodePoint decompresses a 32-byte encoding, failing the test if it is
+// not a point.
+func decodePoint(t *testing.T, b []byte) *curve.EdwardsPoint {
 	t.Helper()
 	var c curve.CompressedEdwardsY
 	var p curve.EdwardsPoint
-	if _, err := c.SetBytes(order2Bytes); err != nil {
+	if _, err := c.SetBytes(b); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.SetCompressedY(&c); err != nil {
 		t.Fatal(err)
 	}
+	return &p
+}
+
+func order2(t *testing.T) *curve.EdwardsPoint {
+	t.Helper()
+	p := decodePoint(t, order2Bytes)
 	if !p.IsSmallOrder() || p.IsIdentity() {
 		t.Fatal("order2Bytes is not a point of order 2")
 	}
-	return &p
+	return p
 }
 
 // TestVerifyCofactoredDifference pins the one place where the rule differs
