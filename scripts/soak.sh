@@ -160,5 +160,13 @@ print("soak: samples %d; RSS first %.1f MB, at 1/3 %.1f MB, last %.1f MB, max %.
     min(int(float(r["goroutines"])) for r in rows), max(int(float(r["goroutines"])) for r in rows), mb(rows[-1], "heap_inuse_bytes"),
     float(rows[-1]["cpu_s"])))
 PY
+# A lost connection the service noticed only at its keepalive ("pingresp
+# not received") means it was blind to a broker that had gone: on loopback
+# a restart is seen at once.
+curl -fs "http://127.0.0.1:$HTTP/metrics" >"$OUT/last.prom" || true
+blind=$(grep -c "pingresp not received" "$OUT/central.log" || true)
+lost=$(grep -c "conexão MQTT perdida" "$OUT/central.log" || true)
+log "service: $(metric sossego_ingest_mqtt_connects_total) connections to Mosquitto, $lost lost ($blind noticed only at the keepalive), $(metric sossego_ingest_queue_overflow_total) waits for room in the ingest queue"
 [ "$acked" -eq "$want" ] && [ "$in_sqlite" -eq "$want" ] && [ "$in_influx" -eq "$want" ] || { log "FAILED: counts differ"; exit 1; }
+[ "$blind" -eq 0 ] || { log "FAILED: the service noticed $blind broker disconnections only at its keepalive"; exit 1; }
 log "ok"

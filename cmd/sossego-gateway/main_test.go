@@ -13,6 +13,7 @@ import (
 
 	"github.com/sossego/sossego/gateway"
 	"github.com/sossego/sossego/gateway/gatewaytest"
+	"github.com/sossego/sossego/internal/testenv"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -192,7 +193,7 @@ func TestRunWithSimMeter(t *testing.T) {
 		"meter: {type: sim, sim_scenario: bar_music}\nstatus_interval: 1s\n"), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var logb syncBuffer
+	var logb testenv.SyncBuffer
 	go func() {
 		done <- run(ctx, []string{"--config", cfg, "--broker", b.URL, "--state-dir", dir, "--sample-rate", "10"}, nil, &out, &logb)
 	}()
@@ -243,7 +244,7 @@ func TestRunWithoutEnvSensor(t *testing.T) {
 		"env: {type: bme280, i2c_bus: no-such-bus-sossego, address: 0x77, interval: 1s}\n"), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var out, logb syncBuffer
+	var out, logb testenv.SyncBuffer
 	go func() {
 		done <- run(ctx, []string{"--config", cfg, "--broker", b.URL, "--state-dir", dir}, nil, &out, &logb)
 	}()

@@ -1,37 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the demo's writer and the test's reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDemoFiresAlert runs `sossego demo` as make run does (on free ports):
 // the banner names the URL and the accounts, a fiscal can log in, the Lapa
@@ -43,7 +24,7 @@ func TestDemoFiresAlert(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testenv.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--data-dir", t.TempDir(), "--http", "127.0.0.1:0", "--mqtt-listen", "127.0.0.1:0"},

@@ -17,7 +17,7 @@
 //
 // Flow and back-pressure:
 //
-//	MQTT callback ─Offer (never blocks)─► bounded queue ─► N workers (decode,
+//	MQTT callback ─(waits while full)─► bounded queue ─► N workers (decode,
 //	verify — what is queued together, in one batch — validate) ─► one
 //	writer (group commit: one SQLite transaction for
 //	everything waiting) ─► PUBACK + wire.Ack ─► Observers (alerts, dashboard;
@@ -32,11 +32,11 @@
 // With an external broker the link is Subscriber, which disables paho's
 // automatic PUBACK: a message is
 // acknowledged to the broker only after it has been stored (or
-// dead-lettered). If the queue is full, Offer refuses the message without
-// acknowledging it; with QoS 1 and a persistent session (CleanSession=false)
-// the broker still holds it and redelivers it when the subscriber resumes
-// its session, which Subscriber forces (a reconnect) once the queue has
-// drained. The gateway's outbox is a second safety net: it keeps every
+// dead-lettered). If the queue is full, the subscriber's message handler
+// waits for room, and paho's reader with it: the broker holds the rest in
+// the persistent session (QoS 1, CleanSession=false) and, should the
+// connection end meanwhile, redelivers what was not acknowledged. The
+// gateway's outbox is a second safety net: it keeps every
 // batch until the application-level ack covers it. Nothing is dropped; the
 // cost of overload is latency, never data. If the store fails, the writer
 // retries with backoff and acknowledges nothing meanwhile, so the queue
@@ -173,7 +173,18 @@ type Ingester struct {
 	o     Options
 	queue chan Message
 	items chan item
+
+	// Acks that could not be published, not yet logged (the writer's
+	// goroutine only): one line per ackLogEvery instead of one per gateway
+	// and commit while the broker is away.
+	ackFails    int
+	ackFailErr  error
+	ackFailGW   string
+	ackLoggedAt time.Time
 }
+
+// ackLogEvery is how often, at most, failed acks are logged.
+const ackLogEvery = 10 * time.Second
 
 // New returns an Ingester with defaults applied.
 func New(o Options) *Ingester {
@@ -238,9 +249,6 @@ func (in *Ingester) offerWait(m Message, stop <-chan struct{}) {
 
 // QueueLen is the number of messages waiting.
 func (in *Ingester) QueueLen() int { return len(in.queue) }
-
-// QueueCap is the queue's capacity.
-func (in *Ingester) QueueCap() int { return cap(in.queue) }
 
 // item is a processed message on its way to the writer.
 type item struct {
@@ -652,11 +660,16 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 			continue
 		}
 		if err := in.o.Acks.Ack(m, gw, seq); err != nil {
-			in.o.Log.Warn("ack não publicado", "gateway", gw, "seq", seq, "erro", err)
+			in.o.Metrics.ackErrors.Inc()
+			if in.ackFails == 0 {
+				in.ackFailErr, in.ackFailGW = err, gw
+			}
+			in.ackFails++
 		} else {
 			in.o.Metrics.acks.Inc()
 		}
 	}
+	in.logAckFailures(now)
 	stored := -res.RecordsIgnored
 	for j, b := range w.Batches {
 		if !res.New[j] {
@@ -711,6 +724,18 @@ func (in *Ingester) commit(ctx context.Context, group []item) error {
 		}
 	}
 	return nil
+}
+
+// logAckFailures logs the acks that could not be published since the
+// last such line, at most once per ackLogEvery. A gateway whose ack is lost
+// keeps its batches and republishes them; the next ack covers them.
+func (in *Ingester) logAckFailures(now time.Time) {
+	if in.ackFails == 0 || now.Sub(in.ackLoggedAt) < ackLogEvery {
+		return
+	}
+	in.o.Log.Warn("acks não publicados; os gateways reenviam e o próximo ack os cobre", "quantos", in.ackFails,
+		"primeiro_gateway", in.ackFailGW, "erro", in.ackFailErr)
+	in.ackFails, in.ackFailErr, in.ackFailGW, in.ackLoggedAt = 0, nil, "", now
 }
 
 // observeEnv hands a newly stored env batch's records to the observers

@@ -10,7 +10,9 @@ type Metrics struct {
 	records        prometheus.Counter
 	rejections     *prometheus.CounterVec
 	overflow       prometheus.Counter
+	connects       prometheus.Counter
 	acks           prometheus.Counter
+	ackErrors      prometheus.Counter
 	storeErrors    prometheus.Counter
 	storeLatency   prometheus.Histogram
 	receiveToStore prometheus.Histogram
@@ -36,11 +38,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"reason"}),
 		overflow: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_ingest_queue_overflow_total",
-			Help: "Messages refused (not acknowledged, redelivered later) because the ingest queue was full.",
+			Help: "Messages that found the ingest queue full and waited for room (the broker connection, or the embedded broker's client, waited with them).",
+		}),
+		connects: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_mqtt_connects_total",
+			Help: "Connections to an external broker with the subscriptions in place (the first one and every reconnect).",
 		}),
 		acks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_ingest_acks_published_total",
 			Help: "Application-level acks published to gateways.",
+		}),
+		ackErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_acks_failed_total",
+			Help: "Application-level acks that could not be published (broker connection down); the gateway republishes and the next ack covers it.",
 		}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_store_write_errors_total",
@@ -64,7 +74,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg: reg,
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.acks, m.storeErrors, m.storeLatency, m.receiveToStore, m.verifyBatch)
+		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.connects, m.acks, m.ackErrors, m.storeErrors, m.storeLatency, m.receiveToStore, m.verifyBatch)
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,19 +44,23 @@ type SubscriberOptions struct {
 //   - Acks are published only while the connection is open: a publish
 //     made while paho reconnects would claim a message id that, with
 //     nothing stored to resume, is never released.
-//   - A forced reconnect (after a queue overflow) and the recovery from
-//     exhausted message ids (acks in flight when a connection drops keep
-//     theirs) replace the paho client with a fresh one: Disconnect during
-//     paho's own auto-reconnect leaves a client that refuses every later
-//     Connect ("status can only transition to connecting from
-//     disconnected"), which would stop ingest for good.
+//   - The recovery from exhausted message ids (acks in flight when a
+//     connection drops keep theirs) replaces the paho client with a fresh
+//     one: Disconnect during paho's own auto-reconnect leaves a client
+//     that refuses every later Connect ("status can only transition to
+//     connecting from disconnected"), which would stop ingest for good.
+//
+// When the ingest queue is full the message handler waits for room (see
+// handle): paho's reader stops, TCP pushes back, and the broker keeps the
+// rest in the session.
 type Subscriber struct {
-	o          SubscriberOptions
-	in         *Ingester
-	client     atomic.Pointer[pahoClient]
-	overflowed atomic.Bool
-	reset      atomic.Bool // replace the client (message ids exhausted)
-	connected  atomic.Bool
+	o         SubscriberOptions
+	in        *Ingester
+	client    atomic.Pointer[pahoClient]
+	reset     atomic.Bool // replace the client (message ids exhausted)
+	connected atomic.Bool
+	stop      chan struct{} // closed when Run returns: handle stops waiting
+	stopOnce  sync.Once
 }
 
 type pahoClient struct{ paho.Client }
@@ -68,7 +73,7 @@ func NewSubscriber(in *Ingester, o SubscriberOptions) *Subscriber {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Subscriber{o: o, in: in}
+	s := &Subscriber{o: o, in: in, stop: make(chan struct{})}
 	s.client.Store(s.newClient())
 	return s
 }
@@ -79,7 +84,7 @@ func (s *Subscriber) newClient() *pahoClient {
 		SetCleanSession(false).    // persistent session: the broker keeps what we have not PUBACKed
 		SetStore(pahostore.New()). // no paho resume of outbound publishes (see Subscriber)
 		SetAutoAckDisabled(true).  // PUBACK after durable storage, not on receipt
-		SetOrderMatters(true).     // the handler only enqueues, it never blocks
+		SetOrderMatters(true).     // one handler at a time; it waits while the queue is full (see handle)
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(time.Second).
 		SetMaxReconnectInterval(10 * time.Second).SetKeepAlive(30 * time.Second).
 		SetWriteTimeout(10 * time.Second).SetUsername(o.Username).SetPassword(o.Password).
@@ -120,17 +125,30 @@ func (s *Subscriber) onConnect(c paho.Client) {
 			return
 		}
 		s.connected.Store(true)
+		s.in.o.Metrics.connects.Inc()
 		s.o.Log.Info("ingestão conectada ao broker", "url", s.o.URL, "client_id", s.o.ClientID)
 	}()
 }
 
+// handle queues m for ingest. When the queue is full it waits for room
+// (counted in sossego_ingest_queue_overflow_total): paho's router, and so
+// its reader, waits with it, the socket's buffers fill and the broker
+// holds the rest in our persistent session — back-pressure that costs
+// latency and nothing else. paho's acknowledgements do not pass through
+// the router (the committer's PUBACKs and acks go out while it waits), so
+// the queue drains. A wait longer than the keepalive (a store stalled for
+// 40 s or more) ends the connection at paho's ping; paho's reconnect waits
+// for this handler, and the broker redelivers what was not PUBACKed
+// (deduplicated on (gateway, seq)).
+//
+// The design before this refused the message and reconnected once the
+// queue had drained, to make the broker redeliver it. Under a backlog
+// that loops: the redelivered backlog refills the queue while the
+// PUBACKs of what is still queued go to the closed connection, so every
+// reconnect makes the next one more likely (a soak after a broker restart
+// fell to ~100 msg/s that way).
 func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
-	msg := Message{Topic: m.Topic(), Payload: m.Payload(), ReceivedAt: time.Now(), Done: m.Ack}
-	if !s.in.Offer(msg) {
-		// Not acknowledged: the broker keeps it in our session and
-		// redelivers it after the reconnect Run forces once drained.
-		s.overflowed.Store(true)
-	}
+	s.in.offerWait(Message{Topic: m.Topic(), Payload: m.Payload(), ReceivedAt: time.Now(), Done: m.Ack}, s.stop)
 }
 
 // Connected reports whether the subscriptions are active.
@@ -174,10 +192,13 @@ func (s *Subscriber) publish(c *pahoClient, topic string, payload []byte) error 
 	return nil
 }
 
-// Run connects and stays connected until ctx ends. After a queue overflow
-// it reconnects once the queue has drained, so that the broker redelivers
-// the messages that were refused.
+// Run connects and stays connected until ctx ends.
 func (s *Subscriber) Run(ctx context.Context) error {
+	// A handler waiting for room stops waiting when ctx ends, wherever Run
+	// is then: paho's Disconnect (here or in reconnect) waits for it.
+	stopWaiting := func() { s.stopOnce.Do(func() { close(s.stop) }) }
+	defer context.AfterFunc(ctx, stopWaiting)()
+	defer stopWaiting()
 	tok := s.client.Load().Connect()
 	select {
 	case <-ctx.Done():
@@ -196,13 +217,8 @@ func (s *Subscriber) Run(ctx context.Context) error {
 			s.client.Load().Disconnect(250)
 			return nil
 		case <-tk.C:
-			switch {
-			case s.reset.Swap(false):
+			if s.reset.Swap(false) {
 				s.o.Log.Warn("cliente MQTT sem identificadores de mensagem livres; reconectando com um cliente novo")
-				s.reconnect(ctx)
-			case s.overflowed.Load() && s.in.QueueLen() < s.in.QueueCap()/2:
-				s.overflowed.Store(false)
-				s.o.Log.Warn("fila de ingestão encheu; reconectando para o broker reenviar as mensagens não confirmadas")
 				s.reconnect(ctx)
 			}
 		}

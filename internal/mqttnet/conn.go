@@ -39,7 +39,35 @@ func buffered(c net.Conn, writeTimeout time.Duration) net.Conn {
 	return &conn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), w: w}
 }
 
-func (c *conn) Read(p []byte) (int, error) { return c.r.Read(p) }
+// Read reads through the buffer. When the writer has closed the
+// connection after a failed write, a failing read returns that write's
+// error (writeFailed) instead of the closed connection's: paho v1.5.1's
+// reader takes "use of closed network connection" for its own Close and
+// reports nothing, so the client would believe itself connected, with
+// nothing read any more, until its keepalive gave up (30 s + the ping
+// timeout; a soak saw the central service blind for 45 s after a broker
+// restart). paho reports the write error, and reconnects, at once.
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		if werr := c.w.failure(); werr != nil {
+			return n, writeFailed{werr}
+		}
+	}
+	return n, err
+}
+
+// writeFailed is a read's error after a failed write closed the
+// connection. Its text is the write's, which paho reports (unless the
+// write itself failed on a connection already closed: then it stays as
+// silent as paho is about its own Close).
+type writeFailed struct{ err error }
+
+func (e writeFailed) Error() string {
+	return "mqttnet: connection closed after a failed write: " + e.err.Error()
+}
+
+func (e writeFailed) Unwrap() error { return e.err }
 
 func (c *conn) Write(p []byte) (int, error) { return c.w.write(p) }
 
@@ -154,12 +182,19 @@ func (w *writer) flush() bool {
 	}
 	w.mu.Unlock()
 	if err != nil {
-		// The reader fails at once and paho reconnects, as it does when
-		// its own write fails.
+		// The reader fails at once (with the write's error: see Read)
+		// and paho reconnects, as it does when its own write fails.
 		_ = w.c.Close()
 		return false
 	}
 	return true
+}
+
+// failure returns the error of the write that failed, or nil.
+func (w *writer) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // close stops accepting writes and waits (up to closeFlush) for the

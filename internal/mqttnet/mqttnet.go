@@ -41,8 +41,10 @@
 // What a write error or a stuck peer does is kept: each write on the real
 // connection is bounded by the client's WriteTimeout (paho bounds each
 // PUBLISH write by it), a failed write closes the connection — the reader
-// fails at once and paho reconnects, as after its own failed write — and
-// every later Write returns the error. Write deadlines set on the
+// fails at once, with the write's error, and paho reconnects, as after its
+// own failed write (a bare "use of closed network connection" would not
+// do: paho's reader reports nothing for it) — and every later Write
+// returns the error. Write deadlines set on the
 // connection are ignored (a Write only queues; see conn.SetWriteDeadline).
 // Close first sends what is queued (paho's DISCONNECT), waiting at most
 // closeFlush, then closes. A packet queued just before a write failed is

@@ -586,3 +586,78 @@ func TestRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// failingConn is a real connection whose writes fail once armed, as
+// writes do when the broker has gone (broken pipe) before the reader has
+// seen it go.
+type failingConn struct {
+	net.Conn
+	fail atomic.Bool
+}
+
+var errBrokenPipe = errors.New("write: broken pipe")
+
+func (c *failingConn) Write(p []byte) (int, error) {
+	if c.fail.Load() {
+		return 0, errBrokenPipe
+	}
+	return c.Conn.Write(p)
+}
+
+// TestFailedWriteReported: a write that fails before the reader has seen
+// the broker go ends the connection, and paho learns it at once — not at
+// its keepalive (an hour here), which is when it would learn it if the
+// reader only met the closed connection (paho's reader keeps quiet about
+// "use of closed network connection", taking it for its own Close). A
+// paho Disconnect stays quiet as before.
+func TestFailedWriteReported(t *testing.T) {
+	for _, b := range brokers() {
+		t.Run(b.name, func(t *testing.T) {
+			br := b.start(t)
+			var fc atomic.Pointer[failingConn]
+			lost := make(chan error, 4)
+			o := paho.NewClientOptions().AddBroker(br.url).SetClientID("failing").SetTLSConfig(br.tls).
+				SetKeepAlive(time.Hour).SetAutoReconnect(false).SetWriteTimeout(5 * time.Second).
+				SetConnectionLostHandler(func(_ paho.Client, err error) { lost <- err }).
+				SetCustomOpenConnectionFn(func(u *url.URL, o paho.ClientOptions) (net.Conn, error) {
+					c, err := dial(u, o)
+					if err != nil {
+						return nil, err
+					}
+					f := &failingConn{Conn: c}
+					fc.Store(f)
+					return buffered(f, o.WriteTimeout), nil
+				})
+			c := paho.NewClient(o)
+			if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Fatalf("connect %s: %v", br.url, tok.Error())
+			}
+			fc.Load().fail.Store(true)
+			// QoS 0: paho's write returns once queued; the failure happens
+			// in the writer, and nothing is written after it.
+			if tok := c.Publish("mqttnet/failing", 0, false, "x"); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+				t.Fatalf("publish: %v", tok.Error())
+			}
+			select {
+			case err := <-lost:
+				if !errors.Is(err, errBrokenPipe) {
+					t.Errorf("connection lost with %v, want the write's error", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("paho did not notice the failed write (it would at its keepalive, an hour away)")
+			}
+
+			// A clean Disconnect is not a lost connection.
+			fc.Store(nil)
+			if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Fatalf("reconnect %s: %v", br.url, tok.Error())
+			}
+			c.Disconnect(250)
+			select {
+			case err := <-lost:
+				t.Errorf("Disconnect reported a lost connection: %v", err)
+			case <-time.After(500 * time.Millisecond):
+			}
+		})
+	}
+}
