@@ -21,6 +21,9 @@ INFLUX_EVERY=${INFLUX_EVERY:-20m}
 GATEWAYS=${GATEWAYS:-100}
 RATE=${RATE:-10}
 OUT=${OUT:-$(mktemp -d /tmp/sossego-soak.XXXXXX)}
+# A folder left by an earlier run would hold its records, and this run's
+# batches (the same gateways and seqs) would all be duplicates.
+if [ -d "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then echo "soak: OUT=$OUT is not empty; give a new folder" >&2; exit 2; fi
 mkdir -p "$OUT"
 SEED=sossego-demo
 secs() { local d=$1; case $d in *h) echo $((${d%h} * 3600)) ;; *m) echo $((${d%m} * 60)) ;; *s) echo "${d%s}" ;; *) echo "$d" ;; esac; }

@@ -51,7 +51,10 @@ func TestSpreadStaggersGateways(t *testing.T) {
 		var mu sync.Mutex
 		first := map[string]time.Time{}
 		var order []string
-		_, err := Run(context.Background(), Options{URL: url, Gateways: gws, Rate: 2, Batches: 1, Spread: tc.spread,
+		// A bound on the whole run: a hang fails here, with Run's error,
+		// instead of at the package's timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := Run(ctx, Options{URL: url, Gateways: gws, Rate: 2, Batches: 1, Spread: tc.spread,
 			WaitAcks: time.Millisecond, OnPublish: func(gw string, _ uint64, at time.Time) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -60,6 +63,7 @@ func TestSpreadStaggersGateways(t *testing.T) {
 					order = append(order, gw)
 				}
 			}})
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +93,9 @@ func TestPublishRate(t *testing.T) {
 		id := GatewayID(i)
 		gws = append(gws, Gateway{ID: id, Municipality: "lapa", Sensors: []string{id + "-s1"}, Key: Key(DefaultSeed, id)})
 	}
-	st, err := Run(context.Background(), Options{URL: url, Gateways: gws, Rate: 20, Batches: 10, WaitAcks: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // see TestSpreadStaggersGateways
+	defer cancel()
+	st, err := Run(ctx, Options{URL: url, Gateways: gws, Rate: 20, Batches: 10, WaitAcks: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
