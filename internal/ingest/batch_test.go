@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
@@ -152,19 +151,7 @@ func TestQueuedMessagesVerifiedInBatches(t *testing.T) {
 			t.Errorf("dead letter %+v", d)
 		}
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h *dto.Histogram
-	for _, mf := range mfs {
-		if mf.GetName() == "sossego_ingest_verify_batch_messages" {
-			h = mf.GetMetric()[0].GetHistogram()
-		}
-	}
-	if h == nil {
-		t.Fatal("no sossego_ingest_verify_batch_messages")
-	}
+	h := metric(t, reg, "sossego_ingest_verify_batch_messages").GetHistogram()
 	if h.GetSampleSum() != n || h.GetSampleCount() >= n/4 {
 		t.Errorf("%d messages in %d verification rounds; want all %d in under %d", int(h.GetSampleSum()), h.GetSampleCount(), n, n/4)
 	}

@@ -8,6 +8,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
@@ -15,8 +16,8 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-// counter is the value of the counter called name in reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+// metric is the first sample of the metric family called name in reg.
+func metric(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -24,11 +25,17 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetCounter().GetValue()
+			return mf.GetMetric()[0]
 		}
 	}
 	t.Fatalf("no metric %s", name)
-	return 0
+	return nil
+}
+
+// counter is the value of the counter called name in reg.
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	return metric(t, reg, name).GetCounter().GetValue()
 }
 
 // TestSubscriberFullQueueWaits: with an external broker and the store
@@ -77,7 +84,6 @@ func TestSubscriberFullQueueWaits(t *testing.T) {
 			if !gatewaytest.WaitFor(10*time.Second, func() bool { return waits() > 0 }) {
 				t.Fatal("the ingest queue never filled")
 			}
-			time.Sleep(time.Second) // a stall the old design answered with a reconnect
 			close(gate)
 			if !gatewaytest.WaitFor(60*time.Second, func() bool { return acks.get("gw-a") == n }) {
 				c, _ := st.CountLevels(context.Background(), "gw-a-s1")
