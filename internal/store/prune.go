@@ -171,11 +171,17 @@ func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before i
 			res.Kept++
 			continue
 		}
+		// A batch's records are in its own packs: those of its gateway and
+		// seq whose last start lies in its span.
+		t := "t"
+		if table == "levels" {
+			table, t = "level_packs", "t1"
+		}
 		span := []any{c.sensor, first.UnixMilli(), last.UnixMilli(), c.gateway, c.seq}
+		where := ` WHERE sensor = ? AND ` + t + ` >= ? AND ` + t + ` <= ? AND gateway = ? AND seq = ?`
 		if p.Mirror {
 			var top sql.NullInt64
-			if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM `+table+`
-				WHERE sensor = ? AND t >= ? AND t <= ? AND gateway = ? AND seq = ?`, span...).Scan(&top); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM `+table+where, span...).Scan(&top); err != nil {
 				return false, fmt.Errorf("store: prune: %s of %s/%d: %w", table, c.gateway, c.seq, err)
 			}
 			if top.Int64 > mirrored {
@@ -183,12 +189,19 @@ func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before i
 				continue
 			}
 		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
-			WHERE sensor = ? AND t >= ? AND t <= ? AND gateway = ? AND seq = ?`, span...)
+		var k int64
+		if table == "level_packs" {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM level_packs`+where, span...).Scan(&k); err != nil {
+				return false, fmt.Errorf("store: prune: count %s of %s/%d: %w", table, c.gateway, c.seq, err)
+			}
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM `+table+where, span...)
 		if err != nil {
 			return false, fmt.Errorf("store: prune: delete %s of %s/%d: %w", table, c.gateway, c.seq, err)
 		}
-		k, _ := r.RowsAffected()
+		if table == "env" {
+			k, _ = r.RowsAffected()
+		}
 		if table == "env" {
 			res.Env += k
 		} else {

@@ -2,19 +2,21 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
-	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -53,16 +55,11 @@ type writeStmts struct {
 	// batchesIn lists the (gateway, seq) of the batches in a rowid range:
 	// the ones an insert with duplicates did store.
 	batchesIn *sql.Stmt
-	// insLevels[k] inserts 2^k level rows in one statement: a group's rows
-	// go in power-of-two chunks (per-row statements cost ~8 µs each in
-	// database/sql and the driver, most of the commit with 10-record
-	// batches).
-	insLevels [levelChunkLog + 1]*sql.Stmt
+	// insPacks[k] inserts 2^k level packs in one statement (packs.go).
+	insPacks [packChunkLog + 1]*sql.Stmt
 }
 
 const (
-	levelChunkLog = 6  // up to 64 rows per INSERT
-	levelParams   = 14 // columns per inserted level row
 	batchChunkLog = 6  // up to 64 batches per INSERT
 	batchParams   = 11 // columns per inserted batch
 )
@@ -71,13 +68,6 @@ func insertBatchesSQL(rows int) string {
 	row := "(" + strings.Repeat("?,", batchParams-1) + "?)"
 	return `INSERT INTO batches
 		(gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records)
-		VALUES ` + strings.Repeat(row+",", rows-1) + row + ` ON CONFLICT DO NOTHING`
-}
-
-func insertLevelsSQL(rows int) string {
-	row := "(" + strings.Repeat("?,", levelParams-1) + "?)"
-	return `INSERT INTO levels
-		(sensor, t, dur_ms, laeq, lafmax, lafmin, lcpeak, energy, overload, hist, gateway, seq, grade, synced)
 		VALUES ` + strings.Repeat(row+",", rows-1) + row + ` ON CONFLICT DO NOTHING`
 }
 
@@ -105,12 +95,12 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 		}
 		*q.dst = st
 	}
-	for k := range ws.insLevels {
-		st, err := db.Prepare(insertLevelsSQL(1 << k))
+	for k := range ws.insPacks {
+		st, err := db.Prepare(insertPacksSQL(1 << k))
 		if err != nil {
-			return fmt.Errorf("prepare levels insert of %d rows: %w", 1<<k, err)
+			return fmt.Errorf("prepare level packs insert of %d rows: %w", 1<<k, err)
 		}
-		ws.insLevels[k] = st
+		ws.insPacks[k] = st
 	}
 	for k := range ws.insBatches {
 		st, err := db.Prepare(insertBatchesSQL(1 << k))
@@ -124,7 +114,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 
 func (ws *writeStmts) close() {
 	for _, st := range append(append([]*sql.Stmt{ws.insEnv, ws.getWM, ws.insGateway, ws.gwSeen,
-		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.batchesIn}, ws.insLevels[:]...), ws.insBatches[:]...) {
+		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.batchesIn}, ws.insPacks[:]...), ws.insBatches[:]...) {
 		if st != nil {
 			st.Close() //nolint:errcheck // closing on shutdown
 		}
@@ -185,24 +175,6 @@ func migrateBatches(db *sql.DB) error {
 
 const schema = `
 CREATE TABLE IF NOT EXISTS batches (` + batchesColumns + `);
-CREATE TABLE IF NOT EXISTS levels (
-	id       INTEGER PRIMARY KEY,
-	sensor   TEXT    NOT NULL,
-	t        INTEGER NOT NULL,
-	dur_ms   INTEGER NOT NULL,
-	laeq     REAL    NOT NULL,
-	lafmax   REAL    NOT NULL,
-	lafmin   REAL    NOT NULL,
-	lcpeak   REAL,
-	energy   REAL    NOT NULL,
-	overload INTEGER NOT NULL,
-	hist     BLOB,
-	gateway  TEXT    NOT NULL,
-	seq      INTEGER NOT NULL,
-	grade    TEXT    NOT NULL,
-	synced   INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS levels_sensor_t ON levels (sensor, t);
 CREATE TABLE IF NOT EXISTS env (
 	id            INTEGER PRIMARY KEY,
 	sensor        TEXT    NOT NULL,
@@ -282,11 +254,15 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema); err != nil {
+	if _, err := w.Exec(schema + packsSchema); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
 	}
 	if err := migrateBatches(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if err := migrateLevels(w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
@@ -344,16 +320,10 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		return Result{}, fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	levelsStored := false
 	stmt := func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }
 	insEnv := stmt(s.st.insEnv)
-	// Level rows of the new batches, inserted together after the loop.
-	nrec := 0
-	for _, b := range w.Batches {
-		nrec += len(b.Records)
-	}
-	levelArgs := make([]any, 0, nrec*levelParams)
-	levelRows := 0
+	// Level packs of the new batches, inserted together after the loop.
+	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, latest: map[string]int64{}, added: map[string]map[int64]bool{}}
 	// Per gateway, loaded once per transaction: the watermark and the
 	// settled seqs above it (seq_above, normally empty). The watermark
 	// moves in memory; seq_above and the gateways row are written once at
@@ -515,20 +485,11 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		}
 		delete(inserted, k) // a second copy in this group is a duplicate
 		res.New[i] = true
-		// The batch's own values are boxed once, not once per row: with 14
-		// arguments per row this saves 5 of about 12 allocations per row.
-		sensor, gw, seq, grade, synced := any(b.Sensor), any(b.Gateway), any(int64(b.Seq)), any(b.Device.Grade), any(b.Clock.Synced)
-		for _, rec := range b.Records {
-			var hist []byte
-			if rec.Hist != nil {
-				if hist, err = json.Marshal(rec.Hist); err != nil {
-					return Result{}, fmt.Errorf("store: histogram: %w", err)
-				}
-			}
-			levelArgs = append(levelArgs, sensor, rec.T.UnixMilli(), rec.DurMs, rec.LAeq, rec.LAFmax, rec.LAFmin,
-				rec.LCpeak, float64(rec.DurMs)*level.ToEnergy(rec.LAeq), rec.Overload, hist, gw, seq, grade, synced)
-			levelRows++
+		ignored, err := packs.add(&b)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: levels of %s/%d: %w", b.Gateway, b.Seq, err)
 		}
+		res.RecordsIgnored += ignored
 		for _, e := range b.Env {
 			r, err := insEnv.ExecContext(ctx, b.Sensor, e.T.UnixMilli(), e.TemperatureC, e.HumidityPct, e.PressureHPa, b.Gateway, int64(b.Seq))
 			if err != nil {
@@ -548,27 +509,8 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		sn.municipality, sn.clock, sn.clockOf = b.Municipality, b.Clock, b.Seq
 		sn.at, sn.seq = max(sn.at, b.ReceivedAt.UnixMilli()), max(sn.seq, b.Seq)
 	}
-	// Insert the level rows in power-of-two chunks, largest first. A row
-	// whose (sensor, t) is already stored is ignored and counted.
-	for done := 0; done < levelRows; {
-		k := levelChunkLog
-		for 1<<k > levelRows-done {
-			k--
-		}
-		n := 1 << k
-		r, err := stmt(s.st.insLevels[k]).ExecContext(ctx, levelArgs[done*levelParams:(done+n)*levelParams]...)
-		if err != nil {
-			return Result{}, fmt.Errorf("store: insert %d levels: %w", n, err)
-		}
-		inserted, err := r.RowsAffected()
-		if err != nil {
-			return Result{}, fmt.Errorf("store: insert levels: %w", err)
-		}
-		res.RecordsIgnored += n - int(inserted)
-		if inserted > 0 {
-			levelsStored = true
-		}
-		done += n
+	if err := packs.flush(); err != nil {
+		return Result{}, fmt.Errorf("store: %w", err)
 	}
 	if len(seenOrder) > 0 {
 		gwSeen := stmt(s.st.gwSeen)
@@ -683,7 +625,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	for gw, v := range wm {
 		res.Watermarks[gw] = v
 	}
-	if levelsStored {
+	if packs.stored {
 		select {
 		case s.notify <- struct{}{}:
 		default:
@@ -726,52 +668,64 @@ func (s *SQLite) Watermark(ctx context.Context, gateway string) (uint64, error) 
 	return uint64(v), nil
 }
 
-const levelCols = `id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist`
-
-func scanLevels(rows *sql.Rows) ([]Record, error) {
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		var r Record
-		var t, seq int64
-		var lcpeak sql.NullFloat64
-		var hist []byte
-		if err := rows.Scan(&r.ID, &r.Sensor, &r.Gateway, &seq, &t, &r.DurMs, &r.LAeq, &r.LAFmax, &r.LAFmin,
-			&lcpeak, &r.Overload, &r.Grade, &r.Synced, &hist); err != nil {
-			return nil, fmt.Errorf("store: scan level: %w", err)
-		}
-		r.T = time.UnixMilli(t).UTC()
-		r.Seq = uint64(seq)
-		if lcpeak.Valid {
-			v := lcpeak.Float64
-			r.LCpeak = &v
-		}
-		if len(hist) > 0 {
-			var h level.Histogram
-			if err := json.Unmarshal(hist, &h); err == nil {
-				r.Hist = &h
-			}
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read levels: %w", err)
-	}
-	return out, nil
-}
-
 // Records returns a sensor's records with start time in [from, to), in
 // time order, at most limit (0 = no limit).
 func (s *SQLite) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]Record, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels
-		WHERE sensor = ? AND t >= ? AND t < ? ORDER BY t LIMIT ?`, sensor, from.UnixMilli(), to.UnixMilli(), limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+packCols+`, t1 FROM level_packs
+		WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 < ? ORDER BY t1`,
+		sensor, from.UnixMilli(), to.UnixMilli()+packSpan.Milliseconds(), to.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: records: %w", err)
 	}
-	return scanLevels(rows)
+	defer rows.Close()
+	// Packs come by their last start; their records interleave where a
+	// sensor's packs overlap in time (records sent twice under different
+	// seqs, or by two gateways), so the records are sorted at the end.
+	// With a limit, reading stops at the first pack that cannot hold a
+	// record before the limit-th (it starts after t1 − packSpan).
+	var out, pack []Record
+	cutoff := int64(math.MaxInt64)
+	for rows.Next() {
+		var m packMeta
+		var seq, t1 int64
+		var data []byte
+		if err := rows.Scan(&m.id, &m.sensor, &m.gw, &seq, &m.grade, &m.synced, &m.t0, &m.n, &data, &t1); err != nil {
+			return nil, fmt.Errorf("store: scan level pack: %w", err)
+		}
+		if t1-packSpan.Milliseconds() >= cutoff {
+			break
+		}
+		m.seq = uint64(seq)
+		if pack, err = decodePack(pack[:0], m, data); err != nil {
+			return nil, err
+		}
+		for _, r := range pack {
+			if !r.T.Before(from) && r.T.Before(to) {
+				out = append(out, r)
+			}
+		}
+		if limit > 0 && len(out) >= limit {
+			sortRecords(out)
+			out = out[:limit]
+			cutoff = out[limit-1].T.UnixMilli()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: records: %w", err)
+	}
+	sortRecords(out)
+	return out, nil
+}
+
+// sortRecords sorts by start time (ids, which follow insertion, within a
+// start: a sensor has one record per start).
+func sortRecords(recs []Record) {
+	slices.SortFunc(recs, func(a, b Record) int {
+		if c := a.T.Compare(b.T); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
 }
 
 // Buckets aggregates a sensor's records in [from, to) into buckets of step.
@@ -846,32 +800,52 @@ func scanEnv(rows *sql.Rows) ([]EnvRecord, error) {
 	return out, nil
 }
 
+// Latest returns a sensor's record with the latest start.
 func (s *SQLite) Latest(ctx context.Context, sensor string) (Record, bool, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE sensor = ? ORDER BY t DESC LIMIT 1`, sensor)
+	// The pack holding it has the greatest t1 (its last record).
+	rows, err := s.r.QueryContext(ctx, `SELECT `+packCols+` FROM level_packs WHERE sensor = ?
+		ORDER BY t1 DESC, id DESC LIMIT 1`, sensor)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("store: latest: %w", err)
 	}
-	recs, err := scanLevels(rows)
+	recs, err := scanPacks(rows, false)
 	if err != nil || len(recs) == 0 {
 		return Record{}, false, err
 	}
-	return recs[0], true, nil
+	return recs[len(recs)-1], true, nil
 }
 
 // LevelsAfter returns up to limit records with id > after, in id order (the
 // InfluxDB mirror's cursor walk).
 func (s *SQLite) LevelsAfter(ctx context.Context, after int64, limit int) ([]Record, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+levelCols+` FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if limit <= 0 {
+		return nil, nil
+	}
+	// Every pack holds at least one record, so limit packs are enough.
+	rows, err := s.r.QueryContext(ctx, `SELECT `+packCols+` FROM level_packs WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: levels after %d: %w", after, err)
 	}
-	return scanLevels(rows)
+	recs, err := scanPacks(rows, false)
+	if err != nil {
+		return nil, err
+	}
+	// The first pack may hold records at or below after.
+	k := 0
+	for k < len(recs) && recs[k].ID <= after {
+		k++
+	}
+	recs = recs[k:]
+	if len(recs) > limit {
+		recs = recs[:limit]
+	}
+	return recs, nil
 }
 
 // MaxLevelID is the id of the newest level record (0 when empty).
 func (s *SQLite) MaxLevelID(ctx context.Context) (int64, error) {
 	var v sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM levels`).Scan(&v); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM level_packs`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: max id: %w", err)
 	}
 	return v.Int64, nil
@@ -882,9 +856,9 @@ func (s *SQLite) CountLevels(ctx context.Context, sensor string) (int64, error) 
 	var n int64
 	var err error
 	if sensor == "" {
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels`).Scan(&n)
+		err = s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM level_packs`).Scan(&n)
 	} else {
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels WHERE sensor = ?`, sensor).Scan(&n)
+		err = s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM level_packs WHERE sensor = ?`, sensor).Scan(&n)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("store: count: %w", err)

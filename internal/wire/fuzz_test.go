@@ -137,3 +137,98 @@ func FuzzValidID(f *testing.F) {
 		}
 	})
 }
+
+// onePassCases are envelopes the one-pass decoder must either decode
+// exactly as the two-pass one does or leave to it.
+var onePassCases = []string{
+	`{"v":1,"kid":"gw","body":{"v":1,"kind":"levels","seq":3}}`,
+	`{"body" :  {"v":1,"records":[{"t":"2026-01-01T00:00:00Z","dur_ms":1000}]} , "v":1,"kid":"gw","sig":"AQI="}`,
+	"{\"v\":1,\"kid\":\"gw\",\"body\":\t\r\n{\"seq\":3}\n}\n",
+	`{"v":1,"kid":"gw","body":{"seq":3,"extra":1}}`,                             // unknown body member
+	`{"v":1,"kid":"gw","body":{"records":[{"t":"2026-01-01T00:00:00Z","x":1}]}}`, // unknown record member
+	`{"v":1,"kid":"gw","body":{"seq":3},"extra":1}`,                              // unknown envelope member
+	`{"v":1,"kid":"gw","body":{"seq":3},"body":{"seq":4}}`,                       // duplicate
+	`{"v":1,"kid":"gw","body":{"seq":3,"seq":4}}`,                                // duplicate in body
+	`{"\u0076":1,"kid":"gw","\u0062ody":{"seq":3}}`,                              // escaped names
+	`{"v":1,"kid":"gw","body":null}`,
+	`{"v":1,"kid":"gw","body":"x"}`,
+	`{"v":1,"kid":"gw","body":[]}`,
+	`{"v":1,"kid":"gw"}`,
+	`{"v":1,"kid":"gw","body":{"seq":3}} x`,
+	`{"v":1,"kid":"gw","body":{"seq":3}`,
+	`{"V":1,"kid":"gw","body":{"seq":3}}`, // names are exact
+	`{"v":2,"kid":"gw","body":{"seq":3}}`,
+	`{"v":1,"kid":null,"sig":null,"body":{"seq":3}}`,
+	`[]`, `null`, ``,
+}
+
+// checkOnePass fails when the one-pass decoder accepts payload but the
+// two-pass one does not, or decodes it differently (body bytes included).
+func checkOnePass(t *testing.T, payload []byte) (accepted bool) {
+	t.Helper()
+	env1, b1, ok := openOnePass(payload)
+	env2, b2, err := openTwoPass(payload)
+	if !ok {
+		return false
+	}
+	if env1.V != Version {
+		// Open refuses it by version after the one pass, as the two-pass
+		// decoder does before decoding the body.
+		if ReasonOf(err) != ReasonSchema {
+			t.Fatalf("envelope version %d: two passes say %v, want a schema rejection", env1.V, err)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatalf("one pass accepted what two passes reject (%v): %q", err, payload)
+	}
+	j1, _ := json.Marshal(b1)
+	j2, _ := json.Marshal(b2)
+	if !bytes.Equal(j1, j2) || env1.V != env2.V || env1.Kid != env2.Kid || !bytes.Equal(env1.Sig, env2.Sig) ||
+		!bytes.Equal(env1.Body, env2.Body) {
+		t.Fatalf("one pass and two passes disagree on %q:\nbody %q / %q\nbatch %s / %s", payload, env1.Body, env2.Body, j1, j2)
+	}
+	return true
+}
+
+func TestOpenOnePass(t *testing.T) {
+	accepted := 0
+	for _, c := range onePassCases {
+		if checkOnePass(t, []byte(c)) {
+			accepted++
+		}
+	}
+	// The well-formed ones (the first three, the escaped names, the null
+	// sig/kid and v=2, which Open then refuses by version) take the fast path.
+	if accepted != 6 {
+		t.Errorf("one pass accepted %d of the cases, want 6", accepted)
+	}
+	// A body kept verbatim: what was signed is what is stored.
+	p := []byte(`{"v":1,"kid":"gw","body": {"seq" : 3 } }`)
+	env, _, err := Open(p)
+	if err != nil || string(env.Body) != `{"seq" : 3 }` {
+		t.Errorf("body %q, %v", env.Body, err)
+	}
+	if _, _, err := Open([]byte(`{"v":2,"kid":"gw","body":{"seq":3}}`)); ReasonOf(err) != ReasonSchema {
+		t.Errorf("envelope v2: %v, want a schema rejection", err)
+	}
+}
+
+// FuzzOpenOnePass: whatever the one-pass decoder accepts, the two-pass
+// decoder accepts with the same values and body bytes.
+func FuzzOpenOnePass(f *testing.F) {
+	_, priv, _ := ed25519.GenerateKey(bytes.NewReader(make([]byte, 64)))
+	for _, b := range []*Batch{goodLevels(), goodEnv()} {
+		p, err := Seal(b, priv)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p)
+	}
+	for _, c := range onePassCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		checkOnePass(t, payload)
+	})
+}

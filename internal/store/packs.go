@@ -1,0 +1,465 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// Level records are stored in packs: one row of level_packs per accepted
+// batch (two or more when its records span packSpan or more), holding the
+// records in a compact binary form (encodePack). One 14-column row and one
+// index entry per 1-s record was most of the ingest's CPU with the
+// gateway's 10-record batches; a pack costs about one row per batch, and a
+// quarter of the bytes.
+//
+// Every record still has its own id: a pack's id is its last record's,
+// and its records are id−n+1 … id in time order. Ids are given by Apply
+// from sqlite_sequence (the table is AUTOINCREMENT), so they only grow,
+// even after retention deleted the newest packs, and the InfluxDB mirror's
+// cursor (a record id) keeps its meaning. A database from before packs has
+// a levels table with one row per record; OpenSQLite moves each row into a
+// one-record pack under the same id (migrateLevels).
+//
+// (sensor, t) stays unique: Apply skips a record whose sensor already has
+// one with the same start time, as the unique index of the levels table
+// did.
+
+const (
+	// packSpan bounds t1 − t0 of a pack: the packs holding records that
+	// start in [from, to) have t1 in [from, to + packSpan), which the index
+	// on (sensor, t1, t0) finds. The gateway's batches span 10 s.
+	packSpan     = 10 * time.Minute
+	packFormat   = 1 // first byte of a pack's data
+	packParams   = 10
+	packChunkLog = 6 // up to 64 packs per INSERT
+
+	flagOverload = 1
+	flagLCpeak   = 2
+	flagHist     = 4
+)
+
+// A pack's records are numbered within its id: MaxRecords must fit.
+var _ [1<<12 - wire.MaxRecords]struct{}
+
+const packsSchema = `
+CREATE TABLE IF NOT EXISTS level_packs (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT, -- id of the pack's last record
+	sensor  TEXT    NOT NULL,
+	t0      INTEGER NOT NULL, -- earliest record start, Unix ms
+	t1      INTEGER NOT NULL, -- latest record start, Unix ms (t1 - t0 < packSpan)
+	n       INTEGER NOT NULL, -- records; theirs ids are id - n + 1 … id
+	gateway TEXT    NOT NULL,
+	seq     INTEGER NOT NULL,
+	grade   TEXT    NOT NULL,
+	synced  INTEGER NOT NULL,
+	data    BLOB    NOT NULL  -- the records (encodePack)
+);
+CREATE INDEX IF NOT EXISTS level_packs_sensor_t1 ON level_packs (sensor, t1, t0);
+`
+
+func insertPacksSQL(rows int) string {
+	row := "(" + strings.Repeat("?,", packParams-1) + "?)"
+	return `INSERT INTO level_packs (id, sensor, t0, t1, n, gateway, seq, grade, synced, data)
+		VALUES ` + strings.Repeat(row+",", rows-1) + row
+}
+
+// encodePack appends the records (sorted by T, distinct) to dst, each as:
+// uvarint start − t0 (ms), uvarint dur_ms, LAeq, LAFmax and LAFmin as
+// float64 bits (little endian), a flags byte, then LCpeak's bits if
+// flagLCpeak, then the histogram's JSON with a uvarint length if flagHist.
+func encodePack(dst []byte, recs []wire.Record, t0 int64) ([]byte, error) {
+	dst = append(dst, packFormat)
+	for _, r := range recs {
+		dt := r.T.UnixMilli() - t0
+		if dt < 0 || r.DurMs < 0 {
+			return nil, fmt.Errorf("pack: record at %s before the pack's start or with dur_ms %d", r.T, r.DurMs)
+		}
+		dst = binary.AppendUvarint(dst, uint64(dt))
+		dst = binary.AppendUvarint(dst, uint64(r.DurMs))
+		for _, v := range []float64{r.LAeq, r.LAFmax, r.LAFmin} {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		}
+		var flags byte
+		if r.Overload {
+			flags |= flagOverload
+		}
+		if r.LCpeak != nil {
+			flags |= flagLCpeak
+		}
+		if r.Hist != nil {
+			flags |= flagHist
+		}
+		dst = append(dst, flags)
+		if r.LCpeak != nil {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(*r.LCpeak))
+		}
+		if r.Hist != nil {
+			h, err := json.Marshal(r.Hist)
+			if err != nil {
+				return nil, fmt.Errorf("pack: histogram: %w", err)
+			}
+			dst = binary.AppendUvarint(dst, uint64(len(h)))
+			dst = append(dst, h...)
+		}
+	}
+	return dst, nil
+}
+
+var errPack = errors.New("malformed level pack")
+
+// packMeta is a pack row without its data.
+type packMeta struct {
+	id, t0, n    int64
+	sensor, gw   string
+	seq          uint64
+	grade        string
+	synced       bool
+	withoutHists bool // skip decoding histograms (only times wanted)
+}
+
+// decodePack appends the pack's records to out, with their ids. It checks
+// the format and that the data holds exactly m.n records.
+func decodePack(out []Record, m packMeta, data []byte) ([]Record, error) {
+	if len(data) == 0 || data[0] != packFormat {
+		return out, fmt.Errorf("store: level pack %d: %w: unknown format", m.id, errPack)
+	}
+	p := data[1:]
+	uvarint := func() (uint64, bool) {
+		v, k := binary.Uvarint(p)
+		if k <= 0 {
+			return 0, false
+		}
+		p = p[k:]
+		return v, true
+	}
+	f64 := func() (float64, bool) {
+		if len(p) < 8 {
+			return 0, false
+		}
+		v := math.Float64frombits(binary.LittleEndian.Uint64(p))
+		p = p[8:]
+		return v, true
+	}
+	bad := func(i int64, what string) error {
+		return fmt.Errorf("store: level pack %d, record %d: %w: %s", m.id, i, errPack, what)
+	}
+	for i := range m.n {
+		r := Record{ID: m.id - m.n + 1 + i, Sensor: m.sensor, Gateway: m.gw, Seq: m.seq, Grade: m.grade, Synced: m.synced}
+		dt, ok1 := uvarint()
+		dur, ok2 := uvarint()
+		if !ok1 || !ok2 || dt > math.MaxInt64/2 || dur > math.MaxInt64/2 {
+			return out, bad(i, "time or duration")
+		}
+		r.T, r.DurMs = time.UnixMilli(m.t0+int64(dt)).UTC(), int64(dur)
+		var ok3, ok4, ok5 bool
+		r.LAeq, ok3 = f64()
+		r.LAFmax, ok4 = f64()
+		r.LAFmin, ok5 = f64()
+		if !ok3 || !ok4 || !ok5 || len(p) == 0 {
+			return out, bad(i, "levels")
+		}
+		flags := p[0]
+		p = p[1:]
+		if flags&^(flagOverload|flagLCpeak|flagHist) != 0 {
+			return out, bad(i, "flags")
+		}
+		r.Overload = flags&flagOverload != 0
+		if flags&flagLCpeak != 0 {
+			v, ok := f64()
+			if !ok {
+				return out, bad(i, "LCpeak")
+			}
+			r.LCpeak = &v
+		}
+		if flags&flagHist != 0 {
+			k, ok := uvarint()
+			if !ok || k > uint64(len(p)) {
+				return out, bad(i, "histogram length")
+			}
+			if !m.withoutHists {
+				var h level.Histogram
+				if err := json.Unmarshal(p[:k], &h); err != nil {
+					return out, bad(i, "histogram: "+err.Error())
+				}
+				r.Hist = &h
+			}
+			p = p[k:]
+		}
+		out = append(out, r)
+	}
+	if len(p) != 0 {
+		return out, fmt.Errorf("store: level pack %d: %w: %d bytes after %d records", m.id, errPack, len(p), m.n)
+	}
+	return out, nil
+}
+
+// packCols are the columns scanPacks reads, in its order.
+const packCols = `id, sensor, gateway, seq, grade, synced, t0, n, data`
+
+// scanPacks decodes every pack of rows, in row order.
+func scanPacks(rows *sql.Rows, withoutHists bool) ([]Record, error) {
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var m packMeta
+		var seq int64
+		var data []byte
+		if err := rows.Scan(&m.id, &m.sensor, &m.gw, &seq, &m.grade, &m.synced, &m.t0, &m.n, &data); err != nil {
+			return nil, fmt.Errorf("store: scan level pack: %w", err)
+		}
+		m.seq, m.withoutHists = uint64(seq), withoutHists
+		var err error
+		if out, err = decodePack(out, m, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read level packs: %w", err)
+	}
+	return out, nil
+}
+
+// packWriter builds the packs of one Apply transaction.
+type packWriter struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	ins     *[packChunkLog + 1]*sql.Stmt
+	latest  map[string]int64          // per sensor: no record stored before this transaction starts later (ms)
+	added   map[string]map[int64]bool // per sensor: the record starts packed in this transaction
+	nextID  int64                     // id of the next record; 0 until read
+	pending []any                     // arguments of packs not inserted yet
+	npend   int
+	stored  bool // some pack was inserted
+	scratch []wire.Record
+}
+
+// add packs the records of an accepted levels batch that its sensor has no
+// record for yet, and returns how many it skipped.
+func (w *packWriter) add(b *Batch) (ignored int, err error) {
+	if len(b.Records) == 0 {
+		return 0, nil
+	}
+	recs := append(w.scratch[:0], b.Records...)
+	slices.SortStableFunc(recs, func(x, y wire.Record) int { return x.T.Compare(y.T) })
+	// Of records with the same start, the first in the batch counts.
+	recs = slices.CompactFunc(recs, func(x, y wire.Record) bool { return x.T.Equal(y.T) })
+	ignored = len(b.Records) - len(recs)
+	// Usually the records are later than any stored before, and only
+	// this transaction's own need checking (its batches come in any order).
+	latest, err := w.latestOf(b.Sensor)
+	if err != nil {
+		return 0, err
+	}
+	var have map[int64]bool
+	if first := recs[0].T.UnixMilli(); first <= latest {
+		if have, err = w.storedStarts(b.Sensor, first, recs[len(recs)-1].T.UnixMilli()); err != nil {
+			return 0, err
+		}
+	}
+	added := w.added[b.Sensor]
+	if added == nil {
+		added = map[int64]bool{}
+		w.added[b.Sensor] = added
+	}
+	n := len(recs)
+	recs = slices.DeleteFunc(recs, func(r wire.Record) bool {
+		t := r.T.UnixMilli()
+		if have[t] || added[t] {
+			return true
+		}
+		added[t] = true
+		return false
+	})
+	ignored += n - len(recs)
+	w.scratch = recs[:0]
+	for len(recs) > 0 {
+		t0 := recs[0].T.UnixMilli()
+		k := 1
+		for k < len(recs) && recs[k].T.UnixMilli()-t0 < packSpan.Milliseconds() {
+			k++
+		}
+		if err := w.pack(b, recs[:k]); err != nil {
+			return 0, err
+		}
+		recs = recs[k:]
+	}
+	return ignored, nil
+}
+
+func (w *packWriter) pack(b *Batch, recs []wire.Record) error {
+	if w.nextID == 0 {
+		var seq sql.NullInt64
+		err := w.tx.QueryRowContext(w.ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'level_packs'`).Scan(&seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("level ids: %w", err)
+		}
+		w.nextID = seq.Int64 + 1
+	}
+	t0, t1 := recs[0].T.UnixMilli(), recs[len(recs)-1].T.UnixMilli()
+	data, err := encodePack(nil, recs, t0)
+	if err != nil {
+		return err
+	}
+	id := w.nextID + int64(len(recs)) - 1
+	w.nextID = id + 1
+	w.pending = append(w.pending, id, b.Sensor, t0, t1, len(recs), b.Gateway, int64(b.Seq), b.Device.Grade, b.Clock.Synced, data)
+	w.npend++
+	return nil
+}
+
+// latestOf returns the latest record start sensor had before this
+// transaction, math.MinInt64 when none.
+func (w *packWriter) latestOf(sensor string) (int64, error) {
+	if v, ok := w.latest[sensor]; ok {
+		return v, nil
+	}
+	var v sql.NullInt64
+	err := w.tx.QueryRowContext(w.ctx, `SELECT MAX(t1) FROM level_packs WHERE sensor = ?`, sensor).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("latest record of %s: %w", sensor, err)
+	}
+	latest := int64(math.MinInt64)
+	if v.Valid {
+		latest = v.Int64
+	}
+	w.latest[sensor] = latest
+	return latest, nil
+}
+
+// storedStarts returns the record starts in [first, last] that sensor had
+// before this transaction (and some of this transaction's).
+func (w *packWriter) storedStarts(sensor string, first, last int64) (map[int64]bool, error) {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT `+packCols+` FROM level_packs
+		WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 <= ?`, sensor, first, last+packSpan.Milliseconds(), last)
+	if err != nil {
+		return nil, fmt.Errorf("stored records of %s: %w", sensor, err)
+	}
+	recs, err := scanPacks(rows, true)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[int64]bool, len(recs))
+	for _, r := range recs {
+		have[r.T.UnixMilli()] = true
+	}
+	return have, nil
+}
+
+// flush inserts the pending packs in power-of-two chunks, largest first.
+func (w *packWriter) flush() error {
+	for done := 0; done < w.npend; {
+		k := packChunkLog
+		for 1<<k > w.npend-done {
+			k--
+		}
+		n := 1 << k
+		if _, err := w.tx.StmtContext(w.ctx, w.ins[k]).ExecContext(w.ctx, w.pending[done*packParams:(done+n)*packParams]...); err != nil {
+			return fmt.Errorf("insert %d level packs: %w", n, err)
+		}
+		done += n
+		w.stored = true
+	}
+	w.pending, w.npend = w.pending[:0], 0
+	return nil
+}
+
+// migrateLevels moves the rows of a levels table (one row per record,
+// before packs) into one-record packs under the same ids, and drops the
+// table, in one transaction. It does nothing on a current database.
+func migrateLevels(db *sql.DB) error {
+	var name string
+	err := db.QueryRow(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look for a levels table: %w", err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate levels: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	ins, err := tx.Prepare(insertPacksSQL(1))
+	if err != nil {
+		return fmt.Errorf("migrate levels: %w", err)
+	}
+	defer ins.Close()
+	const chunk = 10000
+	var after int64
+	moved := 0
+	for {
+		rows, err := tx.Query(`SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
+			FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, chunk)
+		if err != nil {
+			return fmt.Errorf("migrate levels: read: %w", err)
+		}
+		type row struct {
+			id, seq, t        int64
+			sensor, gw, grade string
+			synced            bool
+			rec               wire.Record
+		}
+		var got []row
+		for rows.Next() {
+			var r row
+			var lcpeak sql.NullFloat64
+			var hist []byte
+			if err := rows.Scan(&r.id, &r.sensor, &r.gw, &r.seq, &r.t, &r.rec.DurMs, &r.rec.LAeq, &r.rec.LAFmax, &r.rec.LAFmin,
+				&lcpeak, &r.rec.Overload, &r.grade, &r.synced, &hist); err != nil {
+				rows.Close()
+				return fmt.Errorf("migrate levels: read: %w", err)
+			}
+			r.rec.T = time.UnixMilli(r.t)
+			if lcpeak.Valid {
+				v := lcpeak.Float64
+				r.rec.LCpeak = &v
+			}
+			if len(hist) > 0 {
+				var h level.Histogram
+				if json.Unmarshal(hist, &h) == nil { // as the levels table's reader did
+					r.rec.Hist = &h
+				}
+			}
+			got = append(got, r)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("migrate levels: read: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("migrate levels: read: %w", err)
+		}
+		for _, r := range got {
+			data, err := encodePack(nil, []wire.Record{r.rec}, r.t)
+			if err != nil {
+				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
+			}
+			if _, err := ins.Exec(r.id, r.sensor, r.t, r.t, 1, r.gw, r.seq, r.grade, r.synced, data); err != nil {
+				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
+			}
+			after = r.id
+		}
+		moved += len(got)
+		if len(got) < chunk {
+			break
+		}
+	}
+	if _, err := tx.Exec(`DROP TABLE levels`); err != nil {
+		return fmt.Errorf("migrate levels: drop the old table: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate levels: commit %d records: %w", moved, err)
+	}
+	return nil
+}
