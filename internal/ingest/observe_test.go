@@ -1,0 +1,135 @@
+package ingest
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// gatedObserver blocks on its first reading until released, and records
+// the seqs it saw.
+type gatedObserver struct {
+	mu      sync.Mutex
+	seen    []uint64
+	blocked chan struct{} // closed when the first reading is blocked
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedObserver) Observe(_ context.Context, r Reading) {
+	g.once.Do(func() {
+		close(g.blocked)
+		<-g.release
+	})
+	g.mu.Lock()
+	g.seen = append(g.seen, r.Seq)
+	g.mu.Unlock()
+}
+
+func (g *gatedObserver) saw(seq uint64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Contains(g.seen, seq)
+}
+
+// TestObserversRunAfterCommitInOrder: the observers run on their own
+// goroutine, so the writer stores further groups while they work; but a
+// message is acknowledged to the broker (Done) only after its readings were
+// observed, groups reach the observers in commit order, and Run returns only
+// after the last committed group was observed.
+func TestObserversRunAfterCommitInOrder(t *testing.T) {
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	obs := &gatedObserver{blocked: make(chan struct{}), release: make(chan struct{})}
+	in := New(Options{Store: st, Registry: testRegistry(t, "gw-a"), Acks: &fakeAcks{}, Observers: []Observer{obs},
+		Now: func() time.Time { return now }, Workers: 2, MaxGroup: 8})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- in.Run(ctx) }()
+
+	const n = 120
+	key := loadgen.Key(seed, "gw-a")
+	topic := wire.LevelsTopic("lapa", "gw-a", "gw-a-s1")
+	var mu sync.Mutex
+	done, early := 0, []uint64{}
+	for seq := uint64(1); seq <= n; seq++ {
+		p := seal(t, mkBatch("gw-a", "gw-a-s1", seq, now.Add(-time.Hour).Add(time.Duration(seq)*time.Second), 60), key)
+		if !in.Offer(Message{Topic: topic, Payload: p, ReceivedAt: now, Done: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if !obs.saw(seq) {
+				early = append(early, seq)
+			}
+		}}) {
+			t.Fatal("queue full")
+		}
+	}
+	<-obs.blocked
+	// While the observer is stuck on the first group (at most MaxGroup, 8
+	// messages of one record), the writer goes on storing.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := st.CountLevels(ctx, "gw-a-s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c > 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d records stored while the observer was blocked", c)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	if done != 0 {
+		t.Errorf("%d messages acknowledged before their readings were observed", done)
+	}
+	mu.Unlock()
+	// Run does not return while a committed group waits for the observers.
+	cancel()
+	select {
+	case err := <-errc:
+		t.Fatalf("Run returned (%v) while the observer still held a group", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(obs.release)
+	if err := <-errc; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) > 0 {
+		t.Errorf("acknowledged before observed: seqs %v", early)
+	}
+	// Commit order is record id order (ids are given at commit).
+	recs, err := st.LevelsAfter(context.Background(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed []uint64
+	for _, r := range recs {
+		committed = append(committed, r.Seq)
+	}
+	obs.mu.Lock()
+	seen := append([]uint64(nil), obs.seen...)
+	obs.mu.Unlock()
+	if !slices.Equal(seen, committed[:len(seen)]) {
+		t.Errorf("observed %v\nnot in commit order %v", seen, committed)
+	}
+	if len(seen) != done {
+		t.Errorf("%d readings observed, %d messages acknowledged", len(seen), done)
+	}
+}
