@@ -144,7 +144,7 @@ var onePassCases = []string{
 	`{"v":1,"kid":"gw","body":{"v":1,"kind":"levels","seq":3}}`,
 	`{"body" :  {"v":1,"records":[{"t":"2026-01-01T00:00:00Z","dur_ms":1000}]} , "v":1,"kid":"gw","sig":"AQI="}`,
 	"{\"v\":1,\"kid\":\"gw\",\"body\":\t\r\n{\"seq\":3}\n}\n",
-	`{"v":1,"kid":"gw","body":{"seq":3,"extra":1}}`,                             // unknown body member
+	`{"v":1,"kid":"gw","body":{"seq":3,"extra":1}}`,                              // unknown body member
 	`{"v":1,"kid":"gw","body":{"records":[{"t":"2026-01-01T00:00:00Z","x":1}]}}`, // unknown record member
 	`{"v":1,"kid":"gw","body":{"seq":3},"extra":1}`,                              // unknown envelope member
 	`{"v":1,"kid":"gw","body":{"seq":3},"body":{"seq":4}}`,                       // duplicate
