@@ -150,7 +150,7 @@ try: r=json.load(sys.stdin)["results"][0]; print(r["series"][0]["values"][0][1] 
 except Exception: print(0)'; }
 for _ in $(seq 1 120); do [ "$(influx_count)" -ge "$want" ] && break; sleep 5; done
 in_influx=$(influx_count)
-in_sqlite=$(sqlite3 "file:$OUT/data/readings.db?mode=ro" 'SELECT COUNT(*) FROM levels')
+in_sqlite=$(sqlite3 "file:$OUT/data/readings.db?mode=ro" 'SELECT COALESCE(SUM(n), 0) FROM level_packs')
 log "published $want, acked $acked; SQLite holds $in_sqlite records, InfluxDB $in_influx; Mosquitto restarted $broker_restarts×, InfluxDB killed $influx_kills×"
 python3 - "$OUT/metrics.tsv" <<'PY'
 import sys, csv
