@@ -58,7 +58,7 @@ CREATE TABLE IF NOT EXISTS level_packs (
 	sensor  TEXT    NOT NULL,
 	t0      INTEGER NOT NULL, -- earliest record start, Unix ms
 	t1      INTEGER NOT NULL, -- latest record start, Unix ms (t1 - t0 < packSpan)
-	n       INTEGER NOT NULL, -- records; theirs ids are id - n + 1 … id
+	n       INTEGER NOT NULL, -- records; their ids are id - n + 1 … id
 	gateway TEXT    NOT NULL,
 	seq     INTEGER NOT NULL,
 	grade   TEXT    NOT NULL,

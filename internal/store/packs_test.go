@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -121,21 +119,14 @@ func FuzzDecodePack(f *testing.F) {
 // InfluxDB mirror's cursor keeps its place; new records get higher ids and
 // (sensor, t) stays unique across old and new.
 func TestMigratesLevelsTable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE levels (
+	db, path := oldDatabase(t, `CREATE TABLE levels (
 	id INTEGER PRIMARY KEY, sensor TEXT NOT NULL, t INTEGER NOT NULL, dur_ms INTEGER NOT NULL,
 	laeq REAL NOT NULL, lafmax REAL NOT NULL, lafmin REAL NOT NULL, lcpeak REAL, energy REAL NOT NULL,
 	overload INTEGER NOT NULL, hist BLOB, gateway TEXT NOT NULL, seq INTEGER NOT NULL, grade TEXT NOT NULL,
 	synced INTEGER NOT NULL);
 CREATE UNIQUE INDEX levels_sensor_t ON levels (sensor, t);
 CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
-INSERT INTO cursors VALUES ('influx:levels', 5);`); err != nil {
-		t.Fatal(err)
-	}
+INSERT INTO cursors VALUES ('influx:levels', 5);`)
 	// Ids with a gap (a pruned row), one with LCpeak and a histogram.
 	old := []struct {
 		id     int64
@@ -149,13 +140,7 @@ INSERT INTO cursors VALUES ('influx:levels', 5);`); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
-
-	s, err := OpenSQLite(path, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, db, path)
 	ctx := context.Background()
 	recs, err := s.Records(ctx, "gw-s", t0, t0.Add(time.Hour), 0)
 	if err != nil {

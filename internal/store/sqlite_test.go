@@ -121,28 +121,43 @@ func TestWatermarkWithGaps(t *testing.T) {
 // created WITHOUT ROWID (before retention and Apply used rowids) is rebuilt
 // as a rowid table on open, keeping its rows; duplicates of them are still
 // recognised.
-func TestMigratesWithoutRowidBatches(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
+// oldDatabase creates a database file with an older schema; the test
+// fills it, closes db and opens path with OpenSQLite.
+func oldDatabase(t *testing.T, schema string) (db *sql.DB, path string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE batches (` + batchesColumns + `) WITHOUT ROWID`); err != nil {
+	if _, err := db.Exec(schema); err != nil {
 		t.Fatal(err)
 	}
+	return db, path
+}
+
+// openMigrated closes the old database's handle and opens it with
+// OpenSQLite, which migrates it.
+func openMigrated(t *testing.T, db *sql.DB, path string) *SQLite {
+	t.Helper()
+	db.Close()
+	s, err := OpenSQLite(path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestMigratesWithoutRowidBatches(t *testing.T) {
+	db, path := oldDatabase(t, `CREATE TABLE batches (`+batchesColumns+`) WITHOUT ROWID`)
 	for _, q := range []int{1, 2} {
 		if _, err := db.Exec(`INSERT INTO batches VALUES ('gw', ?, 'levels', 'lapa', 'gw-s', 't', ?, NULL, 1, 0, 1)`,
 			q, []byte(fmt.Sprintf(`{"old":%d}`, q))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
-
-	s, err := OpenSQLite(path, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, db, path)
 	var def string
 	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'batches'`).Scan(&def); err != nil {
 		t.Fatal(err)

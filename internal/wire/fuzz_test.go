@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-func FuzzOpen(f *testing.F) {
+// addSealedSeeds adds a sealed levels and a sealed env batch to f's corpus.
+func addSealedSeeds(f *testing.F) {
 	_, priv, _ := ed25519.GenerateKey(bytes.NewReader(make([]byte, 64)))
 	for _, b := range []*Batch{goodLevels(), goodEnv()} {
 		p, err := Seal(b, priv)
@@ -19,6 +20,10 @@ func FuzzOpen(f *testing.F) {
 		}
 		f.Add(p)
 	}
+}
+
+func FuzzOpen(f *testing.F) {
+	addSealedSeeds(f)
 	f.Add([]byte(`{"v":1,"kid":"gw","body":{}}`))
 	f.Add([]byte(`{"v":1,"kid":"gw","body":{"records":[{"t":"2026-01-01T00:00:00Z","hist":{"bins":{"1":2}}}]}}`))
 	f.Add(OfflinePayload)
@@ -217,14 +222,7 @@ func TestOpenOnePass(t *testing.T) {
 // FuzzOpenOnePass: whatever the one-pass decoder accepts, the two-pass
 // decoder accepts with the same values and body bytes.
 func FuzzOpenOnePass(f *testing.F) {
-	_, priv, _ := ed25519.GenerateKey(bytes.NewReader(make([]byte, 64)))
-	for _, b := range []*Batch{goodLevels(), goodEnv()} {
-		p, err := Seal(b, priv)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(p)
-	}
+	addSealedSeeds(f)
 	for _, c := range onePassCases {
 		f.Add([]byte(c))
 	}
