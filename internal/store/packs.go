@@ -235,13 +235,24 @@ type packWriter struct {
 	ctx     context.Context
 	tx      *sql.Tx
 	ins     *[packChunkLog + 1]*sql.Stmt
-	latest  map[string]int64          // per sensor: no record stored before this transaction starts later (ms)
-	added   map[string]map[int64]bool // per sensor: the record starts packed in this transaction
-	nextID  int64                     // id of the next record; 0 until read
-	pending []any                     // arguments of packs not inserted yet
+	sensors map[string]*sensorTx
+	nextID  int64 // id of the next record; 0 until read
+	pending []any // arguments of packs not inserted yet
 	npend   int
 	stored  bool // some pack was inserted
 	scratch []wire.Record
+}
+
+// sensorTx is what a transaction knows of one sensor's records.
+type sensorTx struct {
+	latest int64    // latest start stored before the transaction (math.MinInt64: none)
+	top    int64    // latest start packed in the transaction (math.MinInt64: none)
+	packs  []txPack // the transaction's packs, for the rare batch that overlaps one
+}
+
+type txPack struct {
+	t0, t1, n int64
+	data      []byte
 }
 
 // add packs the records of an accepted levels batch that its sensor has no
@@ -250,46 +261,56 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	if len(b.Records) == 0 {
 		return 0, nil
 	}
-	recs := append(w.scratch[:0], b.Records...)
-	slices.SortStableFunc(recs, func(x, y wire.Record) int { return x.T.Compare(y.T) })
-	// Of records with the same start, the first in the batch counts.
-	recs = slices.CompactFunc(recs, func(x, y wire.Record) bool { return x.T.Equal(y.T) })
-	ignored = len(b.Records) - len(recs)
-	// Usually the records are later than any stored before, and only
-	// this transaction's own need checking (its batches come in any order).
-	latest, err := w.latestOf(b.Sensor)
+	recs := b.Records
+	if !sortedDistinct(recs) {
+		recs = append(w.scratch[:0], recs...)
+		slices.SortStableFunc(recs, func(x, y wire.Record) int { return x.T.Compare(y.T) })
+		// Of records with the same start, the first in the batch counts.
+		recs = slices.CompactFunc(recs, func(x, y wire.Record) bool { return x.T.Equal(y.T) })
+		w.scratch = recs[:0]
+		ignored = len(b.Records) - len(recs)
+	}
+	st, err := w.sensor(b.Sensor)
 	if err != nil {
 		return 0, err
 	}
-	var have map[int64]bool
-	if first := recs[0].T.UnixMilli(); first <= latest {
-		if have, err = w.storedStarts(b.Sensor, first, recs[len(recs)-1].T.UnixMilli()); err != nil {
-			return 0, err
+	// Usually the records are later than any stored or packed before
+	// (batches reach the writer in about the order they were sent).
+	first, last := recs[0].T.UnixMilli(), recs[len(recs)-1].T.UnixMilli()
+	if first <= st.latest || first <= st.top {
+		have := map[int64]bool{}
+		if first <= st.latest {
+			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
+				return 0, err
+			}
 		}
-	}
-	added := w.added[b.Sensor]
-	if added == nil {
-		added = map[int64]bool{}
-		w.added[b.Sensor] = added
-	}
-	n := len(recs)
-	recs = slices.DeleteFunc(recs, func(r wire.Record) bool {
-		t := r.T.UnixMilli()
-		if have[t] || added[t] {
-			return true
+		for _, p := range st.packs {
+			if p.t1 < first || p.t0 > last {
+				continue
+			}
+			packed, err := decodePack(nil, packMeta{n: p.n, t0: p.t0, withoutHists: true}, p.data)
+			if err != nil {
+				return 0, err
+			}
+			for _, r := range packed {
+				have[r.T.UnixMilli()] = true
+			}
 		}
-		added[t] = true
-		return false
-	})
-	ignored += n - len(recs)
-	w.scratch = recs[:0]
+		if &recs[0] == &b.Records[0] {
+			recs = append(w.scratch[:0], recs...) // about to filter: not the batch's own slice
+			w.scratch = recs[:0]
+		}
+		n := len(recs)
+		recs = slices.DeleteFunc(recs, func(r wire.Record) bool { return have[r.T.UnixMilli()] })
+		ignored += n - len(recs)
+	}
 	for len(recs) > 0 {
 		t0 := recs[0].T.UnixMilli()
 		k := 1
 		for k < len(recs) && recs[k].T.UnixMilli()-t0 < packSpan.Milliseconds() {
 			k++
 		}
-		if err := w.pack(b, recs[:k]); err != nil {
+		if err := w.pack(b, st, recs[:k]); err != nil {
 			return 0, err
 		}
 		recs = recs[k:]
@@ -297,7 +318,17 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	return ignored, nil
 }
 
-func (w *packWriter) pack(b *Batch, recs []wire.Record) error {
+// sortedDistinct reports whether the records' starts strictly increase.
+func sortedDistinct(recs []wire.Record) bool {
+	for i := 1; i < len(recs); i++ {
+		if !recs[i-1].T.Before(recs[i].T) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *packWriter) pack(b *Batch, st *sensorTx, recs []wire.Record) error {
 	if w.nextID == 0 {
 		var seq sql.NullInt64
 		err := w.tx.QueryRowContext(w.ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'level_packs'`).Scan(&seq)
@@ -307,7 +338,7 @@ func (w *packWriter) pack(b *Batch, recs []wire.Record) error {
 		w.nextID = seq.Int64 + 1
 	}
 	t0, t1 := recs[0].T.UnixMilli(), recs[len(recs)-1].T.UnixMilli()
-	data, err := encodePack(nil, recs, t0)
+	data, err := encodePack(make([]byte, 0, 1+32*len(recs)), recs, t0)
 	if err != nil {
 		return err
 	}
@@ -315,45 +346,46 @@ func (w *packWriter) pack(b *Batch, recs []wire.Record) error {
 	w.nextID = id + 1
 	w.pending = append(w.pending, id, b.Sensor, t0, t1, len(recs), b.Gateway, int64(b.Seq), b.Device.Grade, b.Clock.Synced, data)
 	w.npend++
+	st.top = max(st.top, t1)
+	st.packs = append(st.packs, txPack{t0: t0, t1: t1, n: int64(len(recs)), data: data})
 	return nil
 }
 
-// latestOf returns the latest record start sensor had before this
-// transaction, math.MinInt64 when none.
-func (w *packWriter) latestOf(sensor string) (int64, error) {
-	if v, ok := w.latest[sensor]; ok {
-		return v, nil
+// sensor returns the transaction's view of a sensor, reading the latest
+// record start it had before the transaction on first use.
+func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
+	if st, ok := w.sensors[sensor]; ok {
+		return st, nil
 	}
 	var v sql.NullInt64
 	err := w.tx.QueryRowContext(w.ctx, `SELECT MAX(t1) FROM level_packs WHERE sensor = ?`, sensor).Scan(&v)
 	if err != nil {
-		return 0, fmt.Errorf("latest record of %s: %w", sensor, err)
+		return nil, fmt.Errorf("latest record of %s: %w", sensor, err)
 	}
-	latest := int64(math.MinInt64)
+	st := &sensorTx{latest: math.MinInt64, top: math.MinInt64}
 	if v.Valid {
-		latest = v.Int64
+		st.latest = v.Int64
 	}
-	w.latest[sensor] = latest
-	return latest, nil
+	w.sensors[sensor] = st
+	return st, nil
 }
 
-// storedStarts returns the record starts in [first, last] that sensor had
-// before this transaction (and some of this transaction's).
-func (w *packWriter) storedStarts(sensor string, first, last int64) (map[int64]bool, error) {
+// storedStarts adds to have the record starts in [first, last] that
+// sensor had before this transaction.
+func (w *packWriter) storedStarts(have map[int64]bool, sensor string, first, last int64) error {
 	rows, err := w.tx.QueryContext(w.ctx, `SELECT `+packCols+` FROM level_packs
 		WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 <= ?`, sensor, first, last+packSpan.Milliseconds(), last)
 	if err != nil {
-		return nil, fmt.Errorf("stored records of %s: %w", sensor, err)
+		return fmt.Errorf("stored records of %s: %w", sensor, err)
 	}
 	recs, err := scanPacks(rows, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	have := make(map[int64]bool, len(recs))
 	for _, r := range recs {
 		have[r.T.UnixMilli()] = true
 	}
-	return have, nil
+	return nil
 }
 
 // flush inserts the pending packs in power-of-two chunks, largest first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -221,9 +222,15 @@ func TestPacksWindowQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b2Records := slices.Clone(b2.Records)
 	res2, err := s.Apply(ctx, Write{Batches: []Batch{b2, b3}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The observers get the batch's records after Apply: a skipped one is
+	// skipped in the store only.
+	if d := cmp.Diff(b2Records, b2.Records); d != "" {
+		t.Errorf("Apply changed the batch's records (-before +after):\n%s", d)
 	}
 	if res.RecordsIgnored != 1 || res2.RecordsIgnored != 1 {
 		t.Errorf("ignored %d and %d, want 1 and 1", res.RecordsIgnored, res2.RecordsIgnored)

@@ -240,6 +240,11 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 	dsn := func(extra string) string {
 		q := url.Values{}
 		q.Add("_pragma", "journal_mode(WAL)")
+		// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
+		// checkpoint copies the pages the commits keep rewriting (index
+		// leaves, the gateways rows) once, and at full ingest the writer
+		// spent ~4 % of its CPU there (BENCHMARKS.md, eighth session).
+		q.Add("_pragma", "wal_autocheckpoint(10000)")
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "synchronous("+string(opts.Sync)+")")
 		q.Add("_pragma", "foreign_keys(on)")
@@ -323,7 +328,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	stmt := func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }
 	insEnv := stmt(s.st.insEnv)
 	// Level packs of the new batches, inserted together after the loop.
-	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, latest: map[string]int64{}, added: map[string]map[int64]bool{}}
+	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, sensors: map[string]*sensorTx{}}
 	// Per gateway, loaded once per transaction: the watermark and the
 	// settled seqs above it (seq_above, normally empty). The watermark
 	// moves in memory; seq_above and the gateways row are written once at

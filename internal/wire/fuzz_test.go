@@ -190,7 +190,7 @@ func checkOnePass(t *testing.T, payload []byte) (accepted bool) {
 	j1, _ := json.Marshal(b1)
 	j2, _ := json.Marshal(b2)
 	if !bytes.Equal(j1, j2) || env1.V != env2.V || env1.Kid != env2.Kid || !bytes.Equal(env1.Sig, env2.Sig) ||
-		!bytes.Equal(env1.Body, env2.Body) {
+		!bytes.Equal(env1.Body, env2.Body) || (b1.Records == nil) != (b2.Records == nil) || (b1.Env == nil) != (b2.Env == nil) {
 		t.Fatalf("one pass and two passes disagree on %q:\nbody %q / %q\nbatch %s / %s", payload, env1.Body, env2.Body, j1, j2)
 	}
 	return true
