@@ -204,6 +204,7 @@ type evalClock struct {
 	mu        sync.Mutex
 	published map[evalKey]time.Time // publish time by gateway and seq
 	lat       []time.Duration
+	last      evalKey // the batch of the previous reading (the observers get a batch's readings together)
 }
 
 type evalKey struct {
@@ -218,8 +219,12 @@ func (c *evalClock) onPublish(gw string, seq uint64, at time.Time) {
 }
 
 func (c *evalClock) Observe(_ context.Context, r ingest.Reading) {
-	now := time.Now()
 	k := evalKey{r.Gateway, r.Seq}
+	if k == c.last {
+		return // not the batch's first reading
+	}
+	c.last = k
+	now := time.Now()
 	c.mu.Lock()
 	if at, ok := c.published[k]; ok {
 		c.lat = append(c.lat, now.Sub(at))

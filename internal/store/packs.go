@@ -236,8 +236,9 @@ type packWriter struct {
 	tx      *sql.Tx
 	ins     *[packChunkLog + 1]*sql.Stmt
 	sensors map[string]*sensorTx
-	nextID  int64 // id of the next record; 0 until read
-	pending []any // arguments of packs not inserted yet
+	recent  map[string]*sensorRecent // SQLite.recent, updated by committed
+	nextID  int64                    // id of the next record; 0 until read
+	pending []any                    // arguments of packs not inserted yet
 	npend   int
 	stored  bool // some pack was inserted
 	scratch []wire.Record
@@ -248,7 +249,23 @@ type sensorTx struct {
 	latest int64    // latest start stored before the transaction (math.MinInt64: none)
 	top    int64    // latest start packed in the transaction (math.MinInt64: none)
 	packs  []txPack // the transaction's packs, for the rare batch that overlaps one
+	// floor and before come from SQLite.recent: every pack stored before
+	// the transaction is in before or has t1 <= floor.
+	floor  int64
+	before []txPack
 }
+
+// sensorRecent is what the store remembers of a sensor between
+// transactions: its last recentPacks packs. Batches reach the writer a
+// little out of order (two workers), so a batch often starts before the
+// sensor's latest stored record without overlapping any; these are checked
+// here instead of in SQLite. Every other stored pack has t1 <= floor.
+type sensorRecent struct {
+	floor int64
+	packs []txPack // oldest first
+}
+
+const recentPacks = 32
 
 type txPack struct {
 	t0, t1, n int64
@@ -279,22 +296,18 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	first, last := recs[0].T.UnixMilli(), recs[len(recs)-1].T.UnixMilli()
 	if first <= st.latest || first <= st.top {
 		have := map[int64]bool{}
-		if first <= st.latest {
+		switch {
+		case first <= st.floor:
 			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
 				return 0, err
 			}
-		}
-		for _, p := range st.packs {
-			if p.t1 < first || p.t0 > last {
-				continue
-			}
-			packed, err := decodePack(nil, packMeta{n: p.n, t0: p.t0, withoutHists: true}, p.data)
-			if err != nil {
+		case first <= st.latest:
+			if err := packedStarts(have, st.before, first, last); err != nil {
 				return 0, err
 			}
-			for _, r := range packed {
-				have[r.T.UnixMilli()] = true
-			}
+		}
+		if err := packedStarts(have, st.packs, first, last); err != nil {
+			return 0, err
 		}
 		if &recs[0] == &b.Records[0] {
 			recs = append(w.scratch[:0], recs...) // about to filter: not the batch's own slice
@@ -316,6 +329,23 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 		recs = recs[k:]
 	}
 	return ignored, nil
+}
+
+// packedStarts adds to have the record starts in [first, last] of packs.
+func packedStarts(have map[int64]bool, packs []txPack, first, last int64) error {
+	for _, p := range packs {
+		if p.t1 < first || p.t0 > last {
+			continue
+		}
+		packed, err := decodePack(nil, packMeta{n: p.n, t0: p.t0, withoutHists: true}, p.data)
+		if err != nil {
+			return err
+		}
+		for _, r := range packed {
+			have[r.T.UnixMilli()] = true
+		}
+	}
+	return nil
 }
 
 // sortedDistinct reports whether the records' starts strictly increase.
@@ -351,10 +381,19 @@ func (w *packWriter) pack(b *Batch, st *sensorTx, recs []wire.Record) error {
 	return nil
 }
 
-// sensor returns the transaction's view of a sensor, reading the latest
-// record start it had before the transaction on first use.
+// sensor returns the transaction's view of a sensor: from the store's
+// memory of its recent packs, or, the first time, the latest record start
+// it has in SQLite.
 func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
 	if st, ok := w.sensors[sensor]; ok {
+		return st, nil
+	}
+	if r, ok := w.recent[sensor]; ok {
+		st := &sensorTx{latest: r.floor, top: math.MinInt64, floor: r.floor, before: r.packs}
+		for _, p := range r.packs {
+			st.latest = max(st.latest, p.t1)
+		}
+		w.sensors[sensor] = st
 		return st, nil
 	}
 	var v sql.NullInt64
@@ -366,8 +405,24 @@ func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
 	if v.Valid {
 		st.latest = v.Int64
 	}
+	st.floor = st.latest
 	w.sensors[sensor] = st
 	return st, nil
+}
+
+// committed moves the transaction's packs into the store's memory of
+// recent packs; call it once the transaction is committed.
+func (w *packWriter) committed() {
+	for sensor, st := range w.sensors {
+		r := &sensorRecent{floor: st.floor, packs: append(slices.Clip(st.before), st.packs...)}
+		if k := len(r.packs) - recentPacks; k > 0 {
+			for _, p := range r.packs[:k] {
+				r.floor = max(r.floor, p.t1)
+			}
+			r.packs = slices.Clone(r.packs[k:])
+		}
+		w.recent[sensor] = r
+	}
 }
 
 // storedStarts adds to have the record starts in [first, last] that

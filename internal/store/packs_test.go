@@ -309,3 +309,55 @@ func TestPacksWindowQueries(t *testing.T) {
 		t.Errorf("CountLevels = %d, want 9", n)
 	}
 }
+
+// TestRecentPacksMemory: Apply remembers each sensor's last packs between
+// transactions to check a batch that starts before the latest stored
+// record without asking SQLite. Records in packs it no longer remembers
+// are still found (in SQLite), and a retention pass makes it forget, so a
+// record whose pack was deleted is stored again.
+func TestRecentPacksMemory(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	apply := func(b Batch) Result {
+		t.Helper()
+		b.Body = mustJSON(t, wire.Batch{V: 1, Kind: wire.KindLevels, Gateway: b.Gateway, Sensor: b.Sensor, Seq: b.Seq, Records: b.Records})
+		res, err := s.Apply(ctx, Write{Batches: []Batch{b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	n := recentPacks + 8
+	for i := range n { // one pack per transaction, second i; the first 8 are forgotten
+		apply(batch("gw", uint64(i+1), at(i), 60))
+	}
+	steps := []struct {
+		name        string
+		b           Batch
+		wantIgnored int
+	}{
+		{"a forgotten pack and a remembered one", batch("gw", 100, at(0), 70), 1},
+		{"a gap between remembered packs", batch("gw", 101, at(n-3), 70, 71, 72), 3},
+		{"after the last", batch("gw", 102, at(n), 70, 71), 0},
+		{"the same again, in a later transaction", batch("gw", 103, at(n), 70, 71), 2},
+	}
+	for _, st := range steps {
+		if res := apply(st.b); res.RecordsIgnored != st.wantIgnored {
+			t.Errorf("%s: %d records ignored, want %d", st.name, res.RecordsIgnored, st.wantIgnored)
+		}
+	}
+	// Seconds 1 and 2 of a forgotten pack, alone.
+	if res := apply(batch("gw", 104, at(1), 70, 71)); res.RecordsIgnored != 2 {
+		t.Errorf("forgotten packs: %d records ignored, want 2", res.RecordsIgnored)
+	}
+	if _, err := s.PruneOldest(ctx, Prune{Before: t0.Add(24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.CountLevels(ctx, "gw-s"); c != 0 {
+		t.Fatalf("%d records left after pruning everything", c)
+	}
+	if res := apply(batch("gw", 105, at(n), 80, 81)); res.RecordsIgnored != 0 {
+		t.Errorf("after retention deleted them: %d records ignored, want 0", res.RecordsIgnored)
+	}
+}

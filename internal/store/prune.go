@@ -79,6 +79,10 @@ func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) 
 		p.Limit = 500
 	}
 	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	// Apply's memory of recent packs must not outlive packs deleted here.
+	clear(s.recent)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return res, fmt.Errorf("store: prune: begin: %w", err)

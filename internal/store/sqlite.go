@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,10 @@ type SQLite struct {
 	closed atomic.Bool
 	notify chan struct{} // signalled after a commit that stored level records
 	st     writeStmts    // prepared once on w, bound to each transaction
+	// writeMu is held by each writing transaction (Apply, PruneOldest) from
+	// its start until recent reflects it.
+	writeMu sync.Mutex
+	recent  map[string]*sensorRecent // per sensor, its latest packs (packs.go)
 }
 
 // writeStmts are the statements Apply runs for every batch, prepared once:
@@ -277,7 +282,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	st := &SQLite{w: w, r: r, notify: make(chan struct{}, 1)}
+	st := &SQLite{w: w, r: r, notify: make(chan struct{}, 1), recent: map[string]*sensorRecent{}}
 	if err := st.st.prepare(w); err != nil {
 		st.st.close()
 		r.Close()
@@ -320,6 +325,8 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	}
 	res := Result{New: make([]bool, len(w.Batches)), DeadLetterNew: make([]bool, len(w.DeadLetters)),
 		Watermarks: map[string]uint64{}}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("store: begin: %w", err)
@@ -328,7 +335,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	stmt := func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }
 	insEnv := stmt(s.st.insEnv)
 	// Level packs of the new batches, inserted together after the loop.
-	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, sensors: map[string]*sensorTx{}}
+	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, sensors: map[string]*sensorTx{}, recent: s.recent}
 	// Per gateway, loaded once per transaction: the watermark and the
 	// settled seqs above it (seq_above, normally empty). The watermark
 	// moves in memory; seq_above and the gateways row are written once at
@@ -627,6 +634,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	if err := tx.Commit(); err != nil {
 		return Result{}, fmt.Errorf("store: commit: %w", err)
 	}
+	packs.committed()
 	for gw, v := range wm {
 		res.Watermarks[gw] = v
 	}
