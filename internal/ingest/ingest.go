@@ -83,10 +83,18 @@ type Reading struct {
 }
 
 // Observer receives every newly stored level record, after the write is
-// durable. Observe is called from the ingest writer goroutine, in store
-// order: it must return quickly (hand off if it has real work to do).
+// durable. Observe is called from one goroutine, in store order: it must
+// return quickly (hand off if it has real work to do).
 type Observer interface {
 	Observe(ctx context.Context, r Reading)
+}
+
+// BatchObserver is an Observer that takes the readings of one stored batch
+// together, in the batch's order; it gets ObserveBatch instead of Observe.
+// rs is only valid during the call.
+type BatchObserver interface {
+	Observer
+	ObserveBatch(ctx context.Context, rs []Reading)
 }
 
 // ObserverFunc adapts a function to Observer.
@@ -728,6 +736,7 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 // observers, then acknowledges its messages to the broker.
 func (in *Ingester) observe(ctx context.Context, c committedGroup) {
 	group, w, idx, res := c.group, c.w, c.idx, c.res
+	var readings []Reading
 	for j, b := range w.Batches {
 		if !res.New[j] {
 			continue
@@ -741,13 +750,22 @@ func (in *Ingester) observe(ctx context.Context, c committedGroup) {
 		}
 		it := group[idx[j]]
 		sn := it.sensor
+		r := Reading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Code: sn.Code, Zone: sn.Zone,
+			Location: sn.Location, Address: sn.Address, Establishments: sn.Establishments, Grade: it.grade,
+			Meter: sn.Meter, Device: b.Device, Clock: b.Clock, Verified: b.Verified, Seq: b.Seq,
+			ReceivedAt: b.ReceivedAt}
+		readings = readings[:0]
 		for _, rec := range b.Records {
-			r := Reading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Code: sn.Code, Zone: sn.Zone,
-				Location: sn.Location, Address: sn.Address, Establishments: sn.Establishments, Grade: it.grade,
-				Meter: sn.Meter, Device: b.Device, Clock: b.Clock, Verified: b.Verified, Seq: b.Seq,
-				ReceivedAt: b.ReceivedAt, Record: rec}
-			for _, o := range in.o.Observers {
-				o.Observe(ctx, r)
+			r.Record = rec
+			readings = append(readings, r)
+		}
+		for _, o := range in.o.Observers {
+			if bo, ok := o.(BatchObserver); ok {
+				bo.ObserveBatch(ctx, readings)
+				continue
+			}
+			for i := range readings {
+				o.Observe(ctx, readings[i])
 			}
 		}
 	}

@@ -133,3 +133,76 @@ func TestObserversRunAfterCommitInOrder(t *testing.T) {
 		t.Errorf("%d readings observed, %d messages acknowledged", len(seen), done)
 	}
 }
+
+// batchRecorder records the batches it is given, by seq.
+type batchRecorder struct {
+	mu      sync.Mutex
+	batches map[uint64][]float64 // LAeq of each reading, in the order given
+	single  int                  // Observe calls (there must be none)
+}
+
+func (b *batchRecorder) Observe(context.Context, Reading) {
+	b.mu.Lock()
+	b.single++
+	b.mu.Unlock()
+}
+
+func (b *batchRecorder) ObserveBatch(_ context.Context, rs []Reading) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seq := rs[0].Seq
+	if _, dup := b.batches[seq]; dup {
+		b.batches[seq] = nil // given twice: the test fails on it
+		return
+	}
+	for _, r := range rs {
+		b.batches[seq] = append(b.batches[seq], r.Record.LAeq)
+	}
+}
+
+// TestBatchObserverGetsWholeBatches: an observer that takes batches gets
+// each stored batch's readings in one call, in the batch's order, and never
+// Observe; a plain observer alongside still gets every reading.
+func TestBatchObserverGetsWholeBatches(t *testing.T) {
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	br, plain := &batchRecorder{batches: map[uint64][]float64{}}, &recorder{}
+	in := New(Options{Store: st, Registry: testRegistry(t, "gw-a"), Observers: []Observer{br, plain},
+		Now: func() time.Time { return now }, Workers: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- in.Run(ctx) }()
+	key := loadgen.Key(seed, "gw-a")
+	topic := wire.LevelsTopic("lapa", "gw-a", "gw-a-s1")
+	var wg sync.WaitGroup
+	for seq := uint64(1); seq <= 20; seq++ {
+		levels := []float64{float64(seq), float64(seq) + 0.1, float64(seq) + 0.2}
+		wg.Add(1)
+		p := seal(t, mkBatch("gw-a", "gw-a-s1", seq, now.Add(-time.Hour).Add(time.Duration(seq)*10*time.Second), levels...), key)
+		if !in.Offer(Message{Topic: topic, Payload: p, ReceivedAt: now, Done: wg.Done}) {
+			t.Fatal("queue full")
+		}
+	}
+	wg.Wait()
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.single != 0 {
+		t.Errorf("Observe called %d times on a batch observer", br.single)
+	}
+	for seq := uint64(1); seq <= 20; seq++ {
+		want := []float64{float64(seq), float64(seq) + 0.1, float64(seq) + 0.2}
+		if got := br.batches[seq]; !slices.Equal(got, want) {
+			t.Errorf("batch %d: readings %v, want %v", seq, got, want)
+		}
+	}
+	if n := plain.len(); n != 60 {
+		t.Errorf("plain observer got %d readings, want 60", n)
+	}
+}
