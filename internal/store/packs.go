@@ -256,16 +256,19 @@ type sensorTx struct {
 }
 
 // sensorRecent is what the store remembers of a sensor between
-// transactions: its last recentPacks packs. Batches reach the writer a
-// little out of order (two workers), so a batch often starts before the
-// sensor's latest stored record without overlapping any; these are checked
-// here instead of in SQLite. Every other stored pack has t1 <= floor.
+// transactions: the spans of its last recentPacks packs. Batches reach the
+// writer a little out of order (two workers), so a batch often starts
+// before the sensor's latest stored record without overlapping any; that
+// is told here instead of by SQLite, which is asked only when a span
+// overlaps. Every other stored pack has t1 <= floor.
 type sensorRecent struct {
 	floor int64
-	packs []txPack // oldest first
+	packs []txPack // oldest first; spans only (no data)
 }
 
-const recentPacks = 32
+// recentPacks is ~1 s of full-rate ingest per sensor (4 sensors, 20k
+// batches/s); 4 KiB per sensor.
+const recentPacks = 256
 
 type txPack struct {
 	t0, t1, n int64
@@ -301,8 +304,9 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
 				return 0, err
 			}
-		case first <= st.latest:
-			if err := packedStarts(have, st.before, first, last); err != nil {
+		case first <= st.latest && overlaps(st.before, first, last):
+			// A remembered pack overlaps: its records are in SQLite.
+			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
 				return 0, err
 			}
 		}
@@ -329,6 +333,16 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 		recs = recs[k:]
 	}
 	return ignored, nil
+}
+
+// overlaps reports whether one of packs spans part of [first, last].
+func overlaps(packs []txPack, first, last int64) bool {
+	for _, p := range packs {
+		if p.t1 >= first && p.t0 <= last {
+			return true
+		}
+	}
+	return false
 }
 
 // packedStarts adds to have the record starts in [first, last] of packs.
@@ -414,7 +428,10 @@ func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
 // recent packs; call it once the transaction is committed.
 func (w *packWriter) committed() {
 	for sensor, st := range w.sensors {
-		r := &sensorRecent{floor: st.floor, packs: append(slices.Clip(st.before), st.packs...)}
+		r := &sensorRecent{floor: st.floor, packs: slices.Clip(st.before)}
+		for _, p := range st.packs {
+			r.packs = append(r.packs, txPack{t0: p.t0, t1: p.t1})
+		}
 		if k := len(r.packs) - recentPacks; k > 0 {
 			for _, p := range r.packs[:k] {
 				r.floor = max(r.floor, p.t1)

@@ -310,11 +310,12 @@ func TestPacksWindowQueries(t *testing.T) {
 	}
 }
 
-// TestRecentPacksMemory: Apply remembers each sensor's last packs between
-// transactions to check a batch that starts before the latest stored
-// record without asking SQLite. Records in packs it no longer remembers
-// are still found (in SQLite), and a retention pass makes it forget, so a
-// record whose pack was deleted is stored again.
+// TestRecentPacksMemory: Apply remembers the spans of each sensor's last
+// packs between transactions, to tell without asking SQLite that a batch
+// starting before the latest stored record overlaps nothing. Records in
+// remembered packs and in packs it no longer remembers are still found (in
+// SQLite), and a retention pass makes it forget, so a record whose pack was
+// deleted is stored again.
 func TestRecentPacksMemory(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := context.Background()
@@ -328,7 +329,7 @@ func TestRecentPacksMemory(t *testing.T) {
 		}
 		return res
 	}
-	n := recentPacks + 8
+	n := recentPacks + 8 // < 1000, the seqs of the batches below
 	for i := range n { // one pack per transaction, second i; the first 8 are forgotten
 		apply(batch("gw", uint64(i+1), at(i), 60))
 	}
@@ -337,10 +338,11 @@ func TestRecentPacksMemory(t *testing.T) {
 		b           Batch
 		wantIgnored int
 	}{
-		{"a forgotten pack and a remembered one", batch("gw", 100, at(0), 70), 1},
-		{"a gap between remembered packs", batch("gw", 101, at(n-3), 70, 71, 72), 3},
-		{"after the last", batch("gw", 102, at(n), 70, 71), 0},
-		{"the same again, in a later transaction", batch("gw", 103, at(n), 70, 71), 2},
+		{"a forgotten pack and a remembered one", batch("gw", 1000, at(0), 70), 1},
+		{"a gap between remembered packs", batch("gw", 1001, at(n-3), 70, 71, 72), 3},
+		{"between remembered packs, overlapping none", batch("gw", 1006, at(n-5).Add(500*time.Millisecond), 70), 0},
+		{"after the last", batch("gw", 1002, at(n), 70, 71), 0},
+		{"the same again, in a later transaction", batch("gw", 1003, at(n), 70, 71), 2},
 	}
 	for _, st := range steps {
 		if res := apply(st.b); res.RecordsIgnored != st.wantIgnored {
@@ -348,7 +350,7 @@ func TestRecentPacksMemory(t *testing.T) {
 		}
 	}
 	// Seconds 1 and 2 of a forgotten pack, alone.
-	if res := apply(batch("gw", 104, at(1), 70, 71)); res.RecordsIgnored != 2 {
+	if res := apply(batch("gw", 1004, at(1), 70, 71)); res.RecordsIgnored != 2 {
 		t.Errorf("forgotten packs: %d records ignored, want 2", res.RecordsIgnored)
 	}
 	if _, err := s.PruneOldest(ctx, Prune{Before: t0.Add(24 * time.Hour)}); err != nil {
@@ -357,7 +359,7 @@ func TestRecentPacksMemory(t *testing.T) {
 	if c, _ := s.CountLevels(ctx, "gw-s"); c != 0 {
 		t.Fatalf("%d records left after pruning everything", c)
 	}
-	if res := apply(batch("gw", 105, at(n), 80, 81)); res.RecordsIgnored != 0 {
+	if res := apply(batch("gw", 1005, at(n), 80, 81)); res.RecordsIgnored != 0 {
 		t.Errorf("after retention deleted them: %d records ignored, want 0", res.RecordsIgnored)
 	}
 }
