@@ -330,7 +330,7 @@ func TestRecentPacksMemory(t *testing.T) {
 		return res
 	}
 	n := recentPacks + 8 // < 1000, the seqs of the batches below
-	for i := range n { // one pack per transaction, second i; the first 8 are forgotten
+	for i := range n {   // one pack per transaction, second i; the first 8 are forgotten
 		apply(batch("gw", uint64(i+1), at(i), 60))
 	}
 	steps := []struct {
