@@ -33,7 +33,11 @@ import (
 //
 // (sensor, t) stays unique: Apply skips a record whose sensor already has
 // one with the same start time, as the unique index of the levels table
-// did.
+// did. Batches mostly arrive in time order per sensor, so Apply first asks
+// whether a batch starts after everything the sensor has; the store
+// remembers the spans of each sensor's last packs between transactions
+// (sensorRecent) and asks SQLite only about a batch that overlaps one of
+// them or is older than all of them.
 
 const (
 	// packSpan bounds t1 − t0 of a pack: the packs holding records that
@@ -48,9 +52,6 @@ const (
 	flagLCpeak   = 2
 	flagHist     = 4
 )
-
-// A pack's records are numbered within its id: MaxRecords must fit.
-var _ [1<<12 - wire.MaxRecords]struct{}
 
 const packsSchema = `
 CREATE TABLE IF NOT EXISTS level_packs (
