@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -603,23 +604,29 @@ func (in *Ingester) write(ctx context.Context) error {
 		close(committed)
 		<-observed
 	}()
+	buf := make([]item, 0, in.o.MaxGroup)
 	for {
-		group := make([]item, 0, in.o.MaxGroup)
+		buf = buf[:0]
 		select {
 		case <-ctx.Done():
 			return nil
 		case it := <-in.items:
-			group = append(group, it)
+			buf = append(buf, it)
 		}
 	drain:
-		for len(group) < in.o.MaxGroup {
+		for len(buf) < in.o.MaxGroup {
 			select {
 			case it := <-in.items:
-				group = append(group, it)
+				buf = append(buf, it)
 			default:
 				break drain
 			}
 		}
+		// The group goes on to the observers while buf fills again: a copy
+		// of its size (a fresh MaxGroup-sized slice per commit was ~150 KB
+		// of garbage per message at paced rates, one message per commit).
+		group := slices.Clone(buf)
+		clear(buf)
 		c, err := in.commit(ctx, group)
 		if err != nil {
 			if ctx.Err() != nil {

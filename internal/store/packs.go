@@ -235,7 +235,7 @@ func scanPacks(rows *sql.Rows, withoutHists bool) ([]Record, error) {
 type packWriter struct {
 	ctx     context.Context
 	tx      *sql.Tx
-	ins     *[packChunkLog + 1]*sql.Stmt
+	st      *writeStmts
 	sensors map[string]*sensorTx
 	recent  map[string]*sensorRecent // SQLite.recent, updated by committed
 	nextID  int64                    // id of the next record; 0 until read
@@ -251,29 +251,56 @@ type sensorTx struct {
 	top    int64    // latest start packed in the transaction (math.MinInt64: none)
 	packs  []txPack // the transaction's packs, for the rare batch that overlaps one
 	// floor and before come from SQLite.recent: every pack stored before
-	// the transaction is in before or has t1 <= floor.
+	// the transaction has its span in before or t1 <= floor.
 	floor  int64
-	before []txPack
+	before *sensorRecent // nil: nothing remembered
 }
 
+type txPack struct {
+	t0, t1, n int64
+	data      []byte
+}
+
+// span is a stored pack's first and last record start.
+type span struct{ t0, t1 int64 }
+
 // sensorRecent is what the store remembers of a sensor between
-// transactions: the spans of its last recentPacks packs. Batches reach the
+// transactions: the spans of its last recentPacks packs, in a ring (no
+// pointers, so the garbage collector does not scan it). Batches reach the
 // writer a little out of order (two workers), so a batch often starts
 // before the sensor's latest stored record without overlapping any; that
 // is told here instead of by SQLite, which is asked only when a span
 // overlaps. Every other stored pack has t1 <= floor.
 type sensorRecent struct {
-	floor int64
-	packs []txPack // oldest first; spans only (no data)
+	floor  int64
+	latest int64 // the greatest t1 of floor and the spans
+	spans  [recentPacks]span
+	n      int // spans in use
+	next   int // where the next span goes
 }
 
 // recentPacks is ~1 s of full-rate ingest per sensor (4 sensors, 20k
 // batches/s); 4 KiB per sensor.
 const recentPacks = 256
 
-type txPack struct {
-	t0, t1, n int64
-	data      []byte
+func (r *sensorRecent) push(sp span) {
+	if r.n == recentPacks {
+		r.floor = max(r.floor, r.spans[r.next].t1)
+	} else {
+		r.n++
+	}
+	r.spans[r.next] = sp
+	r.next = (r.next + 1) % recentPacks
+	r.latest = max(r.latest, sp.t1)
+}
+
+func (r *sensorRecent) overlaps(first, last int64) bool {
+	for _, sp := range r.spans[:r.n] {
+		if sp.t1 >= first && sp.t0 <= last {
+			return true
+		}
+	}
+	return false
 }
 
 // add packs the records of an accepted levels batch that its sensor has no
@@ -305,7 +332,7 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
 				return 0, err
 			}
-		case first <= st.latest && overlaps(st.before, first, last):
+		case first <= st.latest && st.before != nil && st.before.overlaps(first, last):
 			// A remembered pack overlaps: its records are in SQLite.
 			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
 				return 0, err
@@ -334,16 +361,6 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 		recs = recs[k:]
 	}
 	return ignored, nil
-}
-
-// overlaps reports whether one of packs spans part of [first, last].
-func overlaps(packs []txPack, first, last int64) bool {
-	for _, p := range packs {
-		if p.t1 >= first && p.t0 <= last {
-			return true
-		}
-	}
-	return false
 }
 
 // packedStarts adds to have the record starts in [first, last] of packs.
@@ -376,7 +393,7 @@ func sortedDistinct(recs []wire.Record) bool {
 func (w *packWriter) pack(b *Batch, st *sensorTx, recs []wire.Record) error {
 	if w.nextID == 0 {
 		var seq sql.NullInt64
-		err := w.tx.QueryRowContext(w.ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'level_packs'`).Scan(&seq)
+		err := w.tx.StmtContext(w.ctx, w.st.levelSeq).QueryRowContext(w.ctx).Scan(&seq)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("level ids: %w", err)
 		}
@@ -404,15 +421,12 @@ func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
 		return st, nil
 	}
 	if r, ok := w.recent[sensor]; ok {
-		st := &sensorTx{latest: r.floor, top: math.MinInt64, floor: r.floor, before: r.packs}
-		for _, p := range r.packs {
-			st.latest = max(st.latest, p.t1)
-		}
+		st := &sensorTx{latest: r.latest, top: math.MinInt64, floor: r.floor, before: r}
 		w.sensors[sensor] = st
 		return st, nil
 	}
 	var v sql.NullInt64
-	err := w.tx.QueryRowContext(w.ctx, `SELECT MAX(t1) FROM level_packs WHERE sensor = ?`, sensor).Scan(&v)
+	err := w.tx.StmtContext(w.ctx, w.st.levelLatest).QueryRowContext(w.ctx, sensor).Scan(&v)
 	if err != nil {
 		return nil, fmt.Errorf("latest record of %s: %w", sensor, err)
 	}
@@ -425,29 +439,25 @@ func (w *packWriter) sensor(sensor string) (*sensorTx, error) {
 	return st, nil
 }
 
-// committed moves the transaction's packs into the store's memory of
-// recent packs; call it once the transaction is committed.
+// committed moves the spans of the transaction's packs into the store's
+// memory of recent packs; call it once the transaction is committed.
 func (w *packWriter) committed() {
 	for sensor, st := range w.sensors {
-		r := &sensorRecent{floor: st.floor, packs: slices.Clip(st.before)}
+		r := st.before
+		if r == nil {
+			r = &sensorRecent{floor: st.floor, latest: st.floor}
+			w.recent[sensor] = r
+		}
 		for _, p := range st.packs {
-			r.packs = append(r.packs, txPack{t0: p.t0, t1: p.t1})
+			r.push(span{p.t0, p.t1})
 		}
-		if k := len(r.packs) - recentPacks; k > 0 {
-			for _, p := range r.packs[:k] {
-				r.floor = max(r.floor, p.t1)
-			}
-			r.packs = slices.Clone(r.packs[k:])
-		}
-		w.recent[sensor] = r
 	}
 }
 
 // storedStarts adds to have the record starts in [first, last] that
 // sensor had before this transaction.
 func (w *packWriter) storedStarts(have map[int64]bool, sensor string, first, last int64) error {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT `+packCols+` FROM level_packs
-		WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 <= ?`, sensor, first, last+packSpan.Milliseconds(), last)
+	rows, err := w.tx.StmtContext(w.ctx, w.st.levelStarts).QueryContext(w.ctx, sensor, first, last+packSpan.Milliseconds(), last)
 	if err != nil {
 		return fmt.Errorf("stored records of %s: %w", sensor, err)
 	}
@@ -469,7 +479,7 @@ func (w *packWriter) flush() error {
 			k--
 		}
 		n := 1 << k
-		if _, err := w.tx.StmtContext(w.ctx, w.ins[k]).ExecContext(w.ctx, w.pending[done*packParams:(done+n)*packParams]...); err != nil {
+		if _, err := w.tx.StmtContext(w.ctx, w.st.insPacks[k]).ExecContext(w.ctx, w.pending[done*packParams:(done+n)*packParams]...); err != nil {
 			return fmt.Errorf("insert %d level packs: %w", n, err)
 		}
 		done += n

@@ -48,6 +48,9 @@ type SQLite struct {
 	// its start until recent reflects it.
 	writeMu sync.Mutex
 	recent  map[string]*sensorRecent // per sensor, its latest packs (packs.go)
+	// nextLevelID is the id the next level record gets (0: read it from
+	// sqlite_sequence), kept between transactions.
+	nextLevelID int64
 }
 
 // writeStmts are the statements Apply runs for every batch, prepared once:
@@ -62,6 +65,8 @@ type writeStmts struct {
 	batchesIn *sql.Stmt
 	// insPacks[k] inserts 2^k level packs in one statement (packs.go).
 	insPacks [packChunkLog + 1]*sql.Stmt
+	// levelSeq, levelLatest and levelStarts are packWriter's queries.
+	levelSeq, levelLatest, levelStarts *sql.Stmt
 }
 
 const (
@@ -93,6 +98,9 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 		{&ws.aboveDel, `DELETE FROM seq_above WHERE gateway = ? AND seq = ?`},
 		{&ws.aboveIns, `INSERT INTO seq_above (gateway, seq) VALUES (?, ?) ON CONFLICT DO NOTHING`},
 		{&ws.batchesIn, `SELECT gateway, seq FROM batches WHERE rowid > ? AND rowid <= ?`},
+		{&ws.levelSeq, `SELECT seq FROM sqlite_sequence WHERE name = 'level_packs'`},
+		{&ws.levelLatest, `SELECT MAX(t1) FROM level_packs WHERE sensor = ?`},
+		{&ws.levelStarts, `SELECT ` + packCols + ` FROM level_packs WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 <= ?`},
 	} {
 		st, err := db.Prepare(q.sql)
 		if err != nil {
@@ -119,7 +127,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 
 func (ws *writeStmts) close() {
 	for _, st := range append(append([]*sql.Stmt{ws.insEnv, ws.getWM, ws.insGateway, ws.gwSeen,
-		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.batchesIn}, ws.insPacks[:]...), ws.insBatches[:]...) {
+		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.batchesIn, ws.levelSeq, ws.levelLatest, ws.levelStarts}, ws.insPacks[:]...), ws.insBatches[:]...) {
 		if st != nil {
 			st.Close() //nolint:errcheck // closing on shutdown
 		}
@@ -335,7 +343,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	stmt := func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }
 	insEnv := stmt(s.st.insEnv)
 	// Level packs of the new batches, inserted together after the loop.
-	packs := &packWriter{ctx: ctx, tx: tx, ins: &s.st.insPacks, sensors: map[string]*sensorTx{}, recent: s.recent}
+	packs := &packWriter{ctx: ctx, tx: tx, st: &s.st, sensors: map[string]*sensorTx{}, recent: s.recent, nextID: s.nextLevelID}
 	// Per gateway, loaded once per transaction: the watermark and the
 	// settled seqs above it (seq_above, normally empty). The watermark
 	// moves in memory; seq_above and the gateways row are written once at
@@ -635,6 +643,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		return Result{}, fmt.Errorf("store: commit: %w", err)
 	}
 	packs.committed()
+	s.nextLevelID = packs.nextID
 	for gw, v := range wm {
 		res.Watermarks[gw] = v
 	}
