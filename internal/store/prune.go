@@ -150,11 +150,13 @@ func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before i
 			res.Kept++
 			continue
 		}
-		table, mirrored := "levels", p.MirroredLevelID
+		// A batch's level records are in its own packs: those of its gateway
+		// and seq whose last start (t1) lies in its span.
+		table, t, mirrored := "level_packs", "t1", p.MirroredLevelID
 		var first, last, end time.Time
 		switch {
 		case c.kind == "env" && len(sp.Env) > 0:
-			table, mirrored = "env", p.MirroredEnvID
+			table, t, mirrored = "env", "t", p.MirroredEnvID
 			first, last = sp.Env[0].T, sp.Env[0].T
 			for _, e := range sp.Env {
 				first, last = minTime(first, e.T), maxTime(last, e.T)
@@ -174,12 +176,6 @@ func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before i
 		if p.Keep != nil && p.Keep(c.sensor, first, end) {
 			res.Kept++
 			continue
-		}
-		// A batch's records are in its own packs: those of its gateway and
-		// seq whose last start lies in its span.
-		t := "t"
-		if table == "levels" {
-			table, t = "level_packs", "t1"
 		}
 		span := []any{c.sensor, first.UnixMilli(), last.UnixMilli(), c.gateway, c.seq}
 		where := ` WHERE sensor = ? AND ` + t + ` >= ? AND ` + t + ` <= ? AND gateway = ? AND seq = ?`
