@@ -186,10 +186,11 @@ func migrateBatches(db *sql.DB) error {
 	return nil
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS batches (` + batchesColumns + `);
-CREATE TABLE IF NOT EXISTS env (
-	id            INTEGER PRIMARY KEY,
+// envColumns: ids come from sqlite_sequence (AUTOINCREMENT), so they only
+// grow even after retention deleted the newest rows; the InfluxDB mirror's
+// env cursor is an id (migrateEnv rebuilds an older table).
+const envColumns = `
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
 	sensor        TEXT    NOT NULL,
 	t             INTEGER NOT NULL,
 	temperature_c REAL,
@@ -197,7 +198,11 @@ CREATE TABLE IF NOT EXISTS env (
 	pressure_hpa  REAL,
 	gateway       TEXT    NOT NULL,
 	seq           INTEGER NOT NULL
-);
+`
+
+const schema = `
+CREATE TABLE IF NOT EXISTS batches (` + batchesColumns + `);
+CREATE TABLE IF NOT EXISTS env (` + envColumns + `);
 CREATE UNIQUE INDEX IF NOT EXISTS env_sensor_t ON env (sensor, t);
 CREATE TABLE IF NOT EXISTS dead_letters (
 	id          INTEGER PRIMARY KEY,
@@ -281,6 +286,14 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if err := migrateLevels(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if err := migrateEnv(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if err := floorSequences(w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}

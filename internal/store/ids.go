@@ -1,0 +1,85 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Record ids (level_packs, env) are the InfluxDB mirror's cursors, so a new
+// record must never get an id at or below a cursor. Both tables take their
+// ids from sqlite_sequence (AUTOINCREMENT), which only grows; plain rowids
+// would restart at max(rowid)+1 after retention deleted the newest rows, and
+// the mirror would skip the records stored under the reused ids.
+
+// migrateEnv rebuilds an env table created before its ids came from
+// sqlite_sequence, keeping every row and id, in one transaction. It does
+// nothing on a current database.
+func migrateEnv(db *sql.DB) error {
+	var def string
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'env'`).Scan(&def); err != nil {
+		return fmt.Errorf("read env table definition: %w", err)
+	}
+	if strings.Contains(strings.ToUpper(def), "AUTOINCREMENT") {
+		return nil
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate env: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	const cols = `id, sensor, t, temperature_c, humidity_pct, pressure_hpa, gateway, seq`
+	for _, q := range []string{
+		`CREATE TABLE env_seq (` + envColumns + `)`,
+		`INSERT INTO env_seq (` + cols + `) SELECT ` + cols + ` FROM env ORDER BY id`,
+		`DROP TABLE env`, // drops env_sensor_t with it
+		`ALTER TABLE env_seq RENAME TO env`,
+		`CREATE UNIQUE INDEX env_sensor_t ON env (sensor, t)`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return fmt.Errorf("migrate env to ids that only grow: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate env to ids that only grow: %w", err)
+	}
+	return nil
+}
+
+// floorSequences raises each record table's sqlite_sequence entry to the
+// position of the mirror cursor that reads it. On a database whose ids were
+// reused before (or migrated from a table whose newest rows retention had
+// deleted), the next id would otherwise fall at or below the cursor.
+func floorSequences(db *sql.DB) error {
+	for _, c := range []struct{ table, cursor string }{
+		{"level_packs", CursorInflux},
+		{"env", CursorInfluxEnv},
+	} {
+		var pos int64
+		err := db.QueryRow(`SELECT position FROM cursors WHERE name = ?`, c.cursor).Scan(&pos)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && pos <= 0) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read cursor %s: %w", c.cursor, err)
+		}
+		res, err := db.Exec(`UPDATE sqlite_sequence SET seq = ? WHERE name = ? AND seq < ?`, pos, c.table, pos)
+		if err != nil {
+			return fmt.Errorf("raise %s ids above cursor %s: %w", c.table, c.cursor, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			continue
+		}
+		var have int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_sequence WHERE name = ?`, c.table).Scan(&have); err != nil {
+			return fmt.Errorf("read %s id sequence: %w", c.table, err)
+		}
+		if have == 0 {
+			if _, err := db.Exec(`INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, c.table, pos); err != nil {
+				return fmt.Errorf("raise %s ids above cursor %s: %w", c.table, c.cursor, err)
+			}
+		}
+	}
+	return nil
+}
