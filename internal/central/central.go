@@ -164,7 +164,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	// Stores.
-	st, err := store.OpenSQLite(filepath.Join(o.DataDir, "readings.db"), store.SQLiteOptions{Sync: o.Sync})
+	st, err := store.OpenSQLite(filepath.Join(o.DataDir, "readings.db"), store.SQLiteOptions{Sync: o.Sync, Log: log})
 	if err != nil {
 		return fmt.Errorf("central: %w", err)
 	}

@@ -83,7 +83,7 @@ CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);`)
 	if _, err := db.Exec(`INSERT INTO cursors VALUES (?, 7)`, CursorInfluxEnv); err != nil {
 		t.Fatal(err)
 	}
-	s := openMigrated(t, db, path)
+	s := openMigrated(t, db, path, SQLiteOptions{})
 	var def string
 	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'env'`).Scan(&def); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -491,8 +492,10 @@ func (w *packWriter) flush() error {
 
 // migrateLevels moves the rows of a levels table (one row per record,
 // before packs) into one-record packs under the same ids, and drops the
-// table, in one transaction. It does nothing on a current database.
-func migrateLevels(db *sql.DB) error {
+// table, in one transaction. It does nothing on a current database. It
+// logs its start (with the rows to move), its progress every 10 s and its
+// end: on a large table the service's first start waits for it.
+func migrateLevels(db *sql.DB, log *slog.Logger) error {
 	var name string
 	err := db.QueryRow(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -501,6 +504,12 @@ func migrateLevels(db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("look for a levels table: %w", err)
 	}
+	var total int64
+	if err := db.QueryRow(`SELECT COUNT(*) FROM levels`).Scan(&total); err != nil {
+		return fmt.Errorf("migrate levels: count rows: %w", err)
+	}
+	began := time.Now()
+	log.Info("convertendo leituras para o formato compacto; o serviço inicia ao terminar", "leituras", total)
 	tx, err := db.Begin()
 	if err != nil {
 		return fmt.Errorf("migrate levels: %w", err)
@@ -513,7 +522,7 @@ func migrateLevels(db *sql.DB) error {
 	defer ins.Close()
 	const chunk = 10000
 	var after int64
-	moved := 0
+	moved, lastLog := 0, began
 	for {
 		rows, err := tx.Query(`SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
 			FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, chunk)
@@ -569,6 +578,10 @@ func migrateLevels(db *sql.DB) error {
 		if len(got) < chunk {
 			break
 		}
+		if time.Since(lastLog) >= 10*time.Second {
+			lastLog = time.Now()
+			log.Info("convertendo leituras", "convertidas", moved, "de", total)
+		}
 	}
 	if _, err := tx.Exec(`DROP TABLE levels`); err != nil {
 		return fmt.Errorf("migrate levels: drop the old table: %w", err)
@@ -576,5 +589,6 @@ func migrateLevels(db *sql.DB) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate levels: commit %d records: %w", moved, err)
 	}
+	log.Info("leituras convertidas", "leituras", moved, "duracao", time.Since(began).Round(time.Millisecond).String())
 	return nil
 }

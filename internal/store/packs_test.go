@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,7 +144,15 @@ INSERT INTO cursors VALUES ('influx:levels', 5);`)
 			t.Fatal(err)
 		}
 	}
-	s := openMigrated(t, db, path)
+	var logged bytes.Buffer
+	s := openMigrated(t, db, path, SQLiteOptions{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	// The operator sees the migration start with its size and end.
+	for _, want := range []string{`msg="convertendo leituras para o formato compacto; o serviço inicia ao terminar" leituras=4`,
+		`msg="leituras convertidas" leituras=4 duracao=`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("migration log lacks %q:\n%s", want, logged.String())
+		}
+	}
 	ctx := context.Background()
 	recs, err := s.Records(ctx, "gw-s", t0, t0.Add(time.Hour), 0)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/url"
 	"slices"
@@ -36,6 +37,8 @@ const (
 // SQLiteOptions configures OpenSQLite.
 type SQLiteOptions struct {
 	Sync Sync // default SyncFull
+	// Log receives the progress of migrations run at open (nil: none).
+	Log *slog.Logger
 }
 
 // SQLite is the authoritative local store.
@@ -285,7 +288,11 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	if err := migrateLevels(w); err != nil {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := migrateLevels(w, log); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}

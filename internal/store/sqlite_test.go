@@ -138,10 +138,10 @@ func oldDatabase(t *testing.T, schema string) (db *sql.DB, path string) {
 
 // openMigrated closes the old database's handle and opens it with
 // OpenSQLite, which migrates it.
-func openMigrated(t *testing.T, db *sql.DB, path string) *SQLite {
+func openMigrated(t *testing.T, db *sql.DB, path string, opts SQLiteOptions) *SQLite {
 	t.Helper()
 	db.Close()
-	s, err := OpenSQLite(path, SQLiteOptions{})
+	s, err := OpenSQLite(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestMigratesWithoutRowidBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := openMigrated(t, db, path)
+	s := openMigrated(t, db, path, SQLiteOptions{})
 	var def string
 	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'batches'`).Scan(&def); err != nil {
 		t.Fatal(err)
