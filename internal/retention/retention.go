@@ -59,7 +59,14 @@ type Options struct {
 }
 
 // Pruner runs retention passes.
-type Pruner struct{ o Options }
+type Pruner struct {
+	o Options
+	// Where the next pass starts: every batch up to from and every dead
+	// letter up to deadFrom was deleted or is kept for good (an alert's
+	// window, a seq it settled), so passes do not read them again. Kept
+	// in memory: the first pass after a start reads from the beginning.
+	from, deadFrom int64
+}
 
 // New returns a Pruner; o.Retain must be positive.
 func New(o Options) *Pruner {
@@ -116,7 +123,8 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 	if err != nil {
 		return tot, fmt.Errorf("retention: alert spans: %w", err)
 	}
-	pr := store.Prune{Before: tot.Before, Keep: Protect(spans, p.o.Margin), Limit: p.o.Chunk}
+	pr := store.Prune{Before: tot.Before, Keep: Protect(spans, p.o.Margin), Limit: p.o.Chunk,
+		After: p.from, AfterDeadLetter: p.deadFrom}
 	if p.o.Mirror != nil {
 		lv, env, err := p.o.Mirror(ctx)
 		if err != nil {
@@ -124,11 +132,16 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 		}
 		pr.Mirror, pr.MirroredLevelID, pr.MirroredEnvID = true, lv, env
 	}
+	decided := true // every batch examined so far in this pass decided for good
 	for {
 		r, err := p.o.Store.PruneOldest(ctx, pr)
 		if err != nil {
 			return tot, fmt.Errorf("retention: %w", err)
 		}
+		if decided {
+			p.from, decided = r.Decided, r.Decided == r.Next
+		}
+		p.deadFrom = r.NextDeadLetter
 		tot.Batches += r.Batches
 		tot.Levels += r.Levels
 		tot.Env += r.Env

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -213,4 +214,35 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPassesResumeWhereDecided: a pass starts after the batches and dead
+// letters an earlier pass decided for good, and a batch kept only for the
+// InfluxDB mirror (Decided < Next) is read again by the next pass.
+func TestPassesResumeWhereDecided(t *testing.T) {
+	f := &fakeStore{res: []store.PruneResult{
+		// Pass 1: the first chunk keeps rowid 6 for the mirror.
+		{Next: 10, Decided: 5, NextDeadLetter: 3},
+		{Next: 20, Decided: 20, NextDeadLetter: 4, Done: true},
+		// Pass 2: everything decided.
+		{Next: 30, Decided: 30, NextDeadLetter: 6, Done: true},
+		// Pass 3.
+		{Next: 30, Decided: 30, NextDeadLetter: 6, Done: true},
+	}}
+	p := New(Options{Store: f, Retain: 48 * time.Hour, Pause: time.Millisecond,
+		Spans: func(context.Context) ([]Span, error) { return nil, nil }})
+	for range 3 {
+		if _, err := p.Pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type from struct{ after, dead int64 }
+	var got []from
+	for _, c := range f.calls {
+		got = append(got, from{c.After, c.AfterDeadLetter})
+	}
+	want := []from{{0, 0}, {10, 3}, {5, 4}, {30, 6}}
+	if !slices.Equal(got, want) {
+		t.Errorf("calls started at %v, want %v", got, want)
+	}
 }

@@ -46,6 +46,14 @@ type PruneResult struct {
 	// or the end of their table.
 	Next, NextDeadLetter int64
 	Done                 bool
+	// Decided: every batch with rowid <= Decided (and > Prune.After) was
+	// deleted or is kept for good — an alert's window (alerts are never
+	// deleted and their spans only grow) or a body with nothing to go by —
+	// so a later pass may start after it instead of reading them again.
+	// A batch kept only until the mirror writes it stops Decided before it.
+	// Every dead letter up to NextDeadLetter is decided likewise (deleted,
+	// or kept for good because it settled a seq).
+	Decided int64
 }
 
 // pruneSpan is the time span of a stored batch's records, read back from
@@ -78,7 +86,7 @@ func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) 
 	if p.Limit <= 0 {
 		p.Limit = 500
 	}
-	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter}
+	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter, Decided: p.After}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	// Apply's memory of recent packs must not outlive packs deleted here.
@@ -105,24 +113,26 @@ func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) 
 	return res, nil
 }
 
+// pruneCand is a batch a prune pass examines.
+type pruneCand struct {
+	rowid        int64
+	gateway      string
+	seq          int64
+	kind, sensor string
+	body         []byte
+}
+
 func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before int64, res *PruneResult) (done bool, err error) {
-	type cand struct {
-		rowid        int64
-		gateway      string
-		seq          int64
-		kind, sensor string
-		body         []byte
-	}
 	rows, err := tx.QueryContext(ctx, `SELECT rowid, gateway, seq, kind, sensor, body, received_at FROM batches
 		WHERE rowid > ? ORDER BY rowid LIMIT ?`, p.After, p.Limit)
 	if err != nil {
 		return false, fmt.Errorf("store: prune: read batches: %w", err)
 	}
-	var cands []cand
+	var cands []pruneCand
 	n := 0
 	reached := false
 	for rows.Next() {
-		var c cand
+		var c pruneCand
 		var received int64
 		if err := rows.Scan(&c.rowid, &c.gateway, &c.seq, &c.kind, &c.sensor, &c.body, &received); err != nil {
 			rows.Close()
@@ -142,77 +152,89 @@ func (s *SQLite) pruneBatches(ctx context.Context, tx *sql.Tx, p Prune, before i
 		return false, fmt.Errorf("store: prune: read batches: %w", err)
 	}
 	done = reached || n < p.Limit
+	decided := true // every candidate so far deleted or kept for good
 	for _, c := range cands {
 		res.Next = c.rowid
-		var sp pruneSpan
-		if err := json.Unmarshal(c.body, &sp); err != nil {
-			// Not readable: keep it (an evidence body is never deleted blind).
-			res.Kept++
-			continue
-		}
-		// A batch's level records are in its own packs: those of its gateway
-		// and seq whose last start (t1) lies in its span.
-		table, t, mirrored := "level_packs", "t1", p.MirroredLevelID
-		var first, last, end time.Time
-		switch {
-		case c.kind == "env" && len(sp.Env) > 0:
-			table, t, mirrored = "env", "t", p.MirroredEnvID
-			first, last = sp.Env[0].T, sp.Env[0].T
-			for _, e := range sp.Env {
-				first, last = minTime(first, e.T), maxTime(last, e.T)
-			}
-			end = last.Add(time.Millisecond)
-		case len(sp.Records) > 0:
-			first, last = sp.Records[0].T, sp.Records[0].T
-			end = last
-			for _, r := range sp.Records {
-				first, last = minTime(first, r.T), maxTime(last, r.T)
-				end = maxTime(end, r.T.Add(time.Duration(max(r.DurMs, 1))*time.Millisecond))
-			}
-		default:
-			res.Kept++ // nothing to go by
-			continue
-		}
-		if p.Keep != nil && p.Keep(c.sensor, first, end) {
-			res.Kept++
-			continue
-		}
-		span := []any{c.sensor, first.UnixMilli(), last.UnixMilli(), c.gateway, c.seq}
-		where := ` WHERE sensor = ? AND ` + t + ` >= ? AND ` + t + ` <= ? AND gateway = ? AND seq = ?`
-		if p.Mirror {
-			var top sql.NullInt64
-			if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM `+table+where, span...).Scan(&top); err != nil {
-				return false, fmt.Errorf("store: prune: %s of %s/%d: %w", table, c.gateway, c.seq, err)
-			}
-			if top.Int64 > mirrored {
-				res.Kept++
-				continue
-			}
-		}
-		var k int64
-		if table == "level_packs" {
-			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM level_packs`+where, span...).Scan(&k); err != nil {
-				return false, fmt.Errorf("store: prune: count %s of %s/%d: %w", table, c.gateway, c.seq, err)
-			}
-		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM `+table+where, span...)
+		forGood, err := pruneBatch(ctx, tx, p, c, res)
 		if err != nil {
-			return false, fmt.Errorf("store: prune: delete %s of %s/%d: %w", table, c.gateway, c.seq, err)
+			return false, err
 		}
-		if table == "env" {
-			k, _ = r.RowsAffected()
+		if decided = decided && forGood; decided {
+			res.Decided = c.rowid
 		}
-		if table == "env" {
-			res.Env += k
-		} else {
-			res.Levels += k
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE rowid = ?`, c.rowid); err != nil {
-			return false, fmt.Errorf("store: prune: delete batch %s/%d: %w", c.gateway, c.seq, err)
-		}
-		res.Batches++
 	}
 	return done, nil
+}
+
+// pruneBatch deletes one candidate batch with its records, or keeps it;
+// forGood is false when it is kept only until the mirror has written it.
+func pruneBatch(ctx context.Context, tx *sql.Tx, p Prune, c pruneCand, res *PruneResult) (forGood bool, err error) {
+	var sp pruneSpan
+	if err := json.Unmarshal(c.body, &sp); err != nil {
+		// Not readable: keep it (an evidence body is never deleted blind).
+		res.Kept++
+		return true, nil
+	}
+	// A batch's level records are in its own packs: those of its gateway
+	// and seq whose last start (t1) lies in its span.
+	table, t, mirrored := "level_packs", "t1", p.MirroredLevelID
+	var first, last, end time.Time
+	switch {
+	case c.kind == "env" && len(sp.Env) > 0:
+		table, t, mirrored = "env", "t", p.MirroredEnvID
+		first, last = sp.Env[0].T, sp.Env[0].T
+		for _, e := range sp.Env {
+			first, last = minTime(first, e.T), maxTime(last, e.T)
+		}
+		end = last.Add(time.Millisecond)
+	case len(sp.Records) > 0:
+		first, last = sp.Records[0].T, sp.Records[0].T
+		end = last
+		for _, r := range sp.Records {
+			first, last = minTime(first, r.T), maxTime(last, r.T)
+			end = maxTime(end, r.T.Add(time.Duration(max(r.DurMs, 1))*time.Millisecond))
+		}
+	default:
+		res.Kept++ // nothing to go by
+		return true, nil
+	}
+	if p.Keep != nil && p.Keep(c.sensor, first, end) {
+		res.Kept++
+		return true, nil
+	}
+	span := []any{c.sensor, first.UnixMilli(), last.UnixMilli(), c.gateway, c.seq}
+	where := ` WHERE sensor = ? AND ` + t + ` >= ? AND ` + t + ` <= ? AND gateway = ? AND seq = ?`
+	if p.Mirror {
+		var top sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM `+table+where, span...).Scan(&top); err != nil {
+			return false, fmt.Errorf("store: prune: %s of %s/%d: %w", table, c.gateway, c.seq, err)
+		}
+		if top.Int64 > mirrored {
+			res.Kept++
+			return false, nil
+		}
+	}
+	var k int64
+	if table == "level_packs" {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM level_packs`+where, span...).Scan(&k); err != nil {
+			return false, fmt.Errorf("store: prune: count %s of %s/%d: %w", table, c.gateway, c.seq, err)
+		}
+	}
+	r, err := tx.ExecContext(ctx, `DELETE FROM `+table+where, span...)
+	if err != nil {
+		return false, fmt.Errorf("store: prune: delete %s of %s/%d: %w", table, c.gateway, c.seq, err)
+	}
+	if table == "env" {
+		k, _ = r.RowsAffected()
+		res.Env += k
+	} else {
+		res.Levels += k
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE rowid = ?`, c.rowid); err != nil {
+		return false, fmt.Errorf("store: prune: delete batch %s/%d: %w", c.gateway, c.seq, err)
+	}
+	res.Batches++
+	return true, nil
 }
 
 func pruneDeadLetters(ctx context.Context, tx *sql.Tx, p Prune, before int64, res *PruneResult) (done bool, err error) {

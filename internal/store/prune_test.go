@@ -72,17 +72,23 @@ func TestPruneOldest(t *testing.T) {
 		limit       int
 		gone        map[string][]uint64 // deleted batches per gateway
 		env         int64
+		// decided: the rowid a next pass may start after (batch rowids in
+		// reception order: a1 1, b1 2, env 3, a2 4, b2 5, a3 6, b3 7, a4 8,
+		// b4 9).
+		decided int64
 	}{
-		{name: "everything before the cut", gone: map[string][]uint64{"a": {1, 2, 3, 4, 7}, "b": {1, 2, 3, 4}}, env: 2},
+		{name: "everything before the cut", gone: map[string][]uint64{"a": {1, 2, 3, 4, 7}, "b": {1, 2, 3, 4}}, env: 2, decided: 9},
 		{name: "an alert window keeps its batch", keep: protectA3,
-			gone: map[string][]uint64{"a": {1, 2, 4, 7}, "b": {1, 2, 3, 4}}, env: 2},
+			gone: map[string][]uint64{"a": {1, 2, 4, 7}, "b": {1, 2, 3, 4}}, env: 2, decided: 9},
 		{name: "pages of two", keep: protectA3, limit: 2,
-			gone: map[string][]uint64{"a": {1, 2, 4, 7}, "b": {1, 2, 3, 4}}, env: 2},
+			gone: map[string][]uint64{"a": {1, 2, 4, 7}, "b": {1, 2, 3, 4}}, env: 2, decided: 9},
 		{name: "the InfluxDB mirror is behind", mirror: true, mirrored: 40, mirroredEnv: 2,
-			gone: map[string][]uint64{"a": {1, 2, 7}, "b": {1, 2}}, env: 2},
+			gone: map[string][]uint64{"a": {1, 2, 7}, "b": {1, 2}}, env: 2, decided: 5},
+		{name: "behind, in pages of two", mirror: true, mirrored: 40, mirroredEnv: 2, limit: 2,
+			gone: map[string][]uint64{"a": {1, 2, 7}, "b": {1, 2}}, env: 2, decided: 5},
 		{name: "env not mirrored yet", mirror: true, mirrored: 1000, mirroredEnv: 1, keep: protectA3,
-			gone: map[string][]uint64{"a": {1, 2, 4}, "b": {1, 2, 3, 4}}},
-		{name: "nothing mirrored yet", mirror: true, gone: map[string][]uint64{}},
+			gone: map[string][]uint64{"a": {1, 2, 4}, "b": {1, 2, 3, 4}}, decided: 2},
+		{name: "nothing mirrored yet", mirror: true, gone: map[string][]uint64{}, decided: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := openTest(t)
@@ -94,6 +100,7 @@ func TestPruneOldest(t *testing.T) {
 			}
 			var total PruneResult
 			p := Prune{Before: cut, Keep: tc.keep, Mirror: tc.mirror, MirroredLevelID: tc.mirrored, MirroredEnvID: tc.mirroredEnv, Limit: tc.limit}
+			decided, open := int64(0), true // as retention.Pass follows Decided over the calls
 			for i := 0; ; i++ {
 				if i > 20 {
 					t.Fatal("the pass never ends")
@@ -106,10 +113,19 @@ func TestPruneOldest(t *testing.T) {
 				total.Levels += r.Levels
 				total.Env += r.Env
 				total.DeadLetters += r.DeadLetters
+				if r.Decided < p.After || r.Decided > r.Next {
+					t.Fatalf("Decided %d outside this call's walk (%d, %d]", r.Decided, p.After, r.Next)
+				}
+				if open {
+					decided, open = r.Decided, r.Decided == r.Next
+				}
 				p.After, p.AfterDeadLetter = r.Next, r.NextDeadLetter
 				if r.Done {
 					break
 				}
+			}
+			if decided != tc.decided {
+				t.Errorf("decided up to rowid %d, want %d", decided, tc.decided)
 			}
 			wantBatches := int64(len(tc.gone["a"]) + len(tc.gone["b"]))
 			wantLevels := (wantBatches - tc.env/2) * 10
