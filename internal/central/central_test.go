@@ -104,7 +104,7 @@ func addTestUser(t testing.TB, dir string) {
 var clients sync.Map // host → *http.Client with a session cookie
 
 // apiClient logs in once per service (host) and keeps the session cookie.
-func apiClient(t *testing.T, rawURL string) *http.Client {
+func apiClient(t testing.TB, rawURL string) *http.Client {
 	t.Helper()
 	u, err := neturl.Parse(rawURL)
 	if err != nil {
