@@ -19,46 +19,57 @@ func envBatch(gw string, seq uint64, start time.Time, temps ...float64) Batch {
 	return b
 }
 
-func envIDs(t *testing.T, s *SQLite) (ids []int64) {
+func envIDs(t *testing.T, s *SQLite) []int64 {
 	t.Helper()
 	recs, err := s.EnvAfter(context.Background(), 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		ids = append(ids, r.ID)
-	}
-	return ids
+	return idsOf(t, recs, err, func(r EnvRecord) int64 { return r.ID })
 }
 
-func levelIDs(t *testing.T, s *SQLite) (ids []int64) {
+func levelIDs(t *testing.T, s *SQLite) []int64 {
 	t.Helper()
 	recs, err := s.LevelsAfter(context.Background(), 0, 100)
+	return idsOf(t, recs, err, func(r Record) int64 { return r.ID })
+}
+
+func idsOf[R any](t *testing.T, recs []R, err error, id func(R) int64) (ids []int64) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		ids = append(ids, r.ID)
+		ids = append(ids, id(r))
 	}
 	return ids
 }
 
-// TestEnvIDsOnlyGrow: after retention deleted the newest env records, new
-// ones get ids above them (the mirror's env cursor is an id).
-func TestEnvIDsOnlyGrow(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := context.Background()
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{envBatch("gw", 1, t0, 20, 21, 22)}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.w.Exec(`DELETE FROM env`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{envBatch("gw", 2, t0.Add(time.Hour), 23)}}); err != nil {
-		t.Fatal(err)
-	}
-	if got := envIDs(t, s); !slices.Equal(got, []int64{4}) {
-		t.Errorf("env ids after deleting all: %v, want [4]", got)
+// TestIDsOnlyGrow: after retention deleted the newest level or env
+// records, new ones get ids above them (the mirror's cursors are ids).
+func TestIDsOnlyGrow(t *testing.T) {
+	for _, tc := range []struct {
+		table       string
+		first, next Batch
+		ids         func(*testing.T, *SQLite) []int64
+		want        []int64
+	}{
+		{"level_packs", batch("gw", 1, t0, 60, 61, 62), batch("gw", 2, t0.Add(time.Minute), 60, 61), levelIDs, []int64{4, 5}},
+		{"env", envBatch("gw", 1, t0, 20, 21, 22), envBatch("gw", 2, t0.Add(time.Hour), 23), envIDs, []int64{4}},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			s, _ := openTest(t)
+			ctx := context.Background()
+			if _, err := s.Apply(ctx, Write{Batches: []Batch{tc.first}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.w.Exec(`DELETE FROM ` + tc.table); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Apply(ctx, Write{Batches: []Batch{tc.next}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.ids(t, s); !slices.Equal(got, tc.want) {
+				t.Errorf("ids after deleting all: %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

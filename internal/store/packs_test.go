@@ -189,29 +189,6 @@ INSERT INTO cursors VALUES ('influx:levels', 5);`)
 	}
 }
 
-// TestLevelIDsOnlyGrow: after retention deleted every pack, new records get
-// ids above the old ones (the InfluxDB mirror's cursor is a record id).
-func TestLevelIDsOnlyGrow(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := context.Background()
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 60, 61, 62)}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.w.Exec(`DELETE FROM level_packs`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0.Add(time.Minute), 60, 61)}}); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := s.LevelsAfter(ctx, 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 2 || recs[0].ID != 4 || recs[1].ID != 5 {
-		t.Errorf("records after deleting all: %+v, want ids 4 and 5", recs)
-	}
-}
-
 // TestPacksWindowQueries: packs that overlap in time (records of one
 // sensor sent twice under different seqs), records out of order in a
 // batch, a batch spanning more than packSpan; Records in time order with
