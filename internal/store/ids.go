@@ -17,34 +17,14 @@ import (
 // sqlite_sequence, keeping every row and id, in one transaction. It does
 // nothing on a current database.
 func migrateEnv(db *sql.DB) error {
-	var def string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'env'`).Scan(&def); err != nil {
-		return fmt.Errorf("read env table definition: %w", err)
-	}
-	if strings.Contains(strings.ToUpper(def), "AUTOINCREMENT") {
-		return nil
-	}
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate env: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	const cols = `id, sensor, t, temperature_c, humidity_pct, pressure_hpa, gateway, seq`
-	for _, q := range []string{
-		`CREATE TABLE env_seq (` + envColumns + `)`,
-		`INSERT INTO env_seq (` + cols + `) SELECT ` + cols + ` FROM env ORDER BY id`,
+	return rebuildTable(db, "env", "ids that only grow",
+		func(def string) bool { return strings.Contains(def, "AUTOINCREMENT") },
+		`CREATE TABLE env_seq (`+envColumns+`)`,
+		`INSERT INTO env_seq (`+cols+`) SELECT `+cols+` FROM env ORDER BY id`,
 		`DROP TABLE env`, // drops env_sensor_t with it
 		`ALTER TABLE env_seq RENAME TO env`,
-		`CREATE UNIQUE INDEX env_sensor_t ON env (sensor, t)`,
-	} {
-		if _, err := tx.Exec(q); err != nil {
-			return fmt.Errorf("migrate env to ids that only grow: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate env to ids that only grow: %w", err)
-	}
-	return nil
+		`CREATE UNIQUE INDEX env_sensor_t ON env (sensor, t)`)
 }
 
 // floorSequences raises each record table's sqlite_sequence entry to the
@@ -64,19 +44,12 @@ func floorSequences(db *sql.DB) error {
 		if err != nil {
 			return fmt.Errorf("read cursor %s: %w", c.cursor, err)
 		}
-		res, err := db.Exec(`UPDATE sqlite_sequence SET seq = ? WHERE name = ? AND seq < ?`, pos, c.table, pos)
-		if err != nil {
-			return fmt.Errorf("raise %s ids above cursor %s: %w", c.table, c.cursor, err)
-		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			continue
-		}
-		var have int
-		if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_sequence WHERE name = ?`, c.table).Scan(&have); err != nil {
-			return fmt.Errorf("read %s id sequence: %w", c.table, err)
-		}
-		if have == 0 {
-			if _, err := db.Exec(`INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, c.table, pos); err != nil {
+		// A table with no row yet has no sqlite_sequence entry.
+		for _, q := range []string{
+			`INSERT INTO sqlite_sequence (name, seq) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?1)`,
+			`UPDATE sqlite_sequence SET seq = ?2 WHERE name = ?1 AND seq < ?2`,
+		} {
+			if _, err := db.Exec(q, c.table, pos); err != nil {
 				return fmt.Errorf("raise %s ids above cursor %s: %w", c.table, c.cursor, err)
 			}
 		}

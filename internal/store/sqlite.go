@@ -160,31 +160,38 @@ const batchesColumns = `
 // retention and Apply relied on rowids) as a rowid table, in one
 // transaction, keeping every row. It does nothing on a current database.
 func migrateBatches(db *sql.DB) error {
+	const cols = `gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records`
+	return rebuildTable(db, "batches", "a rowid table",
+		func(def string) bool { return !strings.Contains(def, "WITHOUT ROWID") },
+		`CREATE TABLE batches_rowid (`+batchesColumns+`)`,
+		`INSERT INTO batches_rowid (`+cols+`) SELECT `+cols+` FROM batches ORDER BY received_at, gateway, seq`,
+		`DROP TABLE batches`,
+		`ALTER TABLE batches_rowid RENAME TO batches`)
+}
+
+// rebuildTable runs steps in one transaction unless current says the
+// table's definition (upper-cased, from sqlite_master) needs nothing; what
+// names the new form in errors.
+func rebuildTable(db *sql.DB, table, what string, current func(def string) bool, steps ...string) error {
 	var def string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'batches'`).Scan(&def); err != nil {
-		return fmt.Errorf("read batches table definition: %w", err)
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&def); err != nil {
+		return fmt.Errorf("read %s table definition: %w", table, err)
 	}
-	if !strings.Contains(strings.ToUpper(def), "WITHOUT ROWID") {
+	if current(strings.ToUpper(def)) {
 		return nil
 	}
 	tx, err := db.Begin()
 	if err != nil {
-		return fmt.Errorf("migrate batches: %w", err)
+		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	const cols = `gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records`
-	for _, q := range []string{
-		`CREATE TABLE batches_rowid (` + batchesColumns + `)`,
-		`INSERT INTO batches_rowid (` + cols + `) SELECT ` + cols + ` FROM batches ORDER BY received_at, gateway, seq`,
-		`DROP TABLE batches`,
-		`ALTER TABLE batches_rowid RENAME TO batches`,
-	} {
+	for _, q := range steps {
 		if _, err := tx.Exec(q); err != nil {
-			return fmt.Errorf("migrate batches to a rowid table: %w", err)
+			return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate batches to a rowid table: %w", err)
+		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 	}
 	return nil
 }
@@ -284,25 +291,20 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
 	}
-	if err := migrateBatches(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
-	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := migrateLevels(w, log); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
-	}
-	if err := migrateEnv(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
-	}
-	if err := floorSequences(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
+	for _, migrate := range []func(*sql.DB) error{
+		migrateBatches,
+		func(db *sql.DB) error { return migrateLevels(db, log) },
+		migrateEnv,
+		floorSequences,
+	} {
+		if err := migrate(w); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
 	}
 	r, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
