@@ -11,14 +11,12 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-	"github.com/gorilla/websocket"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -288,16 +286,7 @@ func (c *dashClock) onPublish(gw string, seq uint64, at time.Time) {
 // closes it.
 func (c *dashClock) watch(b *testing.B, httpAddr string) {
 	base := "http://" + httpAddr
-	u, _ := neturl.Parse(base)
-	var cookies []string
-	for _, k := range apiClient(b, base).Jar.Cookies(u) {
-		cookies = append(cookies, k.Name+"="+k.Value)
-	}
-	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+httpAddr+"/ws",
-		http.Header{"Origin": {base}, "Cookie": {strings.Join(cookies, "; ")}})
-	if err != nil {
-		b.Fatalf("dashboard websocket: %v (%v)", err, resp)
-	}
+	conn := dialFeed(b, base, apiClient(b, base))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

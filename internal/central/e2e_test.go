@@ -119,16 +119,7 @@ type caseFeed struct {
 
 func watchCases(t *testing.T, base string, c *http.Client) *caseFeed {
 	t.Helper()
-	u, _ := neturl.Parse(base)
-	var cookies []string
-	for _, k := range c.Jar.Cookies(u) {
-		cookies = append(cookies, k.Name+"="+k.Value)
-	}
-	h := http.Header{"Origin": {base}, "Cookie": {strings.Join(cookies, "; ")}}
-	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+u.Host+"/ws", h)
-	if err != nil {
-		t.Fatalf("websocket: %v (%v)", err, resp)
-	}
+	conn := dialFeed(t, base, c)
 	f := &caseFeed{}
 	done := make(chan struct{})
 	go func() {
@@ -151,6 +142,22 @@ func watchCases(t *testing.T, base string, c *http.Client) *caseFeed {
 	}()
 	t.Cleanup(func() { conn.Close(); <-done })
 	return f
+}
+
+// dialFeed opens the live feed (/ws) of the session c holds.
+func dialFeed(t testing.TB, base string, c *http.Client) *websocket.Conn {
+	t.Helper()
+	u, _ := neturl.Parse(base)
+	var cookies []string
+	for _, k := range c.Jar.Cookies(u) {
+		cookies = append(cookies, k.Name+"="+k.Value)
+	}
+	h := http.Header{"Origin": {base}, "Cookie": {strings.Join(cookies, "; ")}}
+	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+u.Host+"/ws", h)
+	if err != nil {
+		t.Fatalf("websocket: %v (%v)", err, resp)
+	}
+	return conn
 }
 
 func (f *caseFeed) actions(alertID string) string {
