@@ -116,7 +116,8 @@ type Totals struct {
 }
 
 // Pass deletes, chunk by chunk, what is older than the retention and not
-// protected.
+// protected. Passes must not run concurrently (Run runs them one by one):
+// each starts where the previous one decided everything.
 func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 	tot := Totals{Before: p.o.Now().Add(-p.o.Retain)}
 	spans, err := p.o.Spans(ctx)
