@@ -239,6 +239,18 @@ func (b *Broker) Run(ctx context.Context) error {
 		return fmt.Errorf("broker: serve: %w", err)
 	}
 	<-ctx.Done()
+	// mochi v2.7.9's own listener close (closeListenerClients →
+	// Clients.GetByListener) read-locks the client map twice; a client
+	// removing itself in between (a clean session ending) deadlocks both,
+	// and Close never returns (seen in CI). Close the listeners first with
+	// a closer that reads the map once; srv.Close then finds them closed.
+	b.srv.Listeners.CloseAll(func(listener string) {
+		for _, cl := range b.srv.Clients.GetAll() {
+			if cl.Net.Listener == listener && !cl.Closed() {
+				_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+			}
+		}
+	})
 	if err := b.srv.Close(); err != nil {
 		return fmt.Errorf("broker: close: %w", err)
 	}
