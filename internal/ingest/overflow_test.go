@@ -62,9 +62,13 @@ func TestSubscriberFullQueueWaits(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			waits := func() float64 { return counter(t, reg, "sossego_ingest_queue_overflow_total") }
 			acks := observeAcks(t, b.url)
-			runSubscriber(t, b.url, "central-overflow", Options{Store: gatedStore{Store: st, gate: gate},
-				Registry: testRegistry(t, "gw-a"), Workers: 1, QueueSize: 8, MaxGroup: 4, Metrics: NewMetrics(reg)})
-
+			sub := runSubscriber(t, b.url, "central-overflow", Options{Store: gatedStore{Store: st, gate: gate},
+				Registry: testRegistry(t, "gw-a"), Workers: 1, QueueSize: 4, MaxGroup: 2, Metrics: NewMetrics(reg)})
+			// What the stalled ingest can hold (queue 4, the worker's one,
+			// 2 waiting for the writer, the writer's group of at most 2: 9)
+			// is well under the broker's in-flight window (Mosquitto's
+			// max_inflight_messages, 20): the queue fills whatever share of
+			// that window the broker has sent when the test looks.
 			const n = 300
 			pub := paho.NewClient(paho.NewClientOptions().AddBroker(b.url).SetClientID("plain-publisher"))
 			if tok := pub.Connect(); tok.Wait() && tok.Error() != nil {
@@ -81,8 +85,9 @@ func TestSubscriberFullQueueWaits(t *testing.T) {
 				}
 			}
 			// The store is stalled: the queue must have filled.
-			if !gatewaytest.WaitFor(10*time.Second, func() bool { return waits() > 0 }) {
-				t.Fatal("the ingest queue never filled")
+			if !gatewaytest.WaitFor(30*time.Second, func() bool { return waits() > 0 }) {
+				t.Fatalf("the ingest queue never filled: %d queued, %d decoded waiting for the writer, %v broker connections",
+					sub.in.QueueLen(), len(sub.in.items), counter(t, reg, "sossego_ingest_mqtt_connects_total"))
 			}
 			close(gate)
 			if !gatewaytest.WaitFor(60*time.Second, func() bool { return acks.get("gw-a") == n }) {
