@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 GOFLAGS_TEST ?= -race -count=1 -timeout 30m
 
-.PHONY: run test test-short bench check fuzz build cross tools soak clean
+.PHONY: run test test-short bench check fuzz build cross tools soak stress clean
 
 ## run: build and start the demo (central service + simulated gateways) on embedded defaults.
 run: build
@@ -32,6 +32,10 @@ bench:
 ## soak: R16-shaped soak (default 1 h; DURATION=24h for R16): loadgen → Mosquitto (restarted) → central → SQLite + InfluxDB (killed).
 soak: tools
 	./scripts/soak.sh
+
+## stress: every package's tests with -race, COUNT=5 times each, while HOGS=2 busy loops take the CPUs.
+stress: tools
+	./scripts/stress.sh
 
 ## fuzz: run each fuzz target briefly.
 fuzz:
