@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	_ "time/tzdata" // the Pi and CI need no system tz database
 )
 
 // Code is one municipal code (one law, one version).

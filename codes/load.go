@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sossego/sossego/internal/tz"
 )
 
 //go:embed data/*.yaml
@@ -177,9 +179,9 @@ func (c *Code) validate() error {
 		bad(0, "law.date %q não é uma data AAAA-MM-DD", c.Law.Date)
 	}
 	if c.Timezone == "" {
-		c.Timezone = "America/Sao_Paulo"
+		c.Timezone = tz.Name
 	}
-	loc, err := time.LoadLocation(c.Timezone)
+	loc, err := tz.Load(c.Timezone)
 	if err != nil {
 		bad(0, "timezone %q desconhecido: use um nome IANA como America/Sao_Paulo", c.Timezone)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Zones with special behaviour in Limits.
@@ -34,14 +35,9 @@ type Limits struct {
 	calls int
 }
 
-// NewLimits returns Lapa's Art. 96 numbers. It panics if the tz database
-// lacks America/Sao_Paulo (import time/tzdata in the test binary).
+// NewLimits returns Lapa's Art. 96 numbers, in Brasília time.
 func NewLimits() *Limits {
-	loc, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		panic(err)
-	}
-	return &Limits{Loc: loc, NightDB: 60, DayDB: 65, HospitalNight: 40, HospitalDay: 45, CodeVersion: "2025-01-01"}
+	return &Limits{Loc: tz.Brasilia(), NightDB: 60, DayDB: 65, HospitalNight: 40, HospitalDay: 45, CodeVersion: "2025-01-01"}
 }
 
 // Quotes of Lapa Art. 96 (seed 004).

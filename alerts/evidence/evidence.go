@@ -45,6 +45,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Record is one stored 1-s level record.
@@ -527,10 +528,4 @@ chart.png      gráfico das leituras com a linha do limite
 `, p.AlertID, p.CodeTitle)
 }
 
-var saoPaulo = func() *time.Location {
-	l, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		return time.UTC
-	}
-	return l
-}()
+var saoPaulo = tz.Brasilia()

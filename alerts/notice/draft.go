@@ -8,6 +8,7 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Kind is the kind of document.
@@ -359,15 +360,8 @@ func fill(fields []codes.Field, d *Draft, r *codes.Rule) []Field {
 	return out
 }
 
-// saoPaulo is the time zone every date of a document is written in; the
-// embedded tz database (imported by codes) makes it always available.
-var saoPaulo = func() *time.Location {
-	l, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		return time.UTC
-	}
-	return l
-}()
+// saoPaulo is the time zone every date of a document is written in.
+var saoPaulo = tz.Brasilia()
 
 func locOf(*Draft) *time.Location { return saoPaulo }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/sossego/sossego/gateway/mqttconn"
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -300,7 +301,7 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 	defer box.Close()
 	opts := &sim.Opts{Scenario: d.Scenario, Seed: int64(len(d.ID)), Grade: bridge.Grade(d.Grade)}
 	if d.SimStart != "" {
-		loc, _ := time.LoadLocation("America/Sao_Paulo")
+		loc := tz.Brasilia()
 		now := time.Now().In(loc)
 		hms, err := time.ParseInLocation("15:04:05", d.SimStart, loc)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/gateway"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // demoEnvInterval is how often the demo's simulated environmental sensors
@@ -62,10 +63,7 @@ func newDemoEnv(d demoGateway, now func() time.Time) (*demoEnv, error) {
 	if !ok {
 		return nil, fmt.Errorf("demo: no simulated climate for municipality %q", d.Municipality)
 	}
-	loc, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		loc = time.FixedZone("-03", -3*3600) // Brazil has kept UTC−3 all year since 2019
-	}
+	loc := tz.Brasilia()
 	h := fnv.New64a()
 	h.Write([]byte(d.ID))
 	return &demoEnv{gateway: d.ID, serial: "SIM-BME-" + strings.ToUpper(d.ID), climate: c, loc: loc, seed: h.Sum64(), now: now}, nil

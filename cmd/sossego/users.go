@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -154,12 +155,7 @@ func runUsers(ctx context.Context, args []string, io stdio) int {
 	}
 }
 
-func saoPaulo() *time.Location {
-	if l, err := time.LoadLocation("America/Sao_Paulo"); err == nil {
-		return l
-	}
-	return time.UTC
-}
+func saoPaulo() *time.Location { return tz.Brasilia() }
 
 // readPassword prompts twice without echo on a terminal, otherwise reads the
 // first line of standard input.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Scenario names a simulated acoustic environment.
@@ -148,14 +150,8 @@ func New(opts *Opts) (*Dev, error) {
 	return d, nil
 }
 
-// saoPaulo loads America/Sao_Paulo, falling back to UTC−3 (Brazil has had
-// no daylight saving time since 2019) on systems without a zone database.
-func saoPaulo() *time.Location {
-	if loc, err := time.LoadLocation("America/Sao_Paulo"); err == nil {
-		return loc
-	}
-	return time.FixedZone("-03", -3*60*60)
-}
+// saoPaulo is Brasília time, the zone the simulated day runs in.
+func saoPaulo() *time.Location { return tz.Brasilia() }
 
 // SimTime returns the current simulated instant.
 func (d *Dev) SimTime() time.Time {

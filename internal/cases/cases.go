@@ -32,6 +32,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/tz"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -472,10 +473,4 @@ func (s *Store) VerifyAudit(ctx context.Context) error {
 	return nil
 }
 
-var saoPaulo = func() *time.Location {
-	l, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		return time.UTC
-	}
-	return l
-}()
+var saoPaulo = tz.Brasilia()

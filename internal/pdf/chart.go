@@ -24,6 +24,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Point is one record for the chart.
@@ -46,13 +47,7 @@ type ChartSpec struct {
 	MaxPoints int
 }
 
-var saoPaulo = func() *time.Location {
-	l, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		return time.UTC
-	}
-	return l
-}()
+var saoPaulo = tz.Brasilia()
 
 // Downsample merges points into at most n buckets of equal record count,
 // energy-correctly.

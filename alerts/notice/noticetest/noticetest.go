@@ -13,16 +13,11 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // SaoPaulo is America/Sao_Paulo.
-var SaoPaulo = func() *time.Location {
-	l, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		panic(err)
-	}
-	return l
-}()
+var SaoPaulo = tz.Brasilia()
 
 // Scenario is one municipality's case.
 type Scenario struct {

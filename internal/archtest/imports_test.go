@@ -1,0 +1,220 @@
+package archtest
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/sossego/sossego/"
+
+// rule says what the packages matching pkg may import besides the standard
+// library: module packages (paths relative to the module) and outside
+// modules (path prefixes). A pattern ending in "/..." matches the folder and
+// everything under it. This table is ARCHITECTURE.md's "may import" column
+// made checkable; change both together.
+type rule struct {
+	pkg      string
+	internal []string
+	external []string
+}
+
+var rules = []rule{
+	// Pure engines: no I/O libraries, no store, no network.
+	{"codes", []string{"internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
+	{"alerts", []string{"codes", "internal/level", "internal/tz"}, nil},
+	{"alerts/notice", []string{"alerts", "codes", "internal/tz"}, nil},
+	{"alerts/evidence", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz"}, nil},
+	{"alerts/alertstest", []string{"alerts", "codes", "internal/tz"}, nil},
+	{"alerts/notice/noticetest", []string{"alerts", "alerts/notice", "codes", "internal/tz"}, nil},
+	{"internal/level", nil, nil},
+	{"internal/tz", nil, nil},
+	{"internal/archtest", nil, nil},
+	{"internal/testenv", nil, nil},
+
+	// The edge: drivers and the gateway link nothing of the central service.
+	{"firmware-bridge/...", []string{"firmware-bridge/...", "internal/level", "internal/tz"},
+		[]string{"periph.io/x/", "go.bug.st/serial", "golang.org/x/sys/"}},
+	{"gateway", []string{"firmware-bridge", "internal/level", "internal/wire"},
+		[]string{"golang.org/x/sync/", "golang.org/x/sys/", "modernc.org/sqlite"}},
+	{"gateway/mqttconn", []string{"gateway", "firmware-bridge", "internal/mqttnet", "internal/wire"},
+		[]string{"github.com/eclipse/paho.mqtt.golang", "golang.org/x/sync/"}},
+	{"gateway/gatewaytest", []string{"firmware-bridge", "gateway/mqttconn", "internal/wire"},
+		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/mochi-mqtt/server/v2"}},
+	{"cmd/sossego-gateway", []string{"firmware-bridge/...", "gateway/...", "internal/wire", "internal/tz"},
+		[]string{"go.yaml.in/yaml/v3", "periph.io/x/"}},
+
+	// Shared plumbing.
+	{"internal/wire", []string{"internal/level"},
+		[]string{"github.com/go-json-experiment/json", "github.com/oasisprotocol/curve25519-voi/"}},
+	{"internal/mqttnet", nil, []string{"github.com/eclipse/paho.mqtt.golang"}},
+
+	// The central service's parts.
+	{"internal/broker", []string{"internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
+	{"internal/registry", []string{"internal/wire"}, []string{"go.yaml.in/yaml/v3"}},
+	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire"},
+		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},
+	{"internal/store", []string{"internal/level", "internal/wire"},
+		[]string{"github.com/influxdata/influxdb-client-go/v2", "modernc.org/sqlite"}},
+	{"internal/casestore", []string{"alerts"}, []string{"modernc.org/sqlite"}},
+	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
+	{"internal/cases", []string{"alerts", "alerts/notice", "codes", "internal/tz"}, []string{"modernc.org/sqlite"}},
+	{"internal/pdf", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz"},
+		[]string{"codeberg.org/go-pdf/fpdf", "codeberg.org/go-fonts/liberation/", "gonum.org/v1/plot"}},
+	{"internal/users", nil, []string{"golang.org/x/crypto/", "modernc.org/sqlite"}},
+	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
+		[]string{"gonum.org/v1/plot/vg"}},
+	{"dashboard", []string{"alerts", "codes", "internal/registry", "internal/store", "internal/users", "internal/tz"},
+		[]string{"github.com/gorilla/websocket"}},
+	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
+
+	// Wiring: only these reach everything.
+	{"internal/central", []string{"alerts/...", "codes", "dashboard", "internal/..."},
+		[]string{"github.com/prometheus/client_golang/", "golang.org/x/sync/", "golang.org/x/sys/"}},
+	{"cmd/sossego", []string{"..."}, []string{"golang.org/x/"}},
+}
+
+func match(pattern, path string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == base || strings.HasPrefix(path, base+"/")
+	}
+	return path == pattern
+}
+
+func ruleFor(pkg string) (rule, bool) {
+	for _, r := range rules {
+		if match(r.pkg, pkg) {
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+func (r rule) allows(imp string) bool {
+	if rel, ok := strings.CutPrefix(imp, module); ok {
+		for _, p := range r.internal {
+			if match(p, rel) {
+				return true
+			}
+		}
+		return false
+	}
+	if !strings.Contains(strings.Split(imp, "/")[0], ".") {
+		return true // standard library
+	}
+	for _, p := range r.external {
+		if imp == p || strings.HasPrefix(imp, strings.TrimSuffix(p, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+}
+
+// packages lists the module's packages and their non-test imports.
+func packages(t *testing.T) []listed {
+	t.Helper()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, "list", "-json=ImportPath,Imports", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func TestImportsFollowArchitecture(t *testing.T) {
+	pkgs := packages(t)
+	if len(pkgs) < 30 {
+		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
+	}
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		r, ok := ruleFor(rel)
+		if !ok {
+			t.Errorf("%s has no row in the import rules: add it here and to ARCHITECTURE.md", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !r.allows(imp) {
+				t.Errorf("%s imports %s, which its row (%q) does not allow", rel, strings.TrimPrefix(imp, module), r.pkg)
+			}
+		}
+	}
+}
+
+// TestRulesCatchViolations checks the checker on imports that must be
+// refused, so an empty result above means something.
+func TestRulesCatchViolations(t *testing.T) {
+	cases := []struct {
+		pkg, imp string
+		allowed  bool
+	}{
+		{"codes", module + "internal/store", false},
+		{"codes", "os", true},
+		{"codes", "go.yaml.in/yaml/v3", true},
+		{"alerts", "modernc.org/sqlite", false},
+		{"alerts/notice", module + "internal/pdf", false},
+		{"gateway", module + "internal/store", false},
+		{"gateway", module + "codes", false},
+		{"firmware-bridge/pcbadbm", module + "gateway", false},
+		{"firmware-bridge/pcbadbm", "periph.io/x/conn/v3/i2c", true},
+		{"dashboard", module + "internal/central", false},
+		{"internal/store", module + "dashboard", false},
+		{"internal/central", module + "internal/store", true},
+		{"internal/central", module + "cmd/sossego", false},
+		{"cmd/sossego", module + "internal/central", true},
+	}
+	for _, c := range cases {
+		r, ok := ruleFor(c.pkg)
+		if !ok {
+			t.Fatalf("no rule for %s", c.pkg)
+		}
+		if got := r.allows(c.imp); got != c.allowed {
+			t.Errorf("%s importing %s: allowed=%v, want %v", c.pkg, c.imp, got, c.allowed)
+		}
+	}
+}
+
+// TestRulesNameArchitectureFolders: every module folder in the rules is
+// named in ARCHITECTURE.md, so the document and the check cannot drift apart
+// silently.
+func TestRulesNameArchitectureFolders(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	for _, r := range rules {
+		top := strings.TrimSuffix(r.pkg, "/...")
+		if !strings.Contains(text, top) {
+			t.Errorf("ARCHITECTURE.md does not name %s, which the import rules cover", top)
+		}
+	}
+}
