@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -127,8 +126,7 @@ type listed struct {
 // packages lists the module's packages and their non-test imports.
 func packages(t *testing.T) []listed {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(gobin, "list", "-json=ImportPath,Imports", "./...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
