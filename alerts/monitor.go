@@ -122,7 +122,7 @@ func (m *Monitor) Restore(ctx context.Context) error {
 		m.sensors[st.Sensor] = e
 		m.indexGateway(e, st.Info.Gateway)
 	}
-	m.log.Info("alert state restored", "sensors", len(states))
+	m.log.Info("estado dos alertas restaurado", "sensores", len(states))
 	return nil
 }
 
@@ -248,12 +248,12 @@ func (m *Monitor) commit(ctx context.Context, e *entry, evs []Event, now time.Ti
 
 func (m *Monitor) notify(ctx context.Context, evs []Event) {
 	for _, ev := range evs {
-		m.log.Info("alert transition", "sensor", ev.Alert.Sensor, "alert", ev.Alert.ID, "event", string(ev.Kind))
+		m.log.Info("alerta mudou de estado", "sensor", ev.Alert.Sensor, "alerta", ev.Alert.ID, "evento", string(ev.Kind))
 		if m.notifier == nil {
 			continue
 		}
 		if err := m.notifier.Notify(ctx, ev); err != nil {
-			m.log.Warn("alert notification failed", "alert", ev.Alert.ID, "event", string(ev.Kind), "err", err)
+			m.log.Warn("falha ao notificar o alerta", "alerta", ev.Alert.ID, "evento", string(ev.Kind), "erro", err)
 		}
 	}
 }
@@ -378,7 +378,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 			return nil
 		case <-c:
 			if err := m.Tick(ctx, m.now()); err != nil {
-				m.log.Warn("alert tick failed", "err", err)
+				m.log.Warn("falha na avaliação periódica dos alertas", "erro", err)
 			}
 		}
 	}

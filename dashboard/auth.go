@@ -209,7 +209,7 @@ func (a *Auth) Protect(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, s))
 		} else if !errors.Is(err, users.ErrNoSession) {
-			a.log.Error("painel: falha ao consultar sessão", "err", err)
+			a.log.Error("painel: falha ao consultar sessão", "erro", err)
 			webError(w, http.StatusInternalServerError, "erro ao verificar a sessão")
 			return
 		}
@@ -297,7 +297,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.log.Error("painel: falha no login", "err", err)
+		a.log.Error("painel: falha no login", "erro", err)
 		webError(w, http.StatusInternalServerError, "erro ao verificar a senha")
 		return
 	}
@@ -308,7 +308,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := a.store.CreateSession(r.Context(), u, now, a.opts.SessionTTL)
 	if err != nil {
-		a.log.Error("painel: falha ao criar sessão", "err", err)
+		a.log.Error("painel: falha ao criar sessão", "erro", err)
 		webError(w, http.StatusInternalServerError, "erro ao abrir a sessão")
 		return
 	}
@@ -321,7 +321,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 	if s, ok := SessionFrom(r.Context()); ok {
 		if err := a.store.DeleteSession(r.Context(), s.Token); err != nil {
-			a.log.Error("dashboard: logout", "err", err)
+			a.log.Error("painel: falha ao encerrar sessão", "erro", err)
 			webError(w, http.StatusInternalServerError, "erro ao encerrar a sessão")
 			return
 		}

@@ -308,7 +308,7 @@ func (h *Hub) PublishCase(c CaseUpdate) {
 func (h *Hub) queue(aud audience, msg any) {
 	b, err := json.Marshal(msg)
 	if err != nil {
-		h.log.Error("painel: falha ao codificar evento", "err", err)
+		h.log.Error("painel: falha ao codificar evento", "erro", err)
 		return
 	}
 	h.mu.Lock()
@@ -515,7 +515,7 @@ func (h *Hub) flushEvents(offer func(audience, *websocket.PreparedMessage)) {
 	for _, e := range evs {
 		pm, err := websocket.NewPreparedMessage(websocket.TextMessage, e.body)
 		if err != nil {
-			h.log.Error("painel: falha ao preparar quadro", "err", err)
+			h.log.Error("painel: falha ao preparar quadro", "erro", err)
 			continue
 		}
 		offer(e.aud, pm)
@@ -526,12 +526,12 @@ func (h *Hub) prepare(msg any) *websocket.PreparedMessage {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		// Only DB values are floats and they never fail; keep the hub alive anyway.
-		h.log.Error("painel: falha ao codificar quadro", "err", err)
+		h.log.Error("painel: falha ao codificar quadro", "erro", err)
 		b = []byte(`{"type":"error"}`)
 	}
 	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b)
 	if err != nil {
-		h.log.Error("painel: falha ao preparar quadro", "err", err)
+		h.log.Error("painel: falha ao preparar quadro", "erro", err)
 	}
 	return pm
 }

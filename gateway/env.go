@@ -132,7 +132,7 @@ func (g *Gateway) sampleEnv(ctx context.Context) error {
 		}
 		if err != nil {
 			if n := g.envErrors.Add(1); n == 1 || n%60 == 0 {
-				g.log.Warn("leitura do sensor ambiental falhou", "sensor", g.env.String(), "err", err, "failures", n)
+				g.log.Warn("leitura do sensor ambiental falhou", "sensor", g.env.String(), "erro", err, "failures", n)
 			}
 			return nil
 		}

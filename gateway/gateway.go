@@ -301,7 +301,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 func (g *Gateway) readClock(now time.Time) wire.Clock {
 	c, err := g.sync.SyncState()
 	if err != nil {
-		g.log.Warn("estado do relógio ilegível; registros marcados como não sincronizados", "err", err)
+		g.log.Warn("estado do relógio ilegível; registros marcados como não sincronizados", "erro", err)
 		c = unsyncedClock
 	}
 	g.clockMu.Lock()
@@ -375,7 +375,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 		var s bridge.Sample
 		if err := g.meter.Sense(&s); err != nil {
 			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("leitura do medidor falhou", "meter", g.meter.String(), "err", err, "failures", n)
+				g.log.Warn("leitura do medidor falhou", "meter", g.meter.String(), "erro", err, "failures", n)
 			}
 			continue
 		}
@@ -385,7 +385,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 		outs, err := agg.Add(s, clk)
 		if err != nil {
 			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("amostra do medidor recusada", "meter", g.meter.String(), "err", err, "failures", n)
+				g.log.Warn("amostra do medidor recusada", "meter", g.meter.String(), "erro", err, "failures", n)
 			}
 			continue
 		}
@@ -538,7 +538,7 @@ func (g *Gateway) send(ctx context.Context) error {
 		}
 		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
 			if err := g.publishStatus(ctx); err != nil {
-				g.log.Warn("publicação do status falhou", "err", err)
+				g.log.Warn("publicação do status falhou", "erro", err)
 				continue
 			}
 			lastStatus, statusDirty = now, false
@@ -561,7 +561,7 @@ func (g *Gateway) send(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", cursor+1, "err", err)
+			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", cursor+1, "erro", err)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 		s, closeEnv, err := openEnv(cfg.Env)
 		if err != nil {
 			log.Error("sensor ambiental indisponível; seguindo só com o medidor",
-				"type", cfg.Env.Type, "i2c_bus", cfg.Env.I2CBus, "address", fmt.Sprintf("%#x", cfg.Env.Address), "err", err)
+				"type", cfg.Env.Type, "i2c_bus", cfg.Env.I2CBus, "address", fmt.Sprintf("%#x", cfg.Env.Address), "erro", err)
 		} else {
 			defer closeEnv()
 			defer s.Halt() //nolint:errcheck // best effort on the way out

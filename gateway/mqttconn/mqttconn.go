@@ -134,7 +134,7 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 		SetOnConnectHandler(func(c mqtt.Client) {
 			t := c.Subscribe(o.AckTopic, 1, onAck)
 			if !t.WaitTimeout(o.ConnectTimeout) || t.Error() != nil {
-				log.Warn("assinatura do tópico de ack falhou; reconectando", "topic", o.AckTopic, "err", t.Error())
+				log.Warn("assinatura do tópico de ack falhou; reconectando", "topic", o.AckTopic, "erro", t.Error())
 				// Force a reconnect cycle: without the ack subscription nothing
 				// would ever leave the outbox.
 				go cl.forceReconnect()
@@ -144,7 +144,7 @@ func New(o Options, h Handler, log *slog.Logger) (*Client, error) {
 			h.OnConnect()
 		}).
 		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
-			log.Warn("conexão perdida", "err", err)
+			log.Warn("conexão perdida", "erro", err)
 			h.OnConnectionLost(err)
 		})
 	if o.Username != "" {

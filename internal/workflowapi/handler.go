@@ -104,7 +104,7 @@ func (h *Handler) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 				writeErr(w, http.StatusNotFound, err.Error())
 			default:
 				if h.svc.Log != nil {
-					h.svc.Log.Error("fiscalização: erro na API", "path", r.URL.Path, "err", err)
+					h.svc.Log.Error("fiscalização: erro na API", "path", r.URL.Path, "erro", err)
 				}
 				writeErr(w, http.StatusInternalServerError, "erro interno: "+err.Error())
 			}

@@ -240,7 +240,7 @@ func (s *Service) PDF(ctx context.Context, doc notice.Document) ([]byte, error) 
 	var png []byte
 	if cs, err := s.Load(ctx, doc.Draft.Finding.AlertID); err == nil {
 		if png, err = s.Chart(ctx, cs); err != nil && s.Log != nil {
-			s.Log.Warn("fiscalização: gráfico não gerado", "doc", doc.ID, "err", err)
+			s.Log.Warn("fiscalização: gráfico não gerado", "doc", doc.ID, "erro", err)
 		}
 	}
 	at := doc.Draft.Prepared
