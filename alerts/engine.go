@@ -87,8 +87,6 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		s.Ignored++
 		return s, nil
 	}
-	end := r.End()
-	var evs []Event
 	s.Seq++
 	s.Evaluated++
 	if s.Sensor == "" {
@@ -96,21 +94,9 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 	}
 	meterChanged := !s.LastStart.IsZero() && s.Info.Grade != r.Grade
 	s.Info = r.SensorInfo
-
-	if s.Gap != nil {
-		g := *s.Gap
-		g.State = StateResolved
-		g.ResolvedAt = now
-		g.WindowEnd = r.T
-		if g.WindowEnd.Before(g.WindowStart) {
-			g.WindowEnd = g.WindowStart
-		}
-		g.Resolution = ResolutionDataBack
-		evs = append(evs, Event{Kind: EventDataBack, At: now, Alert: g})
-		s.Gap = nil
-	}
+	evs := dataBack(&s, r, now)
 	s.GatewayOffline = false
-	s.LastStart, s.LastEnd, s.LastRecv = r.T, end, now
+	s.LastStart, s.LastEnd, s.LastRecv = r.T, r.End(), now
 
 	if meterChanged {
 		// Another instrument (or grade): its records and margin do not mix
@@ -118,29 +104,64 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		evs = e.closeOpen(&s, ResolutionMeterChanged, r.T, evs)
 		s.Window = s.Window[:0]
 	}
+	evs, judged := e.takeLimit(&s, in, evs)
+	if !judged {
+		return s, evs
+	}
+	laeq, lafmax, winStart := e.slide(&s, r)
+	return s, e.advance(&s, r, now, laeq, lafmax, winStart, evs)
+}
+
+// dataBack resolves the sensor's no-data alert, if one is open, at the
+// reading that ends the gap.
+func dataBack(s *SensorState, r Reading, now time.Time) []Event {
+	if s.Gap == nil {
+		return nil
+	}
+	g := *s.Gap
+	g.State = StateResolved
+	g.ResolvedAt = now
+	g.WindowEnd = r.T
+	if g.WindowEnd.Before(g.WindowStart) {
+		g.WindowEnd = g.WindowStart
+	}
+	g.Resolution = ResolutionDataBack
+	s.Gap = nil
+	return []Event{{Kind: EventDataBack, At: now, Alert: g}}
+}
+
+// takeLimit brings the limit in force for the reading into the state,
+// closing what an error, the lack of a limit or a change of regime ends.
+// judged is false when there is no limit to judge the reading by.
+func (e *Engine) takeLimit(s *SensorState, in Input, evs []Event) (_ []Event, judged bool) {
+	r := in.Reading
 	switch {
 	case in.LimitErr != "":
-		evs = e.closeOpen(&s, ResolutionLimitError, r.T, evs)
+		evs = e.closeOpen(s, ResolutionLimitError, r.T, evs)
 		s.Window, s.HasLimit, s.Limit, s.LimitErr = s.Window[:0], false, Limit{}, in.LimitErr
-		return s, evs
+		return evs, false
 	case !in.HasLimit:
-		evs = e.closeOpen(&s, ResolutionNoLimit, r.T, evs)
+		evs = e.closeOpen(s, ResolutionNoLimit, r.T, evs)
 		s.Window, s.HasLimit, s.Limit, s.LimitErr = s.Window[:0], false, Limit{}, ""
-		return s, evs
+		return evs, false
 	case !s.HasLimit || !sameRegime(s.Limit, in.Limit):
 		at := r.T
 		if s.HasLimit && !s.Limit.PeriodEnd.IsZero() && !s.Limit.PeriodEnd.After(r.T) {
 			at = s.Limit.PeriodEnd
 		}
-		evs = e.closeOpen(&s, ResolutionPeriodEnd, at, evs)
+		evs = e.closeOpen(s, ResolutionPeriodEnd, at, evs)
 		s.Window = s.Window[:0]
 		s.Limit, s.HasLimit = in.Limit, true
 	}
 	s.LimitErr = ""
+	return evs, true
+}
 
-	// Slide the window: keep records starting in [end − Window, end).
+// slide adds the reading to the rolling window, keeps the records starting
+// in [end − Window, end), and returns the window's LAeq, LAFmax and start.
+func (e *Engine) slide(s *SensorState, r Reading) (laeq, lafmax float64, start time.Time) {
 	s.Window = append(s.Window, newSample(r.T, r.DurMs, r.LAeq, r.LAFmax))
-	from := end.Add(-e.cfg.Window)
+	from := r.End().Add(-e.cfg.Window)
 	drop := 0
 	for drop < len(s.Window)-1 && s.Window[drop].T.Before(from) {
 		drop++
@@ -150,7 +171,7 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		s.Window = s.Window[:n]
 	}
 	var energy, durMs float64
-	lafmax := s.Window[0].LAFmax
+	lafmax = s.Window[0].LAFmax
 	for _, w := range s.Window {
 		energy += w.energy
 		durMs += float64(w.DurMs)
@@ -158,19 +179,24 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 			lafmax = w.LAFmax
 		}
 	}
-	laeq := level.FromEnergy(energy / durMs)
+	laeq = level.FromEnergy(energy / durMs)
 	s.LAeq, s.LAFmax = laeq, lafmax
-	winStart := s.Window[0].T
+	return laeq, lafmax, s.Window[0].T
+}
 
+// advance moves the exceedance lifecycle (none → pending → firing →
+// resolved, or pending → cancelled) by the window's new levels.
+func (e *Engine) advance(s *SensorState, r Reading, now time.Time, laeq, lafmax float64, winStart time.Time, evs []Event) []Event {
+	end := r.End()
 	margin, _ := e.cfg.margin(r.Grade)
 	exceeds := laeq-margin > s.Limit.DB
 	quiet := laeq < s.Limit.DB-e.cfg.HysteresisDB
 
 	if s.Open == nil {
 		if !exceeds {
-			return s, evs
+			return evs
 		}
-		a := e.newExceedance(s, r, margin)
+		a := e.newExceedance(*s, r, margin)
 		a.LAeqDB, a.LAFmaxDB, a.WindowStart, a.WindowEnd = laeq, lafmax, winStart, end
 		a.PeakLAeqDB, a.PeakLAFmaxDB = laeq, lafmax
 		if r.ClockUnsynced {
@@ -182,19 +208,15 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 		s.Open.UnsyncedRecords++
 	}
 	a := s.Open
-	if laeq > a.PeakLAeqDB {
-		a.PeakLAeqDB = laeq
-	}
-	if lafmax > a.PeakLAFmaxDB {
-		a.PeakLAFmaxDB = lafmax
-	}
+	a.PeakLAeqDB = max(a.PeakLAeqDB, laeq)
+	a.PeakLAFmaxDB = max(a.PeakLAFmaxDB, lafmax)
 	switch a.State {
 	case StatePending:
 		if !exceeds {
 			a.State, a.ResolvedAt, a.Resolution = StateCancelled, end, ResolutionBelowLimit
 			evs = append(evs, Event{Kind: EventCancelled, At: end, Alert: *a})
 			s.Open = nil
-			return s, evs
+			return evs
 		}
 		a.LAeqDB, a.LAFmaxDB, a.WindowStart, a.WindowEnd = laeq, lafmax, winStart, end
 		if end.Sub(a.PendingAt) >= e.cfg.MinDuration {
@@ -205,7 +227,7 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 	case StateFiring:
 		if !quiet {
 			s.BelowSince = time.Time{}
-			return s, evs
+			return evs
 		}
 		if s.BelowSince.IsZero() {
 			s.BelowSince = r.T
@@ -216,7 +238,7 @@ func (e *Engine) record(s SensorState, in Input, now time.Time) (SensorState, []
 			s.Open, s.BelowSince = nil, time.Time{}
 		}
 	}
-	return s, evs
+	return evs
 }
 
 func (e *Engine) newExceedance(s SensorState, r Reading, margin float64) Alert {
