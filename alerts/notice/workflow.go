@@ -158,128 +158,169 @@ func (d Document) Apply(c *codes.Code, a Action) (Document, error) {
 	if a.At.IsZero() {
 		return d, refuse("ação sem data e hora")
 	}
-	k := d.Draft.Kind
-	name := d.Draft.Title
-	switch a.Kind {
-	case ActIssue:
-		if d.State != StateDraft {
-			return d, refuse("%s %s já está %s; só um rascunho pode ser emitido", name, d.ID, d.State.Label())
-		}
-		if a.Agent == nil || strings.TrimSpace(a.Agent.Name) == "" || strings.TrimSpace(a.Agent.Matricula) == "" {
-			return d, refuse("informe o nome e a matrícula do agente fiscal que lavra o documento")
-		}
-		if a.ImminentRisk && k.IsNotice() {
-			if d.Draft.NotWhen == "" {
-				return d, refuse("%s não prevê exceção por risco iminente; emita a notificação ou lavre o auto após o prazo", d.Draft.CodeTitle)
-			}
-			return d, refuse("com %s não cabe %s (%s): use a ação “auto” para lavrar diretamente o auto de infração", d.Draft.NotWhen, name, d.Draft.Article)
-		}
-		if k.IsNotice() {
-			if err := checkPrazo(&d.Draft, a.PrazoDays); err != nil {
-				return d, err
-			}
-			d.PrazoDays = a.PrazoDays
-		} else if a.PrazoDays != 0 {
-			return d, refuse("%s não tem prazo de regularização; não informe prazo_days", name)
-		}
-		d.State, d.IssuedAt = StateIssued, a.At
-		ag := *a.Agent
-		d.Agent = &ag
-		d.fillIssued()
-	case ActAcknowledge, ActRefuse:
-		if k == KindRelatorio {
-			return d, refuse("o Relatório de Constatação não é entregue ao infrator: a ciência ou a recusa se registram no auto de infração")
-		}
-		if d.State != StateIssued {
-			if d.State == StateDraft {
-				return d, refuse("%s %s ainda é rascunho: emita-o antes de %s", name, d.ID, verb(a.Kind))
-			}
-			return d, refuse("%s %s já está %s; ciente ou recusa só se registram uma vez, depois da emissão", name, d.ID, d.State.Label())
-		}
-		if a.At.Before(d.IssuedAt) {
-			return d, refuse("a ciência (%s) não pode ser anterior à emissão (%s)", br(a.At), br(d.IssuedAt))
-		}
-		if a.Kind == ActAcknowledge {
-			if strings.TrimSpace(a.SignedBy) == "" {
-				return d, refuse("informe o nome de quem apôs o ciente")
-			}
-			d.State, d.SignedBy = StateAcknowledged, a.SignedBy
-		} else {
-			if err := checkWitnesses(&d, a.Witnesses); err != nil {
-				return d, err
-			}
-			d.State, d.Witnesses = StateRefused, append([]Witness(nil), a.Witnesses...)
-		}
-		d.CienciaAt = a.At
-		if k.IsNotice() && d.PrazoDays > 0 {
-			d.PrazoEnd = PrazoEnd(a.At, d.PrazoDays)
-		}
-		d.fillCiencia()
-	case ActRegularise:
-		if !k.IsNotice() {
-			return d, refuse("só uma notificação ou intimação preliminar pode ser regularizada")
-		}
-		if d.State != StateAcknowledged && d.State != StateRefused {
-			return d, refuse("%s %s está %s: a regularização só se registra depois do ciente ou da recusa, enquanto o prazo corre", name, d.ID, d.State.Label())
-		}
-		if d.PrazoExpired(a.At) {
-			return d, refuse("o prazo para regularização venceu em %s: lavre o auto de infração (ação “auto”)", lastDay(d.PrazoEnd))
-		}
-		d.State, d.RegularisedAt, d.Note = StateRegularised, a.At, a.Note
-	case ActEscalate:
-		switch {
-		case k == KindAuto:
-			return d, refuse("este documento já é um auto de infração")
-		case k == KindRelatorio:
-			if d.State != StateIssued {
-				return d, refuse("o Relatório de Constatação %s está %s: emita-o antes de lavrar o auto", d.ID, d.State.Label())
-			}
-		case d.State == StateDraft && a.ImminentRisk:
-			if d.Draft.NotWhen == "" {
-				return d, refuse("%s não prevê exceção por risco iminente: emita a %s primeiro", d.Draft.CodeTitle, name)
-			}
-			if a.Agent == nil || strings.TrimSpace(a.Agent.Name) == "" || strings.TrimSpace(a.Agent.Matricula) == "" {
-				return d, refuse("informe o nome e a matrícula do agente fiscal que declara o risco iminente")
-			}
-			ag := *a.Agent
-			d.Agent, d.ImminentRisk = &ag, true
-		case d.State == StateAcknowledged || d.State == StateRefused:
-			if d.PrazoEnd.IsZero() {
-				if d.Draft.PrazoDaysMax > 0 || d.Draft.Field("prazo") != nil {
-					return d, refuse("a %s %s não tem prazo registrado", name, d.ID)
-				}
-			} else if !d.PrazoExpired(a.At) {
-				return d, refuse("o prazo para regularização corre até %s (inclusive): o auto de infração só pode ser lavrado depois", lastDay(d.PrazoEnd))
-			}
-		case d.State == StateDraft:
-			return d, refuse("%s %s ainda é rascunho: emita-a e registre o ciente ou a recusa; o auto vem depois do prazo", name, d.ID)
-		case d.State == StateIssued:
-			return d, refuse("%s %s foi emitida mas não entregue: registre o ciente ou a recusa com duas testemunhas", name, d.ID)
-		default:
-			return d, refuse("%s %s está %s: não cabe auto de infração a partir dela", name, d.ID, d.State.Label())
-		}
-		d.State = StateEscalated
-	case ActCancel:
-		if d.State != StateDraft {
-			return d, refuse("%s %s está %s: só rascunhos podem ser cancelados; um documento emitido é ato administrativo", name, d.ID, d.State.Label())
-		}
-		d.State, d.Note = StateCancelled, a.Note
-	case ActDecide:
-		if k != KindAuto {
-			return d, refuse("só um auto de infração é julgado")
-		}
-		if d.State != StateAcknowledged && d.State != StateRefused {
-			return d, refuse("o auto %s está %s: o julgamento vem depois da intimação do autuado", d.ID, d.State.Label())
-		}
-		if a.Punished == nil {
-			return d, refuse("informe se a penalidade foi confirmada (punished: true) ou o auto julgado improcedente (false)")
-		}
-		p := *a.Punished
-		d.State, d.DecidedAt, d.Punished, d.Note = StateDecided, a.At, &p, a.Note
-	default:
+	step := steps[a.Kind]
+	if step == nil {
 		return d, refuse("ação %q desconhecida", a.Kind)
 	}
-	return d, nil
+	next := d
+	if err := step(&next, a); err != nil {
+		return d, err
+	}
+	return next, nil
+}
+
+// steps are the actions' own checks and changes; each changes the document
+// only once every check passed.
+var steps = map[ActionKind]func(*Document, Action) error{
+	ActIssue: (*Document).issue, ActAcknowledge: (*Document).ciente, ActRefuse: (*Document).ciente,
+	ActRegularise: (*Document).regularise, ActEscalate: (*Document).escalate, ActCancel: (*Document).cancel,
+	ActDecide: (*Document).decide,
+}
+
+// issue signs the draft: the agent, the prazo and the issue date are fixed.
+func (d *Document) issue(a Action) error {
+	k, name := d.Draft.Kind, d.Draft.Title
+	if d.State != StateDraft {
+		return refuse("%s %s já está %s; só um rascunho pode ser emitido", name, d.ID, d.State.Label())
+	}
+	if a.Agent == nil || strings.TrimSpace(a.Agent.Name) == "" || strings.TrimSpace(a.Agent.Matricula) == "" {
+		return refuse("informe o nome e a matrícula do agente fiscal que lavra o documento")
+	}
+	if a.ImminentRisk && k.IsNotice() {
+		if d.Draft.NotWhen == "" {
+			return refuse("%s não prevê exceção por risco iminente; emita a notificação ou lavre o auto após o prazo", d.Draft.CodeTitle)
+		}
+		return refuse("com %s não cabe %s (%s): use a ação “auto” para lavrar diretamente o auto de infração", d.Draft.NotWhen, name, d.Draft.Article)
+	}
+	if k.IsNotice() {
+		if err := checkPrazo(&d.Draft, a.PrazoDays); err != nil {
+			return err
+		}
+		d.PrazoDays = a.PrazoDays
+	} else if a.PrazoDays != 0 {
+		return refuse("%s não tem prazo de regularização; não informe prazo_days", name)
+	}
+	d.State, d.IssuedAt = StateIssued, a.At
+	ag := *a.Agent
+	d.Agent = &ag
+	d.fillIssued()
+	return nil
+}
+
+// ciente records the infractor's ciente, or the recusa with its witnesses, and starts the prazo.
+func (d *Document) ciente(a Action) error {
+	k, name := d.Draft.Kind, d.Draft.Title
+	if k == KindRelatorio {
+		return refuse("o Relatório de Constatação não é entregue ao infrator: a ciência ou a recusa se registram no auto de infração")
+	}
+	if d.State != StateIssued {
+		if d.State == StateDraft {
+			return refuse("%s %s ainda é rascunho: emita-o antes de %s", name, d.ID, verb(a.Kind))
+		}
+		return refuse("%s %s já está %s; ciente ou recusa só se registram uma vez, depois da emissão", name, d.ID, d.State.Label())
+	}
+	if a.At.Before(d.IssuedAt) {
+		return refuse("a ciência (%s) não pode ser anterior à emissão (%s)", br(a.At), br(d.IssuedAt))
+	}
+	if a.Kind == ActAcknowledge {
+		if strings.TrimSpace(a.SignedBy) == "" {
+			return refuse("informe o nome de quem apôs o ciente")
+		}
+		d.State, d.SignedBy = StateAcknowledged, a.SignedBy
+	} else {
+		if err := checkWitnesses(d, a.Witnesses); err != nil {
+			return err
+		}
+		d.State, d.Witnesses = StateRefused, append([]Witness(nil), a.Witnesses...)
+	}
+	d.CienciaAt = a.At
+	if k.IsNotice() && d.PrazoDays > 0 {
+		d.PrazoEnd = PrazoEnd(a.At, d.PrazoDays)
+	}
+	d.fillCiencia()
+	return nil
+}
+
+// regularise closes a notice whose infraction ended within the prazo.
+func (d *Document) regularise(a Action) error {
+	k, name := d.Draft.Kind, d.Draft.Title
+	if !k.IsNotice() {
+		return refuse("só uma notificação ou intimação preliminar pode ser regularizada")
+	}
+	if d.State != StateAcknowledged && d.State != StateRefused {
+		return refuse("%s %s está %s: a regularização só se registra depois do ciente ou da recusa, enquanto o prazo corre", name, d.ID, d.State.Label())
+	}
+	if d.PrazoExpired(a.At) {
+		return refuse("o prazo para regularização venceu em %s: lavre o auto de infração (ação “auto”)", lastDay(d.PrazoEnd))
+	}
+	d.State, d.RegularisedAt, d.Note = StateRegularised, a.At, a.Note
+	return nil
+}
+
+// escalate marks a notice (after its prazo ran out, or at once on imminent risk) or a
+// relatório as the ground of an auto de infração.
+func (d *Document) escalate(a Action) error {
+	k, name := d.Draft.Kind, d.Draft.Title
+	switch {
+	case k == KindAuto:
+		return refuse("este documento já é um auto de infração")
+	case k == KindRelatorio:
+		if d.State != StateIssued {
+			return refuse("o Relatório de Constatação %s está %s: emita-o antes de lavrar o auto", d.ID, d.State.Label())
+		}
+	case d.State == StateDraft && a.ImminentRisk:
+		if d.Draft.NotWhen == "" {
+			return refuse("%s não prevê exceção por risco iminente: emita a %s primeiro", d.Draft.CodeTitle, name)
+		}
+		if a.Agent == nil || strings.TrimSpace(a.Agent.Name) == "" || strings.TrimSpace(a.Agent.Matricula) == "" {
+			return refuse("informe o nome e a matrícula do agente fiscal que declara o risco iminente")
+		}
+		ag := *a.Agent
+		d.Agent, d.ImminentRisk = &ag, true
+	case d.State == StateAcknowledged || d.State == StateRefused:
+		if d.PrazoEnd.IsZero() {
+			if d.Draft.PrazoDaysMax > 0 || d.Draft.Field("prazo") != nil {
+				return refuse("a %s %s não tem prazo registrado", name, d.ID)
+			}
+		} else if !d.PrazoExpired(a.At) {
+			return refuse("o prazo para regularização corre até %s (inclusive): o auto de infração só pode ser lavrado depois", lastDay(d.PrazoEnd))
+		}
+	case d.State == StateDraft:
+		return refuse("%s %s ainda é rascunho: emita-a e registre o ciente ou a recusa; o auto vem depois do prazo", name, d.ID)
+	case d.State == StateIssued:
+		return refuse("%s %s foi emitida mas não entregue: registre o ciente ou a recusa com duas testemunhas", name, d.ID)
+	default:
+		return refuse("%s %s está %s: não cabe auto de infração a partir dela", name, d.ID, d.State.Label())
+	}
+	d.State = StateEscalated
+	return nil
+}
+
+// cancel discards a draft; an issued document is an administrative act and stays.
+func (d *Document) cancel(a Action) error {
+	name := d.Draft.Title
+	if d.State != StateDraft {
+		return refuse("%s %s está %s: só rascunhos podem ser cancelados; um documento emitido é ato administrativo", name, d.ID, d.State.Label())
+	}
+	d.State, d.Note = StateCancelled, a.Note
+	return nil
+}
+
+// decide records the judgement of an auto de infração.
+func (d *Document) decide(a Action) error {
+	k := d.Draft.Kind
+	if k != KindAuto {
+		return refuse("só um auto de infração é julgado")
+	}
+	if d.State != StateAcknowledged && d.State != StateRefused {
+		return refuse("o auto %s está %s: o julgamento vem depois da intimação do autuado", d.ID, d.State.Label())
+	}
+	if a.Punished == nil {
+		return refuse("informe se a penalidade foi confirmada (punished: true) ou o auto julgado improcedente (false)")
+	}
+	p := *a.Punished
+	d.State, d.DecidedAt, d.Punished, d.Note = StateDecided, a.At, &p, a.Note
+	return nil
 }
 
 func checkPrazo(d *Draft, days int) error {
