@@ -29,7 +29,7 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
-## soak: R16-shaped soak (default 1 h; DURATION=24h for R16): loadgen → Mosquitto (restarted) → central → SQLite + InfluxDB (killed).
+## soak: the soak (default 1 h; DURATION=24h for the 24-hour goal): loadgen → Mosquitto (restarted) → central → SQLite + InfluxDB (killed).
 soak: tools
 	./scripts/soak.sh
 

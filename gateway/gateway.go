@@ -30,7 +30,7 @@ type Publisher interface {
 // func waits for it. The gateway then keeps up to Options.InFlight batches
 // in flight, so on a lossy or long link a batch does not wait for the
 // previous one's PUBACK (one at a time, a 30 %-loss link carried ~10
-// batches/s: BENCHMARKS.md, R9).
+// batches/s: BENCHMARKS.md, packet loss).
 type AsyncPublisher interface {
 	Publisher
 	PublishAsync(topic string, payload []byte, retained bool) (wait func(context.Context) error)

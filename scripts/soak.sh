@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# R16-shaped soak (perf-reliability.md): the central service with an
+# The soak (docs/performance-goals.md): the central service with an
 # external Mosquitto (the shipped ACL, persistence on) and --store influx
 # against a real InfluxDB 1.8.10, fed by `sossego loadgen` (100 gateways ×
 # 10 batches/s by default), while Mosquitto is restarted (SIGTERM) every

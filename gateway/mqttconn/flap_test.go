@@ -104,7 +104,7 @@ func (p *flakyProxy) freeze(d time.Duration) {
 	close(gate)
 }
 
-// TestNetworkFlaps is perf-reliability B.4 R9 without tc netem (which
+// TestNetworkFlaps is the lossy-link goal without tc netem (which
 // would disturb every other test on the loopback): the gateway reaches the
 // broker through a proxy that, every 2 s, either cuts all connections or
 // stalls all traffic for 1–3 s, eight times. Every record is stored once,

@@ -30,7 +30,7 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-// TestPacketLoss is perf-reliability B.4 R9 with real random packet loss:
+// TestPacketLoss is the lossy-link goal with real random packet loss:
 // "network flaps (30 % loss / 2 s outages every 30 s, 30 min) at 1k msg/s:
 // 0 lost; p99 ingest lag ≤ 10 s outside outages".
 //
@@ -47,7 +47,7 @@ import (
 // service sits next to the broker.
 //
 // Each gateway sends one-record batches; 100 gateways at 10 batches/s make
-// R9's 1,000 msg/s. The loss starts once every gateway has delivered on the
+// the goal's 1,000 msg/s. The loss starts once every gateway has delivered on the
 // clean link. After the run the meters keep going for up to 30 s, until what
 // was sealed during the run is stored; then the gateways stop (flushing
 // their open record), restart with a silent meter and drain their outboxes
@@ -67,7 +67,7 @@ import (
 //	SOSSEGO_LOSS=30 go test -race -count=1 -run '^TestPacketLoss$' -v -timeout 20m ./gateway/mqttconn
 //
 // SOSSEGO_LOSS is the loss in percent (each direction, each packet);
-// SOSSEGO_LOSS_DURATION (default 2m; R9: 30m), SOSSEGO_LOSS_GATEWAYS
+// SOSSEGO_LOSS_DURATION (default 2m; the goal: 30m), SOSSEGO_LOSS_GATEWAYS
 // (default 100), SOSSEGO_LOSS_RATE (batches/s for all gateways together,
 // default 1000) and SOSSEGO_LOSS_OUTAGE ("2s/30s" = 2 s every 30 s, the
 // default; "off") shape the run. Give -timeout at least twice the duration

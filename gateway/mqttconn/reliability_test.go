@@ -533,7 +533,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 }
 
-// TestPowerCutMidReplay is perf-reliability R7 in compressed time: the
+// TestPowerCutMidReplay is the offline-hour goal in compressed time: the
 // gateway process (a meter giving 100 one-second records per wall second)
 // is cut off from the broker long enough to queue an hour of records
 // (36 s; SOSSEGO_R7_OUTAGE for another span), the broker comes back, and

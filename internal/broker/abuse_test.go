@@ -23,7 +23,7 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 	}
 }
 
-// TestMQTTAbuse is perf-reliability B.4 R11 against the embedded broker,
+// TestMQTTAbuse is the MQTT-abuse goal against the embedded broker,
 // with raw bytes: connections that never send CONNECT are closed after
 // ConnectTimeout (mochi alone would wait forever), a PUBLISH before CONNECT
 // and a header claiming a 256 MB packet are refused without delivering or

@@ -40,7 +40,7 @@ func benchMessages() int {
 
 // rawPair measures a raw paho QoS 1 publisher → broker → paho subscriber
 // pair (separate connections, window 1000, subscriber in order, auto-ack)
-// with the given payloads: the baseline of perf-reliability.md M2.
+// with the given payloads: the baseline the ingest ratio is taken against.
 //
 // It also returns the CPU per message, from the first publish to the last
 // delivery, of this process (both clients) and of the broker (brokerCPU).
@@ -545,7 +545,7 @@ func BenchmarkIngestMosquitto(b *testing.B) {
 // through the embedded broker and through Mosquitto; publish → ack at the
 // gateway, publish → alert evaluation in the service, and publish → the
 // level on an operator's dashboard websocket (dashClock: the reading→
-// dashboard latency of DESIGN.md §8, hub tick included). "spread": the
+// dashboard latency, hub tick included). "spread": the
 // gateways' publishes are spread over each period, as independent gateways'
 // are; "aligned": all 100 publish in the same instant every period (the
 // worst case — gateways batching on the same clock boundary).
@@ -601,7 +601,7 @@ func BenchmarkIngestPaced(b *testing.B) {
 	}
 }
 
-// BenchmarkIngestRamp is perf-reliability R17, the throughput ceiling: one
+// BenchmarkIngestRamp is the throughput ceiling: one
 // central service takes 100 spread gateways (one-record batches) at a rate
 // raised step by step (SOSSEGO_RAMP_STEP long each, default 10 s) until it
 // no longer keeps up: acknowledged rate under 95 % of the offered rate, or

@@ -17,17 +17,17 @@ import (
 	"github.com/sossego/sossego/internal/testenv"
 )
 
-// TestPausedService is perf-reliability B.4 R3, "slow/paused consumer": the
+// TestPausedService is the "slow/paused consumer" goal: the
 // central service, a real process subscribed to a Mosquitto running the
 // shipped docs/mosquitto/mosquitto.conf, is frozen with SIGSTOP while 4
 // gateways keep publishing 1,000 msg/s, then resumed with SIGCONT. The
 // gateways' resends are switched off, so every batch that reaches the store
 // was held by Mosquitto for the service's persistent session
 // (max_queued_messages 0): a broker that dropped queued messages (Mosquitto's
-// default of 1,000 drops most of a 60-s backlog, M3) fails the test. The
+// default of 1,000 drops most of a 60-s backlog) fails the test. The
 // default pause, 50 s, outlasts 1.5 × the service's 30-s keep-alive, so
 // Mosquitto also drops the frozen connection and the service must reconnect
-// and take its session's backlog. SOSSEGO_PAUSE=60s gives R3's figure.
+// and take its session's backlog. SOSSEGO_PAUSE=60s gives the goal's 60 s.
 func TestPausedService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")

@@ -12,7 +12,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 )
 
-// TestUnsyncedGatewayAlertNoNotice (perf-reliability B.4 R13, whole
+// TestUnsyncedGatewayAlertNoNotice (the unsynchronised-clock goal, whole
 // service): a Lapa night exceedance from a gateway whose clock is not
 // synchronised fires its Art. 96 alert — operators must know — with the
 // unsynchronised records counted, and the alert grounds no notice.

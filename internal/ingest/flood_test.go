@@ -9,8 +9,8 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-// TestFloodOfBadMessages is perf-reliability B.4 R10's stall check (the
-// Telegraf #13476 failure mode): 10,000 consecutive bad messages of five
+// TestFloodOfBadMessages is the malformed-input goal's stall check (a
+// consumer must not stop after N parse errors): 10,000 bad messages of five
 // kinds, then 100 good ones. Nothing blocks: every message is acknowledged
 // to the broker, every bad one is kept as a dead letter with its reason, the
 // good ones are stored and acked, and the seqs of the authenticated but

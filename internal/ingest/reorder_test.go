@@ -11,7 +11,7 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-// TestDuplicatesAndReorderingKeepTheRecord is perf-reliability B.4 R14: an
+// TestDuplicatesAndReorderingKeepTheRecord is the duplicates-and-reordering goal: an
 // hour of 10-record batches delivered with ~5 % duplicated and ~5 % swapped
 // with their neighbour (as redeliveries after a reconnect do) leaves the
 // store with exactly the unique records, the gateway acked to the end, and

@@ -12,7 +12,7 @@
 // old register when the new file is invalid.
 //
 // The vocabulary of zones, establishment types and mechanisms is the one of
-// the codes engine's evaluation contract (reference/codes-eval.md).
+// the codes engine's evaluation contract (`sossego codes eval`, codes/README.md).
 package registry
 
 import (

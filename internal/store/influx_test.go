@@ -135,7 +135,7 @@ func TestInfluxMirrorAndFlux(t *testing.T) {
 
 // TestInfluxOutageLosesNothing: records keep arriving while influxd is
 // killed; after it comes back the mirror drains the backlog and InfluxDB
-// holds every record. The scenario is a 2-minute outage; the test
+// holds every record. The goal's scenario is a 2-minute outage; the test
 // uses SOSSEGO_INFLUX_OUTAGE (default 5s) to stay short — the mechanism
 // (durable local store, persisted cursor, retry forever) does not depend on
 // the length.

@@ -271,7 +271,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
 		// checkpoint copies the pages the commits keep rewriting (index
 		// leaves, the gateways rows) once, and at full ingest the writer
-		// spent ~4 % of its CPU there (BENCHMARKS.md, eighth session).
+		// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
 		q.Add("_pragma", "wal_autocheckpoint(10000)")
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "synchronous("+string(opts.Sync)+")")

@@ -161,7 +161,7 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 // was open, Alert.UnsyncedRecords) came from a gateway whose clock was not
 // synchronised: the period, and so the limit, of a
 // reading depends on its time (22:00 in Lapa), and a notice must not rest
-// on a time nobody can vouch for (perf-reliability B.4 R13).
+// on a time nobody can vouch for (docs/performance-goals.md).
 func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 	if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
 		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)

@@ -190,7 +190,7 @@ func witnesses(n int) []map[string]string {
 	return all[:n]
 }
 
-// TestUnsyncedClockNoNotice (perf-reliability B.4 R13): the same Lapa night
+// TestUnsyncedClockNoNotice (the unsynchronised-clock goal): the same Lapa night
 // exceedance, measured by a gateway whose clock was not synchronised, fires
 // an alert but grounds no notice — neither the draft view nor the stored
 // draft nor an evidence package — with a 409 that says why and what to do.
