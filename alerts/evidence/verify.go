@@ -56,66 +56,10 @@ func Verify(r io.ReaderAt, size int64, trusted ed25519.PublicKey) *Report {
 		rep.add("o zip tem %d membros; um pacote de evidências tem poucos arquivos", len(zr.File))
 		return rep
 	}
-	files := map[string]*zip.File{}
-	root := ""
-	for _, f := range zr.File {
-		name := f.Name
-		if strings.HasSuffix(name, "/") {
-			continue
-		}
-		if strings.Contains(name, "\\") || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.Contains(name, "..") {
-			rep.add("nome de arquivo inseguro no zip: %q", name)
-			continue
-		}
-		top, rest, ok := strings.Cut(name, "/")
-		if !ok || rest == "" {
-			rep.add("arquivo %q fora do diretório do pacote", name)
-			continue
-		}
-		if root == "" {
-			root = top
-		} else if top != root {
-			rep.add("arquivo %q fora do diretório do pacote %q", name, root)
-			continue
-		}
-		if _, dup := files[rest]; dup {
-			rep.add("arquivo %q aparece duas vezes no zip", rest)
-			continue
-		}
-		files[rest] = f
-	}
-	rep.Bag = root
-	var total int64
-	read := func(name string, limit int64) ([]byte, error) {
-		f := files[name]
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(io.LimitReader(rc, limit+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("maior que %d bytes", limit)
-		}
-		total += int64(len(b))
-		return b, nil
-	}
-	tag := func(name string) []byte {
-		if files[name] == nil {
-			rep.add("falta o arquivo %s", name)
-			return nil
-		}
-		b, err := read(name, maxTagBytes)
-		if err != nil {
-			rep.add("%s ilegível ou corrompido no zip: %v", name, err)
-			return nil
-		}
-		return b
-	}
-	bagit, info, manifest, tagm, sig := tag("bagit.txt"), tag("bag-info.txt"), tag("manifest-sha256.txt"), tag("tagmanifest-sha256.txt"), tag(sigName)
+	bag := &bagFiles{rep: rep, files: map[string]*zip.File{}}
+	bag.index(zr.File)
+	bagit, info, manifest, tagm, sig := bag.tag("bagit.txt"), bag.tag("bag-info.txt"), bag.tag("manifest-sha256.txt"),
+		bag.tag("tagmanifest-sha256.txt"), bag.tag(sigName)
 	if bagit != nil && string(bagit) != bagitTxt {
 		rep.add("bagit.txt alterado: deve declarar exatamente BagIt-Version: 1.0 e Tag-File-Character-Encoding: UTF-8")
 	}
@@ -123,86 +67,176 @@ func Verify(r io.ReaderAt, size int64, trusted ed25519.PublicKey) *Report {
 	if v := fields["External-Identifier"]; len(v) > 0 {
 		rep.AlertID = v[0]
 	}
-
-	// Tag manifest: every tag file except the signature, each hash right.
 	if tagm != nil {
-		listed := checkManifest(rep, "tagmanifest-sha256.txt", tagm, func(name string) bool {
-			return !strings.HasPrefix(name, "data/") && name != sigName && name != "tagmanifest-sha256.txt"
-		}, files, func(name string) ([]byte, error) { return read(name, maxTagBytes) }, nil)
-		for name := range files {
-			if !strings.HasPrefix(name, "data/") && name != sigName && name != "tagmanifest-sha256.txt" && !listed[name] {
-				rep.add("arquivo de controle %s não consta de tagmanifest-sha256.txt (arquivo acrescentado)", name)
-			}
-		}
+		bag.checkTagManifest(tagm)
 	}
-	// Payload manifest: every data/ file, each hash right.
 	if manifest != nil {
-		var n int64
-		listed := checkManifest(rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
-			files, nil, func(name string) (string, int64, error) {
-				rc, err := files[name].Open()
-				if err != nil {
-					return "", 0, err
-				}
-				defer rc.Close()
-				h := sha256.New()
-				c, err := io.Copy(h, io.LimitReader(rc, maxTotal-total))
-				total += c
-				n += c
-				if err != nil {
-					return "", c, err
-				}
-				return hex.EncodeToString(h.Sum(nil)), c, nil
-			})
-		for name := range files {
-			if strings.HasPrefix(name, "data/") && !listed[name] {
-				rep.add("arquivo %s não consta de manifest-sha256.txt (arquivo acrescentado)", name)
-			}
-			if !strings.HasPrefix(name, "data/") && !isTag(name) {
-				rep.add("arquivo %s não faz parte do pacote (arquivo acrescentado)", name)
-			}
-		}
-		rep.PayloadFiles, rep.PayloadBytes = len(listed), n
-		if ox := fields["Payload-Oxum"]; len(ox) == 1 {
-			if want := fmt.Sprintf("%d.%d", n, len(listed)); ox[0] != want {
-				rep.add("Payload-Oxum em bag-info.txt diz %s, mas o conteúdo tem %s (bytes.arquivos)", ox[0], want)
-			}
-		} else if info != nil {
-			rep.add("bag-info.txt sem Payload-Oxum")
-		}
+		bag.checkPayload(manifest, fields, info != nil)
 	}
-	// Signature over the tag manifest, with the key the bag names.
 	if tagm != nil && sig != nil && info != nil {
-		keys := fields["Sossego-Signing-Key"]
-		var pub ed25519.PublicKey
-		if len(keys) == 1 {
-			if k, err := base64.StdEncoding.DecodeString(keys[0]); err == nil && len(k) == ed25519.PublicKeySize {
-				pub = k
-			}
-		}
-		s, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(sig)))
-		switch {
-		case pub == nil:
-			rep.add("bag-info.txt não traz uma chave pública ed25519 válida em Sossego-Signing-Key")
-		case err != nil || len(s) != ed25519.SignatureSize || string(sig) != base64.StdEncoding.EncodeToString(s)+"\n":
-			rep.add("%s não contém uma assinatura ed25519 válida (base64)", sigName)
-		case !ed25519.Verify(pub, tagm, s):
-			rep.add("a assinatura ed25519 não confere com tagmanifest-sha256.txt: o pacote foi alterado depois de assinado")
-		default:
-			fp := sha256.Sum256(pub)
-			rep.KeyID = "sha256:" + hex.EncodeToString(fp[:8])
-			if trusted != nil {
-				if bytes.Equal(pub, trusted) {
-					rep.Trusted = true
-				} else {
-					tfp := sha256.Sum256(trusted)
-					rep.add("o pacote foi assinado pela chave %s, que não é a chave do serviço (sha256:%s)", rep.KeyID, hex.EncodeToString(tfp[:8]))
-				}
-			}
-		}
+		checkSignature(rep, fields, tagm, sig, trusted)
 	}
 	sort.Strings(rep.Problems)
 	return rep
+}
+
+// bagFiles is a bag's zip members by their path inside the bag directory,
+// with the bytes read so far (bounded by maxTotal).
+type bagFiles struct {
+	rep   *Report
+	files map[string]*zip.File
+	total int64
+}
+
+// index takes the zip's members: one top directory (the bag's name), safe
+// relative names, no duplicates; anything else is a problem.
+func (b *bagFiles) index(members []*zip.File) {
+	root := ""
+	for _, f := range members {
+		name := f.Name
+		if strings.HasSuffix(name, "/") {
+			continue
+		}
+		if strings.Contains(name, "\\") || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.Contains(name, "..") {
+			b.rep.add("nome de arquivo inseguro no zip: %q", name)
+			continue
+		}
+		top, rest, ok := strings.Cut(name, "/")
+		if !ok || rest == "" {
+			b.rep.add("arquivo %q fora do diretório do pacote", name)
+			continue
+		}
+		if root == "" {
+			root = top
+		} else if top != root {
+			b.rep.add("arquivo %q fora do diretório do pacote %q", name, root)
+			continue
+		}
+		if _, dup := b.files[rest]; dup {
+			b.rep.add("arquivo %q aparece duas vezes no zip", rest)
+			continue
+		}
+		b.files[rest] = f
+	}
+	b.rep.Bag = root
+}
+
+// read returns a member's bytes, refusing more than limit.
+func (b *bagFiles) read(name string, limit int64) ([]byte, error) {
+	rc, err := b.files[name].Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("maior que %d bytes", limit)
+	}
+	b.total += int64(len(data))
+	return data, nil
+}
+
+// tag returns a tag file's bytes, or nil with the problem recorded.
+func (b *bagFiles) tag(name string) []byte {
+	if b.files[name] == nil {
+		b.rep.add("falta o arquivo %s", name)
+		return nil
+	}
+	data, err := b.read(name, maxTagBytes)
+	if err != nil {
+		b.rep.add("%s ilegível ou corrompido no zip: %v", name, err)
+		return nil
+	}
+	return data
+}
+
+// checkTagManifest: every tag file except the signature is listed, each
+// hash right.
+func (b *bagFiles) checkTagManifest(tagm []byte) {
+	isListedTag := func(name string) bool {
+		return !strings.HasPrefix(name, "data/") && name != sigName && name != "tagmanifest-sha256.txt"
+	}
+	listed := checkManifest(b.rep, "tagmanifest-sha256.txt", tagm, isListedTag, b.files,
+		func(name string) ([]byte, error) { return b.read(name, maxTagBytes) }, nil)
+	for name := range b.files {
+		if isListedTag(name) && !listed[name] {
+			b.rep.add("arquivo de controle %s não consta de tagmanifest-sha256.txt (arquivo acrescentado)", name)
+		}
+	}
+}
+
+// checkPayload: every data/ file is listed, each hash right, nothing else
+// in the bag, and Payload-Oxum matches what was read.
+func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, haveInfo bool) {
+	var n int64
+	listed := checkManifest(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
+		b.files, nil, func(name string) (string, int64, error) {
+			rc, err := b.files[name].Open()
+			if err != nil {
+				return "", 0, err
+			}
+			defer rc.Close()
+			h := sha256.New()
+			c, err := io.Copy(h, io.LimitReader(rc, maxTotal-b.total))
+			b.total += c
+			n += c
+			if err != nil {
+				return "", c, err
+			}
+			return hex.EncodeToString(h.Sum(nil)), c, nil
+		})
+	for name := range b.files {
+		if strings.HasPrefix(name, "data/") && !listed[name] {
+			b.rep.add("arquivo %s não consta de manifest-sha256.txt (arquivo acrescentado)", name)
+		}
+		if !strings.HasPrefix(name, "data/") && !isTag(name) {
+			b.rep.add("arquivo %s não faz parte do pacote (arquivo acrescentado)", name)
+		}
+	}
+	b.rep.PayloadFiles, b.rep.PayloadBytes = len(listed), n
+	if ox := fields["Payload-Oxum"]; len(ox) == 1 {
+		if want := fmt.Sprintf("%d.%d", n, len(listed)); ox[0] != want {
+			b.rep.add("Payload-Oxum em bag-info.txt diz %s, mas o conteúdo tem %s (bytes.arquivos)", ox[0], want)
+		}
+	} else if haveInfo {
+		b.rep.add("bag-info.txt sem Payload-Oxum")
+	}
+}
+
+// checkSignature checks the signature over the tag manifest with the key
+// the bag names, and whether that key is the trusted one.
+func checkSignature(rep *Report, fields map[string][]string, tagm, sig []byte, trusted ed25519.PublicKey) {
+	keys := fields["Sossego-Signing-Key"]
+	var pub ed25519.PublicKey
+	if len(keys) == 1 {
+		if k, err := base64.StdEncoding.DecodeString(keys[0]); err == nil && len(k) == ed25519.PublicKeySize {
+			pub = k
+		}
+	}
+	s, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(sig)))
+	switch {
+	case pub == nil:
+		rep.add("bag-info.txt não traz uma chave pública ed25519 válida em Sossego-Signing-Key")
+	case err != nil || len(s) != ed25519.SignatureSize || string(sig) != base64.StdEncoding.EncodeToString(s)+"\n":
+		rep.add("%s não contém uma assinatura ed25519 válida (base64)", sigName)
+	case !ed25519.Verify(pub, tagm, s):
+		rep.add("a assinatura ed25519 não confere com tagmanifest-sha256.txt: o pacote foi alterado depois de assinado")
+	default:
+		fp := sha256.Sum256(pub)
+		rep.KeyID = "sha256:" + hex.EncodeToString(fp[:8])
+		if trusted == nil {
+			return
+		}
+		if bytes.Equal(pub, trusted) {
+			rep.Trusted = true
+		} else {
+			tfp := sha256.Sum256(trusted)
+			rep.add("o pacote foi assinado pela chave %s, que não é a chave do serviço (sha256:%s)", rep.KeyID, hex.EncodeToString(tfp[:8]))
+		}
+	}
 }
 
 func isTag(name string) bool {
