@@ -32,6 +32,28 @@ const (
 
 // Render lays out the document as an A4 PDF.
 func Render(in Input) ([]byte, error) {
+	f := newDocument(in)
+	f.AddPage()
+	header(f, in.Doc)
+	requiredFields(f, in.Doc.Draft)
+	if err := measurement(f, in.Doc.Draft, in.Chart); err != nil {
+		return nil, err
+	}
+	penalty(f, in.Doc.Draft, in.Deadlines)
+	signatures(f, in.Doc)
+	if f.Err() {
+		return nil, fmt.Errorf("pdf: render: %w", f.Error())
+	}
+	var buf bytes.Buffer
+	if err := f.Output(&buf); err != nil {
+		return nil, fmt.Errorf("pdf: render: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// newDocument is an A4 document with the embedded fonts, fixed metadata
+// dates (the same act renders the same bytes) and the footer of every page.
+func newDocument(in Input) *fpdf.Fpdf {
 	d := in.Doc
 	dr := d.Draft
 	f := fpdf.New("P", "mm", "A4", "")
@@ -56,9 +78,13 @@ func Render(in Input) ([]byte, error) {
 		f.CellFormat(bodyW, 3.5, fmt.Sprintf("%s · página %d de {nb}", number(d), f.PageNo()), "", 0, "R", false, 0, "")
 		f.SetTextColor(0, 0, 0)
 	})
-	f.AddPage()
+	return f
+}
 
-	// Header, as on the municipal talonário.
+// header is the talonário's header: Prefeitura, number, state, copies, the
+// title, the article and its quote.
+func header(f *fpdf.Fpdf, d notice.Document) {
+	dr := d.Draft
 	f.SetFont("sans", "B", 12)
 	f.CellFormat(bodyW*0.68, 6, "PREFEITURA MUNICIPAL DE "+strings.ToUpper(dr.Municipality), "LT", 0, "L", false, 0, "")
 	f.SetFont("sans", "", 8)
@@ -108,7 +134,11 @@ func Render(in Input) ([]byte, error) {
 	}
 	f.Ln(2)
 
-	// The required elements, numbered like the article's items.
+}
+
+// requiredFields prints the elements the code's procedure requires,
+// numbered like the article's items.
+func requiredFields(f *fpdf.Fpdf, dr notice.Draft) {
 	for i, fl := range dr.Fields {
 		n := fmt.Sprint(i + 1)
 		if i < len(romans) {
@@ -129,7 +159,10 @@ func Render(in Input) ([]byte, error) {
 		f.Ln(1.2)
 	}
 
-	// Measurement.
+}
+
+// measurement prints what the monitoring system measured, and the chart.
+func measurement(f *fpdf.Fpdf, dr notice.Draft, chart []byte) error {
 	fd := dr.Finding
 	section(f, "Medição (dados do sistema de monitoramento)")
 	rows := [][2]string{
@@ -152,11 +185,11 @@ func Render(in Input) ([]byte, error) {
 		f.SetXY(margin+32, y)
 		f.MultiCell(bodyW-32, 4.5, r[1], "", "L", false)
 	}
-	if len(in.Chart) > 0 {
+	if len(chart) > 0 {
 		opt := fpdf.ImageOptions{ImageType: "PNG", ReadDpi: false}
-		f.RegisterImageOptionsReader("chart", opt, bytes.NewReader(in.Chart))
+		f.RegisterImageOptionsReader("chart", opt, bytes.NewReader(chart))
 		if f.Err() {
-			return nil, fmt.Errorf("pdf: chart image: %w", f.Error())
+			return fmt.Errorf("pdf: chart image: %w", f.Error())
 		}
 		h := bodyW * 0.42
 		if f.GetY()+h > 297-20 {
@@ -166,7 +199,12 @@ func Render(in Input) ([]byte, error) {
 		f.SetY(f.GetY() + h + 2)
 	}
 
-	// Penalty and deadlines.
+	return nil
+}
+
+// penalty prints the penalty, what follows non-compliance, the appeal and
+// the deadlines.
+func penalty(f *fpdf.Fpdf, dr notice.Draft, deadlines []notice.DeadlineView) {
 	section(f, "Penalidade e prazos")
 	f.SetFont("sans", "", 8.5)
 	f.MultiCell(bodyW, 4.5, "Penalidade desta infração: "+dr.Penalty.Text, "", "L", false)
@@ -176,7 +214,7 @@ func Render(in Input) ([]byte, error) {
 	if !dr.Penalty.AppealAllowed {
 		f.MultiCell(bodyW, 4.5, capital(dr.Penalty.AppealNote)+".", "", "L", false)
 	}
-	for _, dl := range in.Deadlines {
+	for _, dl := range deadlines {
 		f.MultiCell(bodyW, 4.5, "• "+deadlineLine(dl), "", "L", false)
 	}
 	if dr.RefersTo != nil {
@@ -190,7 +228,11 @@ func Render(in Input) ([]byte, error) {
 		}
 	}
 
-	// Signatures.
+}
+
+// signatures prints the agent's and the party's lines, and the witnesses'.
+func signatures(f *fpdf.Fpdf, d notice.Document) {
+	dr := d.Draft
 	if f.GetY() > 297-70 {
 		f.AddPage()
 	}
@@ -218,14 +260,6 @@ func Render(in Input) ([]byte, error) {
 		f.Ln(10)
 		sigPair(f, w[0], w[1])
 	}
-	if f.Err() {
-		return nil, fmt.Errorf("pdf: render: %w", f.Error())
-	}
-	var buf bytes.Buffer
-	if err := f.Output(&buf); err != nil {
-		return nil, fmt.Errorf("pdf: render: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 func number(d notice.Document) string {
