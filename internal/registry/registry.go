@@ -392,122 +392,146 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *Errors, depth i
 }
 
 func build(f file) (*Registry, error) {
-	var errs Errors
-	add := func(line int, format string, a ...any) {
-		errs = append(errs, &Error{Line: line, Msg: fmt.Sprintf(format, a...)})
-	}
+	var errs problems
 	if f.Version != 1 {
-		add(1, "version: %d não suportada; use version: 1", f.Version)
+		errs.add(1, "version: %d não suportada; use version: 1", f.Version)
 	}
 	r := &Registry{gateways: map[string]Gateway{}, sensors: map[string]Sensor{}}
 	for _, g := range f.Gateways {
 		switch {
 		case !wire.ValidID(g.ID):
-			add(g.line, "gateway id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", g.ID)
+			errs.add(g.line, "gateway id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", g.ID)
 			continue
 		case r.gateways[g.ID].ID != "":
-			add(g.line, "gateway %q cadastrado duas vezes", g.ID)
+			errs.add(g.line, "gateway %q cadastrado duas vezes", g.ID)
 			continue
 		case g.ID == ServiceUser:
 			// Reported once; the gateway is still recorded so that its
 			// sensors do not add "not registered" errors.
-			add(g.line, "gateway id %q é reservado ao usuário MQTT do serviço central; escolha outro id para o gateway", g.ID)
+			errs.add(g.line, "gateway id %q é reservado ao usuário MQTT do serviço central; escolha outro id para o gateway", g.ID)
 		}
-		if !wire.ValidID(g.Municipality) {
-			add(g.line, "gateway %q: municipality %q inválido: use o id do código municipal (ex.: lapa)", g.ID, g.Municipality)
-		}
-		if g.PublicKey != "" {
-			k, err := base64.StdEncoding.DecodeString(g.PublicKey)
-			if err != nil || len(k) != ed25519.PublicKeySize {
-				add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway keygen`)", g.ID)
-			} else if vk, err := wire.NewPublicKey(ed25519.PublicKey(k)); err != nil {
-				add(g.line, "gateway %q: public_key não é uma chave ed25519 utilizável (fora da curva, de ordem pequena ou com componente de ordem pequena — nenhuma chave gerada de verdade é assim); gere-a com `sossego-gateway keygen`", g.ID)
-			} else {
-				g.key, g.vkey = ed25519.PublicKey(k), vk
-			}
-		} else if g.SignatureRequired() {
-			add(g.line, "gateway %q: public_key ausente; cadastre a chave ou use require_signature: false", g.ID)
-		}
-		if g.MQTTPasswordHash != "" && !strings.HasPrefix(g.MQTTPasswordHash, "$2") {
-			add(g.line, "gateway %q: mqtt_password_hash deve ser um hash bcrypt ($2a$/$2b$…), não a senha", g.ID)
-		}
+		g = checkGateway(g, &errs)
 		r.gateways[g.ID] = g
 		r.gwOrder = append(r.gwOrder, g.ID)
 	}
 	for _, s := range f.Sensors {
 		if !wire.ValidID(s.ID) {
-			add(s.line, "sensor id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", s.ID)
+			errs.add(s.line, "sensor id %q inválido: use 1–64 caracteres a-z, 0-9, - e _", s.ID)
 			continue
 		}
 		if _, dup := r.sensors[s.ID]; dup {
-			add(s.line, "sensor %q cadastrado duas vezes", s.ID)
+			errs.add(s.line, "sensor %q cadastrado duas vezes", s.ID)
 			continue
 		}
 		g, ok := r.gateways[s.Gateway]
 		if !ok {
-			add(s.line, "sensor %q: gateway %q não está cadastrado em gateways", s.ID, s.Gateway)
+			errs.add(s.line, "sensor %q: gateway %q não está cadastrado em gateways", s.ID, s.Gateway)
 		}
 		s.municipality = g.Municipality
 		if s.Code == "" {
 			s.Code = g.Municipality
 		}
-		if !wire.ValidID(s.Code) {
-			add(s.line, "sensor %q: code %q inválido (id do código municipal, ex.: lapa)", s.ID, s.Code)
-		}
-		if !slices.Contains(Zones, s.Zone) {
-			add(s.line, "sensor %q: zone %q desconhecida; use uma de: %s", s.ID, s.Zone, strings.Join(Zones, ", "))
-		}
-		if s.Location.Lat < -90 || s.Location.Lat > 90 || s.Location.Lon < -180 || s.Location.Lon > 180 ||
-			(s.Location.Lat == 0 && s.Location.Lon == 0) {
-			add(s.line, "sensor %q: location lat/lon ausente ou fora da faixa (graus decimais, ex.: lat: -25.77, lon: -49.72)", s.ID)
-		}
-		if strings.TrimSpace(s.Address) == "" {
-			add(s.line, "sensor %q: address obrigatório (o endereço vai na notificação)", s.ID)
-		}
-		if !slices.Contains(Grades, s.Meter.Grade) {
-			add(s.line, "sensor %q: meter.grade %q inválido; use class1, class2 ou screening", s.ID, s.Meter.Grade)
-		}
-		if s.Meter.CalibratedAt != "" {
-			if _, err := time.Parse(time.DateOnly, s.Meter.CalibratedAt); err != nil {
-				add(s.line, "sensor %q: meter.calibrated_at %q não é uma data AAAA-MM-DD", s.ID, s.Meter.CalibratedAt)
-			}
-		} else if s.Meter.Grade == "class1" || s.Meter.Grade == "class2" {
-			add(s.line, "sensor %q: medidor %s precisa de meter.calibrated_at (data da última calibração)", s.ID, s.Meter.Grade)
-		}
+		checkSensor(s, &errs)
 		for i, e := range s.Establishments {
-			where := fmt.Sprintf("sensor %q: establishments[%d]", s.ID, i)
-			if strings.TrimSpace(e.Name) == "" {
-				add(s.line, "%s: name obrigatório", where)
-			}
-			if err := CheckDocument(e.Document); err != nil {
-				add(s.line, "%s: document %q: %v", where, e.Document, err)
-			}
-			if strings.TrimSpace(e.Address) == "" {
-				add(s.line, "%s: address obrigatório", where)
-			}
-			if !slices.Contains(EstablishmentTypes, e.Type) {
-				add(s.line, "%s: type %q desconhecido; use um de: %s", where, e.Type, strings.Join(EstablishmentTypes, ", "))
-			}
-			if e.Mechanism != "" && !slices.Contains(Mechanisms, e.Mechanism) {
-				add(s.line, "%s: mechanism %q desconhecido; use um de: %s", where, e.Mechanism, strings.Join(Mechanisms, ", "))
-			}
-			for j, l := range e.Licences {
-				if strings.TrimSpace(l.Kind) == "" {
-					add(s.line, "%s: licences[%d]: kind obrigatório (ex.: alvara_funcionamento)", where, j)
-				}
-				if l.ValidUntil != "" {
-					if _, err := time.Parse(time.DateOnly, l.ValidUntil); err != nil {
-						add(s.line, "%s: licences[%d]: valid_until %q não é uma data AAAA-MM-DD", where, j, l.ValidUntil)
-					}
-				}
-			}
+			checkEstablishment(fmt.Sprintf("sensor %q: establishments[%d]", s.ID, i), s.line, e, &errs)
 		}
 		r.sensors[s.ID] = s
 		r.snOrder = append(r.snOrder, s.ID)
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-		return nil, errs
+		return nil, Errors(errs)
 	}
 	return r, nil
+}
+
+// problems collects a register's errors, each with its line.
+type problems Errors
+
+func (p *problems) add(line int, format string, a ...any) {
+	*p = append(*p, &Error{Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+// checkGateway checks a gateway's municipality, key and MQTT password
+// hash, and returns it with its parsed key.
+func checkGateway(g Gateway, errs *problems) Gateway {
+	if !wire.ValidID(g.Municipality) {
+		errs.add(g.line, "gateway %q: municipality %q inválido: use o id do código municipal (ex.: lapa)", g.ID, g.Municipality)
+	}
+	if g.PublicKey != "" {
+		k, err := base64.StdEncoding.DecodeString(g.PublicKey)
+		if err != nil || len(k) != ed25519.PublicKeySize {
+			errs.add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway key`)", g.ID)
+		} else if vk, err := wire.NewPublicKey(ed25519.PublicKey(k)); err != nil {
+			errs.add(g.line, "gateway %q: public_key não é uma chave ed25519 utilizável (fora da curva, de ordem pequena ou com componente de ordem pequena — nenhuma chave gerada de verdade é assim); gere-a com `sossego-gateway key`", g.ID)
+		} else {
+			g.key, g.vkey = ed25519.PublicKey(k), vk
+		}
+	} else if g.SignatureRequired() {
+		errs.add(g.line, "gateway %q: public_key ausente; cadastre a chave ou use require_signature: false", g.ID)
+	}
+	switch h := g.MQTTPasswordHash; {
+	case h == "" || strings.HasPrefix(h, "$2"):
+	case strings.HasPrefix(h, "$7$") || strings.HasPrefix(h, "$6$"):
+		errs.add(g.line, "gateway %q: mqtt_password_hash está no formato do mosquitto_passwd (%s…), que o broker embutido não lê; gere um hash bcrypt com `htpasswd -nbB %s SENHA` (a parte depois de \"%s:\")", g.ID, h[:3], g.ID, g.ID)
+	default:
+		errs.add(g.line, "gateway %q: mqtt_password_hash deve ser um hash bcrypt ($2a$/$2b$/$2y$…), não a senha; gere-o com `htpasswd -nbB %s SENHA`", g.ID, g.ID)
+	}
+	return g
+}
+
+// checkSensor checks a sensor's code, zone, location, address and meter.
+func checkSensor(s Sensor, errs *problems) {
+	if !wire.ValidID(s.Code) {
+		errs.add(s.line, "sensor %q: code %q inválido (id do código municipal, ex.: lapa)", s.ID, s.Code)
+	}
+	if !slices.Contains(Zones, s.Zone) {
+		errs.add(s.line, "sensor %q: zone %q desconhecida; use uma de: %s", s.ID, s.Zone, strings.Join(Zones, ", "))
+	}
+	if s.Location.Lat < -90 || s.Location.Lat > 90 || s.Location.Lon < -180 || s.Location.Lon > 180 ||
+		(s.Location.Lat == 0 && s.Location.Lon == 0) {
+		errs.add(s.line, "sensor %q: location lat/lon ausente ou fora da faixa (graus decimais, ex.: lat: -25.77, lon: -49.72)", s.ID)
+	}
+	if strings.TrimSpace(s.Address) == "" {
+		errs.add(s.line, "sensor %q: address obrigatório (o endereço vai na notificação)", s.ID)
+	}
+	if !slices.Contains(Grades, s.Meter.Grade) {
+		errs.add(s.line, "sensor %q: meter.grade %q inválido; use class1, class2 ou screening", s.ID, s.Meter.Grade)
+	}
+	if s.Meter.CalibratedAt != "" {
+		if _, err := time.Parse(time.DateOnly, s.Meter.CalibratedAt); err != nil {
+			errs.add(s.line, "sensor %q: meter.calibrated_at %q não é uma data AAAA-MM-DD", s.ID, s.Meter.CalibratedAt)
+		}
+	} else if s.Meter.Grade == "class1" || s.Meter.Grade == "class2" {
+		errs.add(s.line, "sensor %q: medidor %s precisa de meter.calibrated_at (data da última calibração)", s.ID, s.Meter.Grade)
+	}
+}
+
+// checkEstablishment checks one establishment a sensor watches.
+func checkEstablishment(where string, line int, e Establishment, errs *problems) {
+	if strings.TrimSpace(e.Name) == "" {
+		errs.add(line, "%s: name obrigatório", where)
+	}
+	if err := CheckDocument(e.Document); err != nil {
+		errs.add(line, "%s: document %q: %v", where, e.Document, err)
+	}
+	if strings.TrimSpace(e.Address) == "" {
+		errs.add(line, "%s: address obrigatório", where)
+	}
+	if !slices.Contains(EstablishmentTypes, e.Type) {
+		errs.add(line, "%s: type %q desconhecido; use um de: %s", where, e.Type, strings.Join(EstablishmentTypes, ", "))
+	}
+	if e.Mechanism != "" && !slices.Contains(Mechanisms, e.Mechanism) {
+		errs.add(line, "%s: mechanism %q desconhecido; use um de: %s", where, e.Mechanism, strings.Join(Mechanisms, ", "))
+	}
+	for j, l := range e.Licences {
+		if strings.TrimSpace(l.Kind) == "" {
+			errs.add(line, "%s: licences[%d]: kind obrigatório (ex.: alvara_funcionamento)", where, j)
+		}
+		if l.ValidUntil != "" {
+			if _, err := time.Parse(time.DateOnly, l.ValidUntil); err != nil {
+				errs.add(line, "%s: licences[%d]: valid_until %q não é uma data AAAA-MM-DD", where, j, l.ValidUntil)
+			}
+		}
+	}
 }

@@ -83,6 +83,7 @@ func TestParseErrors(t *testing.T) {
 		{"class2 without calibration", strings.Replace(good, "grade: screening", "grade: class2", 1), 7, "calibrated_at"},
 		{"no location", strings.Replace(good, "    location: {lat: -25.7, lon: -49.7}\n", "", 1), 7, "location"},
 		{"plain password", strings.Replace(good, "    municipality: lapa\n", "    municipality: lapa\n    mqtt_password_hash: secret\n", 1), 3, "bcrypt"},
+		{"mosquitto_passwd hash", strings.Replace(good, "    municipality: lapa\n", "    municipality: lapa\n    mqtt_password_hash: $7$101$c2FsdA==$aGFzaA==\n", 1), 3, "formato do mosquitto_passwd ($7$…), que o broker embutido não lê; gere um hash bcrypt com `htpasswd -nbB gw-1 SENHA`"},
 		{"wrong type", strings.Replace(good, "{lat: -25.7, lon: -49.7}", "{lat: north, lon: -49.7}", 1), 10, "tipo errado"},
 		{"version", strings.Replace(good, "version: 1", "version: 2", 1), 1, "version"},
 		{"bad cnpj", good + "    establishments:\n      - {name: X, document: 12.345.678/0001-96, address: Y, type: bar}\n", 7, "dígito verificador do CNPJ"},
