@@ -72,87 +72,97 @@ func runUsers(ctx context.Context, args []string, io stdio) int {
 	}
 	switch sub {
 	case "add", "passwd":
-		if len(pos) != 1 {
-			fmt.Fprintf(io.err, "sossego users %s: informe exatamente um nome de usuário\n", sub)
-			return 2
-		}
-		var r users.Role
-		if sub == "add" {
-			var err error
-			if r, err = users.ParseRole(*role); err != nil {
-				fmt.Fprintf(io.err, "sossego users add: papel inválido %q: use --role admin, fiscal ou operador\n", *role)
-				return 2
-			}
-		}
-		if err := users.CheckName(pos[0]); err != nil {
-			fmt.Fprintf(io.err, "sossego users %s: nome inválido %q: use de 1 a 64 letras, dígitos e . _ - @\n", sub, pos[0])
-			return 2
-		}
-		pw, err := readPassword(io)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
-			return 1
-		}
-		s, err := users.OpenDir(ctx, *dir, usersOptions)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
-			return 1
-		}
-		defer s.Close()
-		if sub == "add" {
-			_, err = s.Add(ctx, pos[0], r, pw, time.Now())
-		} else {
-			err = s.SetPassword(ctx, pos[0], pw)
-		}
-		switch {
-		case errors.Is(err, users.ErrExists):
-			fmt.Fprintf(io.err, "sossego users add: o usuário %q já existe (use \"sossego users passwd\" para trocar a senha)\n", pos[0])
-			return 1
-		case errors.Is(err, users.ErrNotFound):
-			fmt.Fprintf(io.err, "sossego users passwd: o usuário %q não existe\n", pos[0])
-			return 1
-		case errors.Is(err, users.ErrWeakPassword):
-			fmt.Fprintf(io.err, "sossego users %s: senha curta demais: use pelo menos %d caracteres\n", sub, users.MinPasswordLen)
-			return 1
-		case err != nil:
-			fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
-			return 1
-		}
-		if sub == "add" {
-			fmt.Fprintf(io.out, "usuário %q criado com o papel %s\n", pos[0], r)
-		} else {
-			fmt.Fprintf(io.out, "senha de %q alterada; as sessões abertas foram encerradas\n", pos[0])
-		}
-		return 0
+		return usersSet(ctx, io, sub, *dir, *role, pos)
 	case "list":
-		s, err := users.OpenDir(ctx, *dir, usersOptions)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
-			return 1
-		}
-		defer s.Close()
-		list, err := s.List(ctx)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego users list: %v\n", err)
-			return 1
-		}
-		if len(list) == 0 {
-			fmt.Fprintln(io.out, "nenhum usuário cadastrado; crie o primeiro com: sossego users add --data-dir DIR --role admin NOME")
-			return 0
-		}
-		for _, u := range list {
-			st := ""
-			if u.Disabled {
-				st = "  (desativado)"
-			}
-			fmt.Fprintf(io.out, "%-24s %-9s criado em %s%s\n", u.Name, u.Role, u.Created.In(saoPaulo()).Format("02/01/2006 15:04"), st)
-		}
-		return 0
+		return usersList(ctx, io, *dir)
 	default:
 		fmt.Fprintf(io.err, "sossego users: subcomando desconhecido %q\n", sub)
 		fmt.Fprintln(io.err, usersUsage)
 		return 2
 	}
+}
+
+// usersSet creates a user (add) or changes a password (passwd).
+func usersSet(ctx context.Context, io stdio, sub, dir, role string, pos []string) int {
+	if len(pos) != 1 {
+		fmt.Fprintf(io.err, "sossego users %s: informe exatamente um nome de usuário\n", sub)
+		return 2
+	}
+	var r users.Role
+	if sub == "add" {
+		var err error
+		if r, err = users.ParseRole(role); err != nil {
+			fmt.Fprintf(io.err, "sossego users add: papel inválido %q: use --role admin, fiscal ou operador\n", role)
+			return 2
+		}
+	}
+	if err := users.CheckName(pos[0]); err != nil {
+		fmt.Fprintf(io.err, "sossego users %s: nome inválido %q: use de 1 a 64 letras, dígitos e . _ - @\n", sub, pos[0])
+		return 2
+	}
+	pw, err := readPassword(io)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
+		return 1
+	}
+	s, err := users.OpenDir(ctx, dir, usersOptions)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	if sub == "add" {
+		_, err = s.Add(ctx, pos[0], r, pw, time.Now())
+	} else {
+		err = s.SetPassword(ctx, pos[0], pw)
+	}
+	switch {
+	case errors.Is(err, users.ErrExists):
+		fmt.Fprintf(io.err, "sossego users add: o usuário %q já existe (use \"sossego users passwd\" para trocar a senha)\n", pos[0])
+		return 1
+	case errors.Is(err, users.ErrNotFound):
+		fmt.Fprintf(io.err, "sossego users passwd: o usuário %q não existe\n", pos[0])
+		return 1
+	case errors.Is(err, users.ErrWeakPassword):
+		fmt.Fprintf(io.err, "sossego users %s: senha curta demais: use pelo menos %d caracteres\n", sub, users.MinPasswordLen)
+		return 1
+	case err != nil:
+		fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
+		return 1
+	}
+	if sub == "add" {
+		fmt.Fprintf(io.out, "usuário %q criado com o papel %s\n", pos[0], r)
+	} else {
+		fmt.Fprintf(io.out, "senha de %q alterada; as sessões abertas foram encerradas\n", pos[0])
+	}
+	return 0
+}
+
+// usersList prints the users, one a line.
+func usersList(ctx context.Context, io stdio, dir string) int {
+	s, err := users.OpenDir(ctx, dir, usersOptions)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	list, err := s.List(ctx)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego users list: %v\n", err)
+		return 1
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(io.out, "nenhum usuário cadastrado; crie o primeiro com: sossego users add --data-dir DIR --role admin NOME")
+		return 0
+	}
+	for _, u := range list {
+		st := ""
+		if u.Disabled {
+			st = "  (desativado)"
+		}
+		fmt.Fprintf(io.out, "%-24s %-9s criado em %s%s\n", u.Name, u.Role, u.Created.In(saoPaulo()).Format("02/01/2006 15:04"), st)
+	}
+	return 0
 }
 
 func saoPaulo() *time.Location { return tz.Brasilia() }
