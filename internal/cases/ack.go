@@ -19,25 +19,6 @@ import (
 	"github.com/sossego/sossego/alerts/notice"
 )
 
-// The triage table is migration 2. It is appended here, after the literal
-// in cases.go, so a later migration must be appended after it (and uses IF
-// NOT EXISTS so that re-running it is harmless).
-func init() {
-	migrations = append(migrations, `
-CREATE TABLE IF NOT EXISTS cases_alert_triage (
-	alert_id    TEXT PRIMARY KEY,
-	acked_by    TEXT NOT NULL DEFAULT '',
-	acked_name  TEXT NOT NULL DEFAULT '',
-	acked_at    INTEGER NOT NULL DEFAULT 0, -- unix ms; 0 = not acknowledged
-	assignee    TEXT NOT NULL DEFAULT '',
-	assigned_by TEXT NOT NULL DEFAULT '',
-	assigned_at INTEGER NOT NULL DEFAULT 0,
-	updated_at  INTEGER NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS cases_alert_triage_by_update ON cases_alert_triage(updated_at);
-`)
-}
-
 // Triage is how the fiscais are handling an alert.
 type Triage struct {
 	AlertID    string    `json:"alert_id"`

@@ -26,15 +26,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/tz"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // ErrNotFound is returned for an unknown document.
@@ -48,7 +47,7 @@ type Store struct {
 	db *sql.DB
 }
 
-var migrations = []string{`
+var migrations = []sqlitedb.Step{{Name: "parties, documents, audit trail", SQL: `
 CREATE TABLE cases_parties (
 	document   TEXT PRIMARY KEY, -- CNPJ/CPF digits only
 	name       TEXT NOT NULL,
@@ -97,20 +96,28 @@ CREATE TRIGGER cases_audit_no_update BEFORE UPDATE ON cases_audit
 BEGIN SELECT RAISE(ABORT, 'cases_audit é somente inclusão'); END;
 CREATE TRIGGER cases_audit_no_delete BEFORE DELETE ON cases_audit
 BEGIN SELECT RAISE(ABORT, 'cases_audit é somente inclusão'); END;
-`}
+`},
+	{Name: "alert triage (acknowledged by, assigned to)", SQL: `
+CREATE TABLE IF NOT EXISTS cases_alert_triage (
+	alert_id    TEXT PRIMARY KEY,
+	acked_by    TEXT NOT NULL DEFAULT '',
+	acked_name  TEXT NOT NULL DEFAULT '',
+	acked_at    INTEGER NOT NULL DEFAULT 0, -- unix ms; 0 = not acknowledged
+	assignee    TEXT NOT NULL DEFAULT '',
+	assigned_by TEXT NOT NULL DEFAULT '',
+	assigned_at INTEGER NOT NULL DEFAULT 0,
+	updated_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS cases_alert_triage_by_update ON cases_alert_triage(updated_at);
+`},
+}
 
 // Open opens (creating if needed) the case store at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sqlitedb.Open(path, sqlitedb.Options{ForeignKeys: true, MaxOpenConns: 4})
 	if err != nil {
-		return nil, fmt.Errorf("cases: open %s: %w", path, err)
+		return nil, fmt.Errorf("cases: %w", err)
 	}
-	db.SetMaxOpenConns(4)
 	s := &Store{db: db}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -128,28 +135,9 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("cases: migrate: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS cases_schema (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		return fmt.Errorf("cases: migrate: %w", err)
-	}
-	var have int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM cases_schema`).Scan(&have); err != nil {
-		return fmt.Errorf("cases: migrate: %w", err)
-	}
-	for v := have; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("cases: migrate %d: %w", v+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cases_schema (version, applied_at) VALUES (?, ?)`, v+1, time.Now().UnixMilli()); err != nil {
-			return fmt.Errorf("cases: migrate %d: %w", v+1, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cases: migrate: %w", err)
+	// Files of earlier releases kept their versions in cases_schema.
+	if err := sqlitedb.Migrate(ctx, s.db, migrations, "cases_schema"); err != nil {
+		return fmt.Errorf("cases: %w", err)
 	}
 	return nil
 }

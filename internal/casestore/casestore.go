@@ -26,13 +26,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/internal/sqlitedb"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // ErrNotFound is returned when an alert id is unknown.
@@ -48,15 +47,8 @@ type Store struct {
 
 var _ alerts.StateStore = (*Store)(nil)
 
-// migration is one schema step. Append, never edit, once released.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrations = []migration{
-	{1, "alerts, alert events, monitor state", `
+var migrations = []sqlitedb.Step{
+	{Name: "alerts, alert events, monitor state", SQL: `
 CREATE TABLE alerts (
 	id                 TEXT PRIMARY KEY,
 	kind               TEXT NOT NULL,
@@ -116,26 +108,20 @@ CREATE TABLE monitor_state (
 	updated_at INTEGER NOT NULL
 ) STRICT;
 `},
-	{2, "alerts.detected_at: when the service saw an exceedance fire", `
+	{Name: "alerts.detected_at: when the service saw an exceedance fire", SQL: `
 ALTER TABLE alerts ADD COLUMN detected_at INTEGER; -- unix ms, wall clock; NULL when unset
 `},
-	{3, "alerts.unsynced_records: records from an unsynchronised gateway clock", `
+	{Name: "alerts.unsynced_records: records from an unsynchronised gateway clock", SQL: `
 ALTER TABLE alerts ADD COLUMN unsynced_records INTEGER NOT NULL DEFAULT 0;
 `},
 }
 
 // Open opens (creating if needed) the case store at path and migrates it.
 func Open(ctx context.Context, path string) (*Store, error) {
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sqlitedb.Open(path, sqlitedb.Options{ForeignKeys: true, MaxOpenConns: 4})
 	if err != nil {
-		return nil, fmt.Errorf("casestore: open %s: %w", path, err)
+		return nil, fmt.Errorf("casestore: %w", err)
 	}
-	db.SetMaxOpenConns(4)
 	s := &Store{db: db, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -162,36 +148,8 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		return fmt.Errorf("casestore: migrate: %w", err)
-	}
-	for _, m := range migrations {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("casestore: migrate %d: %w", m.version, err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("casestore: migrate %d: %w", m.version, err)
-		}
-		if n > 0 {
-			tx.Rollback()
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("casestore: migrate %d (%s): %w", m.version, m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, s.now().UnixMilli()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("casestore: migrate %d: %w", m.version, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("casestore: migrate %d: %w", m.version, err)
-		}
+	if err := sqlitedb.Migrate(ctx, s.db, migrations, ""); err != nil {
+		return fmt.Errorf("casestore: %w", err)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	for _, q := range []string{
 		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
-		migrations[0].sql,
+		migrations[0].SQL,
 		`INSERT INTO schema_migrations VALUES (1, 'v1', 0)`,
 		`INSERT INTO alerts (id, kind, state, state_rank, sensor, municipality, grade, screening, firing_at, created_at, updated_at)
 		 VALUES ('s/old', 'exceedance', 'firing', 2, 's', 'lapa', 'class1', 0, 1741993320000, 0, 0)`,

@@ -1,0 +1,216 @@
+// Package sqlitedb is the one SQLite plumbing every local store uses (the
+// readings store, alerts and cases, users, the gateway's outbox): how a file
+// is opened — write-ahead log, busy timeout, synchronous level, immediate
+// write transactions — and how its schema moves forward: numbered steps,
+// each applied once and recorded in schema_migrations.
+//
+// modernc.org/sqlite (pure Go) is the driver, so the gateway cross-compiles
+// with cgo off.
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Sync is SQLite's synchronous level.
+type Sync string
+
+const (
+	// SyncFull fsyncs every commit: a commit survives a power cut.
+	SyncFull Sync = "FULL"
+	// SyncNormal fsyncs at checkpoints: a power cut may lose the last
+	// commits, never corrupt the file.
+	SyncNormal Sync = "NORMAL"
+)
+
+// Options says how a database is opened. The zero value is a durable
+// read-write handle with one connection.
+type Options struct {
+	Sync         Sync // default SyncFull
+	ForeignKeys  bool
+	QueryOnly    bool // a read-only handle on a file another handle writes
+	MaxOpenConns int  // default 1: SQLite has one writer
+	// WALAutocheckpoint is the WAL size in pages that triggers a
+	// checkpoint (0: SQLite's 1,000).
+	WALAutocheckpoint int
+}
+
+// BusyTimeout is how long a statement waits for another connection's lock.
+const BusyTimeout = 10 * time.Second
+
+// Open opens (creating if needed) the SQLite file at path in WAL mode and
+// checks that the mode took (a file system that cannot hold a WAL — some
+// network mounts — is an error, not a silent rollback journal).
+func Open(path string, o Options) (*sql.DB, error) {
+	if o.Sync == "" {
+		o.Sync = SyncFull
+	}
+	if o.Sync != SyncFull && o.Sync != SyncNormal {
+		return nil, fmt.Errorf("sqlite %s: synchronous %q: use FULL or NORMAL", path, o.Sync)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+string(o.Sync)+")")
+	if o.ForeignKeys {
+		q.Add("_pragma", "foreign_keys(1)")
+	}
+	if o.WALAutocheckpoint > 0 {
+		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(o.WALAutocheckpoint)+")")
+	}
+	if o.QueryOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite %s: open: %w", path, err)
+	}
+	db.SetMaxOpenConns(max(1, o.MaxOpenConns))
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite %s: open: %w", path, err)
+	}
+	if mode != "wal" {
+		db.Close()
+		return nil, fmt.Errorf("sqlite %s: journal_mode is %q, want wal (is the file on a file system that supports it?)", path, mode)
+	}
+	return db, nil
+}
+
+// Step is one numbered schema change. Exactly one of SQL, Tx and DB is set.
+// SQL and Tx run in the transaction that records the step, so a step is
+// applied whole or not at all. DB runs with the handle, for a step that
+// manages its own transactions (a long data migration in chunks); it must
+// be safe to run again, since a crash between it and its record repeats it.
+type Step struct {
+	Name string
+	SQL  string
+	Tx   func(ctx context.Context, tx *sql.Tx) error
+	DB   func(ctx context.Context, db *sql.DB) error
+}
+
+// ErrNewerSchema is returned when a file carries steps this build does not
+// know: it was written by a newer release.
+var ErrNewerSchema = errors.New("sqlite: the file was migrated by a newer release")
+
+// Migrate applies the steps the file has not recorded yet, in order; step
+// i (from 0) is version i+1. A file that predates schema_migrations runs
+// every step, so the first steps of a store that existed before it must be
+// idempotent (CREATE … IF NOT EXISTS, or a check of the table's shape).
+//
+// legacy names an older version table (columns version, applied_at) whose
+// rows are carried into schema_migrations, then dropped.
+func Migrate(ctx context.Context, db *sql.DB, steps []Step, legacy string) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if legacy != "" {
+		if err := adoptLegacy(ctx, db, steps, legacy); err != nil {
+			return err
+		}
+	}
+	var have int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if have > len(steps) {
+		return fmt.Errorf("%w: it is at schema version %d, this build knows %d; run the newer release or restore a backup", ErrNewerSchema, have, len(steps))
+	}
+	for i := have; i < len(steps); i++ {
+		if err := apply(ctx, db, i+1, steps[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, db *sql.DB, version int, s Step) error {
+	if s.DB != nil {
+		if err := s.DB(ctx, db); err != nil {
+			return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
+	}
+	defer tx.Rollback()
+	switch {
+	case s.SQL != "":
+		_, err = tx.ExecContext(ctx, s.SQL)
+	case s.Tx != nil:
+		err = s.Tx(ctx, tx)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		version, s.Name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
+	}
+	return nil
+}
+
+// adoptLegacy moves an older version table's rows into schema_migrations.
+func adoptLegacy(ctx context.Context, db *sql.DB, steps []Step, legacy string) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, legacy).Scan(&n); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT version, applied_at FROM "`+legacy+`" ORDER BY version`)
+	if err != nil {
+		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+	}
+	type row struct{ v, at int64 }
+	var rs []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.v, &r.at); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+	}
+	for _, r := range rs {
+		name := ""
+		if r.v >= 1 && int(r.v) <= len(steps) {
+			name = steps[r.v-1].Name
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`, r.v, name, r.at); err != nil {
+			return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE "`+legacy+`"`); err != nil {
+		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
+	}
+	return nil
+}

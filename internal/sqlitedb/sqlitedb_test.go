@@ -1,0 +1,199 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func pragma(t *testing.T, db *sql.DB, name string) string {
+	t.Helper()
+	var v string
+	if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestOpenPragmas(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Options
+		want map[string]string
+	}{
+		{"defaults", Options{}, map[string]string{"journal_mode": "wal", "synchronous": "2", "busy_timeout": "10000", "foreign_keys": "0", "query_only": "0", "wal_autocheckpoint": "1000"}},
+		{"normal with keys", Options{Sync: SyncNormal, ForeignKeys: true, WALAutocheckpoint: 10000},
+			map[string]string{"synchronous": "1", "foreign_keys": "1", "wal_autocheckpoint": "10000"}},
+		{"query only", Options{QueryOnly: true}, map[string]string{"query_only": "1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dir with space", "x.db")
+			if _, err := Open(path, c.o); err == nil {
+				t.Fatal("opened a file in a folder that does not exist")
+			}
+			path = filepath.Join(t.TempDir(), "a b#?.db") // characters a DSN must escape
+			db, err := Open(path, c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for k, want := range c.want {
+				if got := pragma(t, db, k); got != want {
+					t.Errorf("%s = %s, want %s", k, got, want)
+				}
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{Sync: "OFF"}); err == nil {
+		t.Error("synchronous OFF accepted")
+	}
+}
+
+func versions(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT version || ':' || name FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	ran := 0
+	steps := []Step{
+		{Name: "t", SQL: `CREATE TABLE IF NOT EXISTS t (a INTEGER)`},
+		{Name: "t.b", SQL: `ALTER TABLE t ADD COLUMN b INTEGER NOT NULL DEFAULT 7`},
+		{Name: "rows", Tx: func(ctx context.Context, tx *sql.Tx) error {
+			ran++
+			_, err := tx.ExecContext(ctx, `INSERT INTO t (a) VALUES (1), (2)`)
+			return err
+		}},
+	}
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, db, steps[:2], ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, db, steps, ""); err != nil { // the next release adds a step
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, db, steps, ""); err != nil { // and reopens: nothing runs twice
+		t.Fatal(err)
+	}
+	if ran != 1 {
+		t.Errorf("the data step ran %d times, want 1", ran)
+	}
+	if got := strings.Join(versions(t, db), " "); got != "1:t 2:t.b 3:rows" {
+		t.Errorf("versions %q", got)
+	}
+	var sum int
+	if err := db.QueryRow(`SELECT sum(a) + sum(b) FROM t`).Scan(&sum); err != nil || sum != 17 {
+		t.Errorf("table content: sum %d, err %v", sum, err)
+	}
+	// An older build refuses the file instead of running on a schema it does
+	// not know.
+	if err := Migrate(ctx, db, steps[:1], ""); !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("older build: err %v, want ErrNewerSchema", err)
+	}
+	db.Close()
+}
+
+func TestMigrateFailingStepLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "f.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	steps := []Step{
+		{Name: "t", SQL: `CREATE TABLE t (a INTEGER)`},
+		{Name: "half", Tx: func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+				return err
+			}
+			return errors.New("disk gone")
+		}},
+	}
+	err = Migrate(ctx, db, steps, "")
+	if err == nil || !strings.Contains(err.Error(), "migrate 2 (half): disk gone") {
+		t.Fatalf("err %v", err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("half-applied step left %d rows (err %v)", n, err)
+	}
+	if got := strings.Join(versions(t, db), " "); got != "1:t" {
+		t.Errorf("versions %q, want only the first", got)
+	}
+}
+
+func TestMigrateAdoptsLegacyTable(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "l.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A file of a release that kept its versions in its own table.
+	if _, err := db.Exec(`CREATE TABLE old_schema (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);
+		INSERT INTO old_schema VALUES (1, 111), (2, 222);
+		CREATE TABLE t (a INTEGER, b INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	steps := []Step{
+		{Name: "t", SQL: `CREATE TABLE t (a INTEGER)`}, // not idempotent: must not run again
+		{Name: "t.b", SQL: `ALTER TABLE t ADD COLUMN b INTEGER`},
+		{Name: "t.c", SQL: `ALTER TABLE t ADD COLUMN c INTEGER`},
+	}
+	if err := Migrate(ctx, db, steps, "old_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(versions(t, db), " "); got != "1:t 2:t.b 3:t.c" {
+		t.Errorf("versions %q", got)
+	}
+	var n int
+	db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'old_schema'`).Scan(&n)
+	if n != 0 {
+		t.Error("the legacy table is still there")
+	}
+	var at int64
+	if err := db.QueryRow(`SELECT applied_at FROM schema_migrations WHERE version = 2`).Scan(&at); err != nil || at != 222 {
+		t.Errorf("applied_at of version 2 = %d (err %v), want the legacy 222", at, err)
+	}
+}
+
+func TestDBStepRunsOutsideTheRecord(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "d.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	steps := []Step{{Name: "chunks", DB: func(ctx context.Context, db *sql.DB) error {
+		_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS c (x); INSERT INTO c VALUES (1)`)
+		return err
+	}}}
+	if err := Migrate(ctx, db, steps, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(versions(t, db), " "); got != "1:chunks" {
+		t.Errorf("versions %q", got)
+	}
+}
