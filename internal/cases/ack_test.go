@@ -130,7 +130,7 @@ func TestTriageAckAndAssign(t *testing.T) {
 	db := rawDB(t, path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 2 {
+	if err := db.QueryRow(`SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != 2 {
 		t.Errorf("schema version %d (%v), want 2", v, err)
 	}
 }

@@ -33,7 +33,6 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/tz"
-
 )
 
 // ErrNotFound is returned for an unknown document.
@@ -136,7 +135,7 @@ func (s *Store) Close() error {
 
 func (s *Store) migrate(ctx context.Context) error {
 	// Files of earlier releases kept their versions in cases_schema.
-	if err := sqlitedb.Migrate(ctx, s.db, migrations, "cases_schema"); err != nil {
+	if err := sqlitedb.Migrate(ctx, s.db, sqlitedb.Scheme{Table: "cases_migrations", Legacy: "cases_schema"}, migrations); err != nil {
 		return fmt.Errorf("cases: %w", err)
 	}
 	return nil

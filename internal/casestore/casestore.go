@@ -31,7 +31,6 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/internal/sqlitedb"
-
 )
 
 // ErrNotFound is returned when an alert id is unknown.
@@ -148,7 +147,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	if err := sqlitedb.Migrate(ctx, s.db, migrations, ""); err != nil {
+	if err := sqlitedb.Migrate(ctx, s.db, sqlitedb.Scheme{Table: "schema_migrations"}, migrations); err != nil {
 		return fmt.Errorf("casestore: %w", err)
 	}
 	return nil

@@ -2,7 +2,8 @@
 // readings store, alerts and cases, users, the gateway's outbox): how a file
 // is opened — write-ahead log, busy timeout, synchronous level, immediate
 // write transactions — and how its schema moves forward: numbered steps,
-// each applied once and recorded in schema_migrations.
+// each applied once and recorded in the store's own version table (two
+// stores may share a file: the alerts and the cases live in cases.db).
 //
 // modernc.org/sqlite (pure Go) is the driver, so the gateway cross-compiles
 // with cgo off.
@@ -103,39 +104,59 @@ type Step struct {
 // know: it was written by a newer release.
 var ErrNewerSchema = errors.New("sqlite: the file was migrated by a newer release")
 
+// Scheme names the table where a store records its steps (version, name,
+// applied_at), and an older version table (version, applied_at) whose rows
+// are carried into it, then dropped.
+type Scheme struct {
+	Table  string
+	Legacy string
+}
+
 // Migrate applies the steps the file has not recorded yet, in order; step
-// i (from 0) is version i+1. A file that predates schema_migrations runs
+// i (from 0) is version i+1. A file that predates the version table runs
 // every step, so the first steps of a store that existed before it must be
 // idempotent (CREATE … IF NOT EXISTS, or a check of the table's shape).
-//
-// legacy names an older version table (columns version, applied_at) whose
-// rows are carried into schema_migrations, then dropped.
-func Migrate(ctx context.Context, db *sql.DB, steps []Step, legacy string) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+func Migrate(ctx context.Context, db *sql.DB, sc Scheme, steps []Step) error {
+	if !validName(sc.Table) || (sc.Legacy != "" && !validName(sc.Legacy)) {
+		return fmt.Errorf("migrate: version table %q / %q: use letters, digits and _", sc.Table, sc.Legacy)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+sc.Table+` (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if legacy != "" {
-		if err := adoptLegacy(ctx, db, steps, legacy); err != nil {
+	if sc.Legacy != "" {
+		if err := adoptLegacy(ctx, db, sc, steps); err != nil {
 			return err
 		}
 	}
 	var have int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+sc.Table).Scan(&have); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if have > len(steps) {
 		return fmt.Errorf("%w: it is at schema version %d, this build knows %d; run the newer release or restore a backup", ErrNewerSchema, have, len(steps))
 	}
 	for i := have; i < len(steps); i++ {
-		if err := apply(ctx, db, i+1, steps[i]); err != nil {
+		if err := apply(ctx, db, sc.Table, i+1, steps[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func apply(ctx context.Context, db *sql.DB, version int, s Step) error {
+func validName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for _, r := range n {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func apply(ctx context.Context, db *sql.DB, table string, version int, s Step) error {
 	if s.DB != nil {
 		if err := s.DB(ctx, db); err != nil {
 			return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
@@ -155,7 +176,7 @@ func apply(ctx context.Context, db *sql.DB, version int, s Step) error {
 	if err != nil {
 		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version, name, applied_at) VALUES (?, ?, ?)`,
 		version, s.Name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("migrate %d (%s): %w", version, s.Name, err)
 	}
@@ -165,8 +186,9 @@ func apply(ctx context.Context, db *sql.DB, version int, s Step) error {
 	return nil
 }
 
-// adoptLegacy moves an older version table's rows into schema_migrations.
-func adoptLegacy(ctx context.Context, db *sql.DB, steps []Step, legacy string) error {
+// adoptLegacy moves an older version table's rows into the scheme's table.
+func adoptLegacy(ctx context.Context, db *sql.DB, sc Scheme, steps []Step) error {
+	legacy := sc.Legacy
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, legacy).Scan(&n); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -179,7 +201,7 @@ func adoptLegacy(ctx context.Context, db *sql.DB, steps []Step, legacy string) e
 		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT version, applied_at FROM "`+legacy+`" ORDER BY version`)
+	rows, err := tx.QueryContext(ctx, `SELECT version, applied_at FROM `+legacy+` ORDER BY version`)
 	if err != nil {
 		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
 	}
@@ -202,11 +224,11 @@ func adoptLegacy(ctx context.Context, db *sql.DB, steps []Step, legacy string) e
 		if r.v >= 1 && int(r.v) <= len(steps) {
 			name = steps[r.v-1].Name
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`, r.v, name, r.at); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO `+sc.Table+` (version, name, applied_at) VALUES (?, ?, ?)`, r.v, name, r.at); err != nil {
 			return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE "`+legacy+`"`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DROP TABLE `+legacy); err != nil {
 		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 )
 
+var sc = Scheme{Table: "schema_migrations"}
+
 func pragma(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var v string
@@ -88,13 +90,13 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Migrate(ctx, db, steps[:2], ""); err != nil {
+	if err := Migrate(ctx, db, sc, steps[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := Migrate(ctx, db, steps, ""); err != nil { // the next release adds a step
+	if err := Migrate(ctx, db, sc, steps); err != nil { // the next release adds a step
 		t.Fatal(err)
 	}
-	if err := Migrate(ctx, db, steps, ""); err != nil { // and reopens: nothing runs twice
+	if err := Migrate(ctx, db, sc, steps); err != nil { // and reopens: nothing runs twice
 		t.Fatal(err)
 	}
 	if ran != 1 {
@@ -109,7 +111,7 @@ func TestMigrate(t *testing.T) {
 	}
 	// An older build refuses the file instead of running on a schema it does
 	// not know.
-	if err := Migrate(ctx, db, steps[:1], ""); !errors.Is(err, ErrNewerSchema) {
+	if err := Migrate(ctx, db, sc, steps[:1]); !errors.Is(err, ErrNewerSchema) {
 		t.Errorf("older build: err %v, want ErrNewerSchema", err)
 	}
 	db.Close()
@@ -131,7 +133,7 @@ func TestMigrateFailingStepLeavesNothing(t *testing.T) {
 			return errors.New("disk gone")
 		}},
 	}
-	err = Migrate(ctx, db, steps, "")
+	err = Migrate(ctx, db, sc, steps)
 	if err == nil || !strings.Contains(err.Error(), "migrate 2 (half): disk gone") {
 		t.Fatalf("err %v", err)
 	}
@@ -162,7 +164,7 @@ func TestMigrateAdoptsLegacyTable(t *testing.T) {
 		{Name: "t.b", SQL: `ALTER TABLE t ADD COLUMN b INTEGER`},
 		{Name: "t.c", SQL: `ALTER TABLE t ADD COLUMN c INTEGER`},
 	}
-	if err := Migrate(ctx, db, steps, "old_schema"); err != nil {
+	if err := Migrate(ctx, db, Scheme{Table: "schema_migrations", Legacy: "old_schema"}, steps); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(versions(t, db), " "); got != "1:t 2:t.b 3:t.c" {
@@ -179,6 +181,30 @@ func TestMigrateAdoptsLegacyTable(t *testing.T) {
 	}
 }
 
+// TestTwoStoresShareAFile: each store's steps are counted in its own
+// table, so one store's versions never stop the other's.
+func TestTwoStoresShareAFile(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "shared.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a := []Step{{Name: "a1", SQL: `CREATE TABLE a1 (x)`}, {Name: "a2", SQL: `CREATE TABLE a2 (x)`}, {Name: "a3", SQL: `CREATE TABLE a3 (x)`}}
+	b := []Step{{Name: "b1", SQL: `CREATE TABLE b1 (x)`}}
+	for range 2 {
+		if err := Migrate(ctx, db, Scheme{Table: "a_migrations"}, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := Migrate(ctx, db, Scheme{Table: "b_migrations"}, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Migrate(ctx, db, Scheme{Table: "b; DROP TABLE a1"}, b); err == nil {
+		t.Error("a table name that is not a plain identifier was accepted")
+	}
+}
+
 func TestDBStepRunsOutsideTheRecord(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(filepath.Join(t.TempDir(), "d.db"), Options{})
@@ -190,7 +216,7 @@ func TestDBStepRunsOutsideTheRecord(t *testing.T) {
 		_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS c (x); INSERT INTO c VALUES (1)`)
 		return err
 	}}}
-	if err := Migrate(ctx, db, steps, ""); err != nil {
+	if err := Migrate(ctx, db, sc, steps); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(versions(t, db), " "); got != "1:chunks" {
