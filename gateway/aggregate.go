@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
@@ -164,10 +167,59 @@ func (a *Aggregator) close() (Output, bool) {
 		p := round2(o.peak)
 		rec.LCpeak = &p
 	}
-	h := o.hist
+	h := wholeMs(o.hist, durMs)
 	rec.Hist = &h
 	a.minute.add(rec)
 	return Output{Record: rec, Device: o.dev, Clock: o.sync}, true
+}
+
+// wholeMs rounds a histogram's bins to whole milliseconds that add up to
+// exactly total (the record's dur_ms), by largest remainder: every bin gets
+// the floor of its time, and the milliseconds still missing go one each to
+// the bins with the largest fractional parts (ties to the lower bin, so the
+// result is deterministic). Bins left at 0 ms are dropped. Samples that
+// straddle a second boundary give bins like 863.957 ms; on the wire those
+// digits were more than half of a batch, and they carry no information at a
+// meter's resolution.
+func wholeMs(h level.Histogram, total int64) level.Histogram {
+	type part struct {
+		bin  int
+		frac float64
+	}
+	out := level.Histogram{Bins: make(map[int]float64, len(h.Bins))}
+	parts := make([]part, 0, len(h.Bins))
+	var sum int64
+	for b, ms := range h.Bins {
+		f := math.Floor(ms)
+		out.Bins[b] = f
+		sum += int64(f)
+		parts = append(parts, part{b, ms - f})
+	}
+	slices.SortFunc(parts, func(x, y part) int {
+		if c := cmp.Compare(y.frac, x.frac); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.bin, y.bin)
+	})
+	for i := 0; sum < total && len(parts) > 0; i = (i + 1) % len(parts) {
+		out.Bins[parts[i].bin]++
+		sum++
+	}
+	// Never more than total: only possible when total was clamped below the
+	// measured time, which close does not do, but a histogram must not claim
+	// more time than its record.
+	for i := len(parts) - 1; sum > total && i >= 0; i-- {
+		if out.Bins[parts[i].bin] > 0 {
+			out.Bins[parts[i].bin]--
+			sum--
+		}
+	}
+	for b, ms := range out.Bins {
+		if ms <= 0 {
+			delete(out.Bins, b)
+		}
+	}
+	return out
 }
 
 func round2(v float64) float64 {
