@@ -25,14 +25,83 @@ import (
 // sample touches. A record's dur_ms is the measured time inside its second:
 // less than 1000 when samples were missed (never padded).
 //
-// Samples must arrive in time order; if the clock jumps backwards the
-// current record is closed and a new one starts (records follow the order of
-// sampling, the clock state in the batch tells the reader why).
+// Samples arrive in time order, overlapping a little (a sample read 97 ms
+// after the previous one at a 100 ms period): a sample never counts time
+// that the previous one already covered, so a record's dur_ms never exceeds
+// its second. When the clock steps backwards (a sample ends before the
+// previous one did: chrony stepping, or a Pi without RTC that restored an
+// older time after a power cut) the current record is closed and new ones
+// start: records follow the order of sampling and nothing is re-dated.
+// Every record that holds time already measured before the step — a
+// re-measured second, the same t as a record already made — carries the
+// step in its clock state (StepClock: synced false, source "step"), so the
+// Batcher puts it in a batch of its own and the central service sees why
+// the second comes twice. Seed tells a fresh aggregator where the previous
+// run stopped (Outbox.High), so a clock restored to an older time across a
+// restart is seen too. Steps lists the steps seen.
 type Aggregator struct {
 	period time.Duration
 
 	cur    *open // second being filled, nil when none
 	minute minuteAcc
+	last   time.Time // end of the previous sample
+	high   time.Time // latest instant measured (or seeded)
+	steps  []ClockStep
+}
+
+// ClockStep is a backward clock step seen by the Aggregator: at sample time
+// At the clock was Back behind the latest instant already measured.
+type ClockStep struct {
+	At   time.Time
+	Back time.Duration
+}
+
+// StepSource is the clock source of records that hold re-measured time
+// after a backward clock step (see Aggregator); such records are also
+// flagged unsynced, and their offset_ms is at least how far the clock went
+// back.
+const StepSource = "step"
+
+// StepClock returns clk marked as after a backward step of back.
+func StepClock(clk wire.Clock, back time.Duration) wire.Clock {
+	clk.Synced = false
+	clk.Source = StepSource
+	clk.OffsetMs = max(clk.OffsetMs, float64(back)/float64(time.Millisecond))
+	return clk
+}
+
+// mergeClock is the clock state of a record holding samples taken in acc
+// and clk: unsynced if either was, the worse offset, and a step stays a
+// step.
+func mergeClock(acc, clk wire.Clock) wire.Clock {
+	out := acc
+	if !clk.Synced {
+		out.Synced = false
+		if acc.Source != StepSource {
+			out.Source = clk.Source
+		}
+	}
+	if clk.Source == StepSource {
+		out.Source = StepSource
+	}
+	out.OffsetMs = max(acc.OffsetMs, clk.OffsetMs)
+	return out
+}
+
+// Seed tells the aggregator that time up to high was already measured
+// (the end of the latest record stored by an earlier run): samples before
+// it are re-measured time. A zero high changes nothing.
+func (a *Aggregator) Seed(high time.Time) {
+	if high.After(a.high) {
+		a.high = high.UTC()
+	}
+}
+
+// Steps returns the backward clock steps seen since the last call.
+func (a *Aggregator) Steps() []ClockStep {
+	s := a.steps
+	a.steps = nil
+	return s
 }
 
 type open struct {
@@ -82,6 +151,27 @@ func (a *Aggregator) Add(s bridge.Sample, clk wire.Clock) ([]Output, error) {
 	end := s.At.UTC()
 	start := end.Add(-dur)
 	var out []Output
+	switch {
+	case a.last.IsZero():
+	case end.Before(a.last):
+		// The clock stepped back: the record being filled ends here.
+		a.steps = append(a.steps, ClockStep{At: end, Back: a.high.Sub(end)})
+		if o, ok := a.close(); ok {
+			out = append(out, o)
+		}
+	case !end.After(a.last):
+		return nil, nil // no time of its own
+	case start.Before(a.last):
+		start = a.last // only the time the previous sample did not cover
+	}
+	if start.Before(a.high) {
+		// Part of this sample is time already measured: a re-measure.
+		clk = StepClock(clk, a.high.Sub(start))
+	}
+	a.last = end
+	if end.After(a.high) {
+		a.high = end
+	}
 	for start.Before(end) {
 		sec := start.Truncate(time.Second)
 		pieceEnd := sec.Add(time.Second)
@@ -130,13 +220,7 @@ func (o *open) add(s bridge.Sample, ms float64, clk wire.Clock) {
 		o.peak, o.hasPeak = s.PeakC, true
 	}
 	// The record is only as honest as the worst clock state seen in it.
-	if !clk.Synced {
-		o.sync.Synced = false
-		o.sync.Source = clk.Source
-	}
-	if clk.OffsetMs > o.sync.OffsetMs {
-		o.sync.OffsetMs = clk.OffsetMs
-	}
+	o.sync = mergeClock(o.sync, clk)
 }
 
 func (a *Aggregator) close() (Output, bool) {

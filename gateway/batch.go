@@ -9,9 +9,13 @@ import (
 
 // Batcher groups finished records into batches of at most MaxRecords
 // records, spanning at most MaxAge of record time and waiting at most MaxAge
-// of wall time (passed in) since the batch's first record arrived. A batch is also cut when
-// the device or the clock's synced flag changes, so that the device and
-// clock fields of a batch are true for every record in it. It is pure.
+// of wall time (passed in) since the batch's first record arrived. A batch
+// is also cut when the device or the clock's synced flag or source changes,
+// so that the device and clock fields of a batch are true for every record
+// in it, and before a record that does not come after the previous one
+// (a backward clock step): records are always in time order within a
+// batch, and re-measured seconds travel in a batch of their own marked
+// source "step" (Aggregator). It is pure.
 type Batcher struct {
 	MaxRecords int
 	MaxAge     time.Duration
@@ -33,7 +37,8 @@ type Pending struct {
 // completed (zero, one or two).
 func (b *Batcher) Add(o Output, now time.Time) []Pending {
 	var out []Pending
-	if len(b.recs) > 0 && (o.Device != b.dev || o.Clock.Synced != b.clock.Synced ||
+	if len(b.recs) > 0 && (o.Device != b.dev || o.Clock.Synced != b.clock.Synced || o.Clock.Source != b.clock.Source ||
+		!o.Record.T.After(b.recs[len(b.recs)-1].T) ||
 		(b.MaxAge > 0 && o.Record.T.Sub(b.recs[0].T) >= b.MaxAge)) {
 		out = append(out, b.cut())
 	}
@@ -74,6 +79,17 @@ func (b *Batcher) cut() Pending {
 	p := Pending{Device: wireDevice(b.dev), Clock: b.clock, Records: b.recs}
 	b.recs = nil
 	return p
+}
+
+// Until is the end of the batch's latest record (t + dur_ms).
+func (p Pending) Until() time.Time {
+	var u time.Time
+	for _, r := range p.Records {
+		if e := r.T.Add(time.Duration(r.DurMs) * time.Millisecond); e.After(u) {
+			u = e
+		}
+	}
+	return u
 }
 
 func wireDevice(d bridge.Device) wire.Device {

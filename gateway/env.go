@@ -111,15 +111,14 @@ func (g *Gateway) sampleEnv(ctx context.Context) error {
 	due.Stop()
 	defer due.Stop()
 
-	read := func() error {
+	read := func() {
 		now := g.now()
-		if g.opts.FullPolicy == StopSampling && g.box.Full() {
+		if g.opts.FullPolicy == StopSampling && g.noRoom() {
 			if p, ok := bat.Flush(); ok {
-				if err := g.enqueueEnv(dbctx, p); err != nil {
-					return err
-				}
+				g.enqueueEnv(dbctx, p)
 			}
-			return g.box.Drop(dbctx, 1) // one reading not taken
+			_ = g.box.Drop(dbctx, 1) // one reading not taken
+			return
 		}
 		var e bridge.Env
 		err := g.env.SenseEnv(&e)
@@ -134,52 +133,43 @@ func (g *Gateway) sampleEnv(ctx context.Context) error {
 			if n := g.envErrors.Add(1); n == 1 || n%60 == 0 {
 				g.log.Warn("leitura do sensor ambiental falhou", "sensor", g.env.String(), "erro", err, "failures", n)
 			}
-			return nil
+			return
 		}
 		clk := g.readClock(now)
 		for _, p := range bat.Add(rec, envDevice(e.Device), clk, now) {
-			if err := g.enqueueEnv(dbctx, p); err != nil {
-				return err
-			}
+			g.enqueueEnv(dbctx, p)
 		}
 		if bat.Len() == 1 { // a new batch opened: it is due MaxAge from now
 			due.Reset(o.BatchMaxAge)
 		}
-		return nil
 	}
-	if err := read(); err != nil {
-		return err
-	}
+	read()
 	for {
 		select {
 		case <-ctx.Done():
 			if p, ok := bat.Flush(); ok {
-				return g.enqueueEnv(dbctx, p)
+				g.enqueueEnv(dbctx, p)
 			}
 			return nil
 		case <-due.C:
 			if p, ok := bat.Due(g.now()); ok {
-				if err := g.enqueueEnv(dbctx, p); err != nil {
-					return err
-				}
+				g.enqueueEnv(dbctx, p)
 			}
 		case <-tick.C:
-			if err := read(); err != nil {
-				return err
-			}
+			read()
 		}
 	}
 }
 
-// enqueueEnv numbers, seals and stores an env batch (see enqueue).
-func (g *Gateway) enqueueEnv(ctx context.Context, p PendingEnv) error {
-	return g.store(ctx, wire.KindEnv, g.envTopic, len(p.Env), func(seq uint64, now time.Time) wire.Batch {
+// enqueueEnv numbers, seals and stores an env batch (see store).
+func (g *Gateway) enqueueEnv(ctx context.Context, p PendingEnv) {
+	g.store(ctx, held{kind: wire.KindEnv, topic: g.envTopic, n: len(p.Env), build: func(seq uint64, now time.Time) wire.Batch {
 		return wire.Batch{
 			V: wire.Version, Kind: wire.KindEnv, Municipality: g.opts.Municipality, Gateway: g.opts.Gateway,
 			Sensor: g.opts.Env.Sensor, Seq: seq, SentAt: now.Truncate(time.Millisecond), Device: p.Device,
 			Clock: p.Clock, Env: p.Env,
 		}
-	})
+	}})
 }
 
 // envDevice returns d with the grade an environmental sensor is given when
@@ -241,7 +231,10 @@ func EnvRecordOf(e bridge.Env, now time.Time) (wire.EnvRecord, error) {
 // EnvBatcher groups environmental readings into batches of at most
 // MaxRecords readings spanning at most MaxAge of reading time and waiting
 // at most MaxAge of wall time (passed in). Like Batcher, it cuts a batch when
-// the device or the clock's synced flag changes. It is pure.
+// the device or the clock's synced flag or source changes and before a
+// reading not later than the previous one; a reading not later than the
+// latest one seen (a backward clock step) is marked with StepClock. It is
+// pure.
 type EnvBatcher struct {
 	MaxRecords int
 	MaxAge     time.Duration
@@ -250,6 +243,7 @@ type EnvBatcher struct {
 	opened time.Time
 	dev    bridge.Device
 	clock  wire.Clock
+	high   time.Time // latest reading time
 }
 
 // PendingEnv is an env batch ready to be numbered and sealed.
@@ -263,7 +257,15 @@ type PendingEnv struct {
 // time now, and returns the batches it completed (zero, one or two).
 func (b *EnvBatcher) Add(r wire.EnvRecord, dev bridge.Device, clk wire.Clock, now time.Time) []PendingEnv {
 	var out []PendingEnv
-	if len(b.recs) > 0 && (dev != b.dev || clk.Synced != b.clock.Synced ||
+	// A reading not after the latest one: the clock stepped back.
+	if !b.high.IsZero() && !r.T.After(b.high) {
+		clk = StepClock(clk, b.high.Sub(r.T))
+	}
+	if r.T.After(b.high) {
+		b.high = r.T
+	}
+	if len(b.recs) > 0 && (dev != b.dev || clk.Synced != b.clock.Synced || clk.Source != b.clock.Source ||
+		!r.T.After(b.recs[len(b.recs)-1].T) ||
 		(b.MaxAge > 0 && r.T.Sub(b.recs[0].T) >= b.MaxAge)) {
 		out = append(out, b.cut())
 	}

@@ -41,6 +41,9 @@ type FullPolicy string
 
 // Full-outbox policies. Both count what is lost in Status.Outbox.Dropped and
 // set Status.Outbox.Full; neither drops acknowledged-order data silently.
+// They apply when the outbox's capacity (records, or bytes) is reached, and
+// when the disk refuses writes and the bounded memory buffer that takes the
+// batches meanwhile (Options.MemoryRecords) is full.
 const (
 	// DropNew keeps measuring and discards each new batch that does not
 	// fit, counting its records.
@@ -68,6 +71,7 @@ type Options struct {
 	StatusInterval time.Duration // retained status refresh (default 60 s)
 	PublishTimeout time.Duration // wait for a PUBACK (default 10 s)
 	InFlight       int           // batches awaiting their PUBACK at once, with an AsyncPublisher (default 8)
+	MemoryRecords  int           // records held in memory while the disk refuses writes (default 1800: 30 min)
 	Version        string        // software version in the status
 
 	// Env configures the optional environmental sensor (SetEnvSensor).
@@ -79,7 +83,7 @@ func DefaultOptions() Options {
 	return Options{
 		SamplePeriod: 100 * time.Millisecond, BatchRecords: 10, BatchMaxAge: 10 * time.Second,
 		FullPolicy: DropNew, ReplayRate: 50, Window: 100, AckTimeout: 30 * time.Second,
-		StatusInterval: 60 * time.Second, PublishTimeout: 10 * time.Second, InFlight: 8,
+		StatusInterval: 60 * time.Second, PublishTimeout: 10 * time.Second, InFlight: 8, MemoryRecords: 1800,
 	}
 }
 
@@ -114,6 +118,9 @@ func (o *Options) fill() {
 	}
 	if o.InFlight <= 0 {
 		o.InFlight = d.InFlight
+	}
+	if o.MemoryRecords <= 0 {
+		o.MemoryRecords = d.MemoryRecords
 	}
 	o.Env.fill(o.Sensor)
 }
@@ -171,7 +178,28 @@ type Gateway struct {
 	senseErrors atomic.Uint64
 	badAcks     atomic.Uint64
 
+	// Acks below the watermark already applied (HandleAck).
+	lowAcks      atomic.Uint64 // count since start
+	lowRun       atomic.Int64  // in a row
+	ackRegressed atomic.Bool
+
+	// Batches the disk refused, oldest first, waiting to be stored
+	// (storeBatch); memRecords counts their records.
+	memMu      sync.Mutex
+	mem        []held
+	memRecords atomic.Int64
+	memDrops   uint64      // batches refused for a full memory buffer (log pacing)
+	diskDown   atomic.Bool // the last store attempt met a storage error
+
 	envState
+}
+
+// held is a batch waiting in memory for the disk.
+type held struct {
+	kind, topic string
+	n           int
+	until       time.Time
+	build       func(seq uint64, now time.Time) wire.Batch
 }
 
 // New builds a gateway. log may be nil (discard).
@@ -189,14 +217,16 @@ func New(opts Options, m bridge.Meter, s SyncSource, box *Outbox, key ed25519.Pr
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{
+	g := &Gateway{
 		opts: opts, meter: m, sync: s, box: box, key: key, pub: pub, log: log, now: time.Now,
 		levelsTopic: wire.LevelsTopic(opts.Municipality, opts.Gateway, opts.Sensor),
 		statusTopic: wire.StatusTopic(opts.Municipality, opts.Gateway),
 		wake:        make(chan struct{}, 1),
 		clock:       unsyncedClock,
 		envState:    envState{envTopic: wire.EnvTopic(opts.Municipality, opts.Gateway, opts.Env.Sensor)},
-	}, nil
+	}
+	g.ackSeq.Store(box.Acked()) // the watermark already applied: a lower ack went backwards
+	return g, nil
 }
 
 // AckTopic is the topic the transport must subscribe to (QoS 1).
@@ -227,6 +257,7 @@ func (g *Gateway) HandleAck(payload []byte) {
 		g.badAcks.Add(1)
 		return
 	}
+	g.watchRegression(a.Seq)
 	for {
 		cur := g.ackSeq.Load()
 		if a.Seq <= cur || g.ackSeq.CompareAndSwap(cur, a.Seq) {
@@ -259,6 +290,36 @@ func (g *Gateway) HandleAck(payload []byte) {
 // fastResendAcks is how many times in a row the same ack must come for a
 // fast resend (HandleAck).
 const fastResendAcks = 3
+
+// regressAcks is how many acks in a row below the watermark already
+// applied raise the alarm: one stale ack redelivered after a reconnect is
+// not a regression.
+const regressAcks = 3
+
+// watchRegression notices acks below the highest one seen (or applied at
+// start): the central service's data went back to an older state (restored
+// from a backup). The gateway never deletes anything on a lower ack; it
+// keeps sending and replaying what is unacked, counts such acks
+// (Status.Outbox.AckRegressions), raises AckRegressed after regressAcks of
+// them in a row and clears it once an ack reaches the watermark again.
+func (g *Gateway) watchRegression(seq uint64) {
+	high := g.ackSeq.Load()
+	if seq >= high {
+		g.lowRun.Store(0)
+		if g.ackRegressed.CompareAndSwap(true, false) {
+			g.log.Info("o ack do serviço central voltou ao nível já confirmado", "ack", seq)
+			g.poke()
+		}
+		return
+	}
+	g.lowAcks.Add(1)
+	if g.lowRun.Add(1) >= regressAcks && g.ackRegressed.CompareAndSwap(false, true) {
+		g.log.Warn("o serviço central confirma seqs abaixo do que já tinha confirmado (dados restaurados de um backup antigo?); "+
+			"nada é apagado por isso e os lotes pendentes continuam sendo enviados",
+			"ack", seq, "confirmado_antes", high, "lotes_perdidos_no_central", high-seq)
+		g.poke()
+	}
+}
 
 // ParseAck decodes an ack strictly: known fields only, v = 1, a gateway id
 // and a seq ≥ 1.
@@ -295,7 +356,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 	eg.Go(func() error { return g.sample(ctx) })
 	eg.Go(func() error { return g.sampleEnv(ctx) })
 	eg.Go(func() error { return g.send(ctx) })
-	return eg.Wait()
+	err := eg.Wait()
+	g.abandonMemory(context.WithoutCancel(ctx))
+	return err
 }
 
 func (g *Gateway) readClock(now time.Time) wire.Clock {
@@ -321,6 +384,7 @@ func (g *Gateway) sample(ctx context.Context) error {
 	// been cut must reach the outbox (they take milliseconds).
 	dbctx := context.WithoutCancel(ctx)
 	agg := NewAggregator(g.opts.SamplePeriod)
+	agg.Seed(g.box.High())
 	bat := &Batcher{MaxRecords: g.opts.BatchRecords, MaxAge: g.opts.BatchMaxAge}
 	tick := time.NewTicker(g.opts.SamplePeriod)
 	defer tick.Stop()
@@ -330,45 +394,39 @@ func (g *Gateway) sample(ctx context.Context) error {
 	var skipped time.Duration
 	wasFull := false
 
-	flush := func() error {
+	flush := func() {
 		for _, o := range agg.Flush() {
 			for _, p := range bat.Add(o, g.now()) {
-				if err := g.enqueue(dbctx, p); err != nil {
-					return err
-				}
+				g.enqueue(dbctx, p)
 			}
 		}
 		if p, ok := bat.Flush(); ok {
-			return g.enqueue(dbctx, p)
+			g.enqueue(dbctx, p)
 		}
-		return nil
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			// Persist what is in memory, even though the run is over.
-			return flush()
+			flush()
+			return nil
 		case <-tick.C:
 		}
 		now := g.now()
-		if now.Sub(lastClock) >= time.Second {
+		if now.Round(0).Sub(lastClock.Round(0)).Abs() >= time.Second {
 			clk = g.readClock(now)
 			lastClock = now
 		}
-		if full := g.box.Full(); full != wasFull {
+		if full := g.noRoom(); full != wasFull {
 			wasFull = full
 			g.poke() // status changes
 		}
 		if g.opts.FullPolicy == StopSampling && wasFull {
-			if err := flush(); err != nil {
-				return err
-			}
+			flush()
 			skipped += g.opts.SamplePeriod
 			if s := int(skipped / time.Second); s > 0 {
 				skipped -= time.Duration(s) * time.Second
-				if err := g.box.Drop(dbctx, s); err != nil {
-					return err
-				}
+				_ = g.box.Drop(dbctx, s)
 			}
 			continue
 		}
@@ -389,17 +447,17 @@ func (g *Gateway) sample(ctx context.Context) error {
 			}
 			continue
 		}
+		for _, st := range agg.Steps() {
+			g.log.Warn("o relógio voltou no tempo; os segundos medidos de novo vão em lotes marcados (clock.source=step, synced=false)",
+				"at", st.At, "back", st.Back.Round(time.Millisecond))
+		}
 		for _, o := range outs {
 			for _, p := range bat.Add(o, g.now()) {
-				if err := g.enqueue(dbctx, p); err != nil {
-					return err
-				}
+				g.enqueue(dbctx, p)
 			}
 		}
 		if p, ok := bat.Due(now); ok {
-			if err := g.enqueue(dbctx, p); err != nil {
-				return err
-			}
+			g.enqueue(dbctx, p)
 		}
 		for _, m := range agg.Minutes() {
 			g.log.Debug("minute", "start", m.Start, "laeq_db", m.LAeq, "lafmax_db", m.LAFmax,
@@ -409,35 +467,122 @@ func (g *Gateway) sample(ctx context.Context) error {
 }
 
 // enqueue numbers, seals and stores a levels batch.
-func (g *Gateway) enqueue(ctx context.Context, p Pending) error {
-	return g.store(ctx, wire.KindLevels, g.levelsTopic, len(p.Records), func(seq uint64, now time.Time) wire.Batch {
-		return g.batch(p, seq, now)
-	})
+func (g *Gateway) enqueue(ctx context.Context, p Pending) {
+	g.store(ctx, held{kind: wire.KindLevels, topic: g.levelsTopic, n: len(p.Records), until: p.Until(),
+		build: func(seq uint64, now time.Time) wire.Batch { return g.batch(p, seq, now) }})
 }
 
-// store numbers, seals and stores a batch of n records built by build.
-// Levels and env batches share the outbox and its seq space. Only storage
-// failures are returned; a full outbox is counted and reported in the
-// status.
-func (g *Gateway) store(ctx context.Context, kind, topic string, n int, build func(seq uint64, now time.Time) wire.Batch) error {
+// store numbers, seals and stores a batch (levels and env batches share the
+// outbox and its seq space). Nothing here ends the run: a full outbox is
+// counted and reported in the status; when the disk refuses the write the
+// batch waits in memory, behind any batch already waiting, and is stored
+// once the disk takes writes again (retryMemory); beyond
+// Options.MemoryRecords it is dropped and counted.
+func (g *Gateway) store(ctx context.Context, h held) {
+	g.memMu.Lock()
+	defer g.memMu.Unlock()
+	g.flushMemoryLocked(ctx)
+	if len(g.mem) == 0 && g.storeOne(ctx, h) {
+		return
+	}
+	if int(g.memRecords.Load())+h.n > g.opts.MemoryRecords {
+		_ = g.box.Drop(ctx, h.n)
+		if g.memDrops++; g.memDrops == 1 || g.memDrops%60 == 0 {
+			g.log.Warn("disco recusa gravações e a memória de espera está cheia; lote descartado (contado em dropped)",
+				"kind", h.kind, "records", h.n, "memory_records", g.memRecords.Load(), "dropped_total", g.box.Stats().Dropped)
+		}
+		g.poke()
+		return
+	}
+	g.mem = append(g.mem, h)
+	g.memRecords.Add(int64(h.n))
+	g.poke()
+}
+
+// storeOne tries to store h; false means the disk refused it (the caller
+// keeps it). A refusal by the full policy or a batch that cannot be sealed
+// counts as done: both are counted as dropped.
+func (g *Gateway) storeOne(ctx context.Context, h held) bool {
 	now := g.now().UTC()
-	seq, err := g.box.Enqueue(ctx, topic, n, now, func(seq uint64) ([]byte, error) {
-		b := build(seq, now)
+	seq, err := g.box.Store(ctx, now, Put{Topic: h.topic, Records: h.n, Until: h.until, Seal: func(seq uint64) ([]byte, error) {
+		b := h.build(seq, now)
 		return wire.Seal(&b, g.key)
-	})
-	if errors.Is(err, ErrFull) {
+	}})
+	switch {
+	case err == nil:
+		if g.diskDown.CompareAndSwap(true, false) {
+			g.log.Info("a fila (outbox) voltou a gravar no disco", "memory_records", g.memRecords.Load())
+			g.poke()
+		}
+		g.log.Debug("batch stored", "kind", h.kind, "seq", seq, "records", h.n)
+		g.poke()
+		return true
+	case errors.Is(err, ErrFull):
 		st := g.box.Stats()
-		g.log.Warn("fila (outbox) cheia; lote descartado", "kind", kind, "policy", g.opts.FullPolicy, "records", n,
+		g.log.Warn("fila (outbox) cheia; lote descartado", "kind", h.kind, "policy", g.opts.FullPolicy, "records", h.n,
 			"dropped_total", st.Dropped, "pending", st.Pending, "capacity", st.Capacity)
 		g.poke()
-		return nil
+		return true
+	case errors.Is(err, ErrStorage):
+		if g.diskDown.CompareAndSwap(false, true) {
+			g.log.Error("o disco recusa gravar a fila (outbox); lotes guardados na memória até haver espaço, acks continuam sendo aplicados",
+				"err", err, "memory_limit_records", g.opts.MemoryRecords)
+			g.poke()
+		}
+		return false
+	default:
+		_ = g.box.Drop(ctx, h.n)
+		g.log.Error("lote não pôde ser selado; descartado e contado", "kind", h.kind, "records", h.n, "err", err)
+		return true
 	}
-	if err != nil {
-		return err
+}
+
+// flushMemoryLocked stores waiting batches, oldest first, until the disk
+// refuses one.
+func (g *Gateway) flushMemoryLocked(ctx context.Context) {
+	for len(g.mem) > 0 && g.storeOne(ctx, g.mem[0]) {
+		g.memRecords.Add(-int64(g.mem[0].n))
+		g.mem[0] = held{}
+		g.mem = g.mem[1:]
 	}
-	g.log.Debug("batch stored", "kind", kind, "seq", seq, "records", n)
-	g.poke()
-	return nil
+	if len(g.mem) == 0 {
+		g.mem = nil
+	}
+}
+
+// retryMemory tries the waiting batches again (the sender calls it every
+// second and after acks).
+func (g *Gateway) retryMemory(ctx context.Context) {
+	if g.memRecords.Load() == 0 && !g.diskDown.Load() {
+		return
+	}
+	g.memMu.Lock()
+	defer g.memMu.Unlock()
+	g.flushMemoryLocked(ctx)
+}
+
+// abandonMemory runs after the loops have stopped: one last try, then the
+// batches the disk still refuses are counted as dropped (the outbox writes
+// the count on Close, from its reserve if need be).
+func (g *Gateway) abandonMemory(ctx context.Context) {
+	g.memMu.Lock()
+	defer g.memMu.Unlock()
+	g.flushMemoryLocked(ctx)
+	if n := g.memRecords.Load(); n > 0 {
+		_ = g.box.Drop(ctx, int(n))
+		g.log.Error("parada com lotes na memória que o disco não aceitou; contados como descartados", "records", n)
+		g.mem = nil
+		g.memRecords.Store(0)
+	}
+}
+
+// noRoom reports whether a new batch would be lost: the outbox is at its
+// capacity, or the disk refuses writes and the memory buffer is full.
+func (g *Gateway) noRoom() bool {
+	if g.box.Full() {
+		return true
+	}
+	return g.box.StorageErr() != nil && int(g.memRecords.Load()) >= g.opts.MemoryRecords
 }
 
 func (g *Gateway) batch(p Pending, seq uint64, now time.Time) wire.Batch {
@@ -462,8 +607,21 @@ func (g *Gateway) reseal(old []byte, seq uint64) ([]byte, error) {
 func (g *Gateway) Status() wire.Status {
 	clk := g.currentClock()
 	ob := g.box.Stats()
+	ob.Memory = int(g.memRecords.Load())
+	if ob.Memory > 0 {
+		ob.Full = true
+	}
+	ob.AckRegressed = g.ackRegressed.Load()
+	ob.AckRegressions = g.lowAcks.Load()
 	return wire.Status{V: wire.Version, State: "online", At: g.now().UTC().Truncate(time.Millisecond),
 		Clock: &clk, Outbox: &ob, Version: g.opts.Version}
+}
+
+// alarms is the part of the status whose change is published at once.
+func (g *Gateway) alarms() wire.Outbox {
+	st := g.Status().Outbox
+	return wire.Outbox{Full: st.Full, StorageError: st.StorageError, AckRegressed: st.AckRegressed,
+		Memory: min(st.Memory, 1)}
 }
 
 func (g *Gateway) publishStatus(ctx context.Context) error {
@@ -489,7 +647,7 @@ func (g *Gateway) send(ctx context.Context) error {
 		nextSend     time.Time
 		lastProgress = g.now()
 		lastStatus   time.Time
-		lastFull     bool
+		lastAlarm    wire.Outbox
 		statusDirty  bool
 	)
 	for {
@@ -512,13 +670,18 @@ func (g *Gateway) send(ctx context.Context) error {
 					return err
 				}
 				cursor = g.box.Acked()
+			case errors.Is(err, ErrStorage):
+				// Retried with the next ack or tick; batches stay until then.
+				g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
 			case err != nil:
 				return err
 			default:
 				g.log.Debug("ack", "seq", a, "removed", n)
+				g.retryMemory(context.WithoutCancel(ctx))
 			}
 			lastProgress = now
 		}
+		g.retryMemory(context.WithoutCancel(ctx))
 		if cursor < g.box.Acked() {
 			cursor = g.box.Acked()
 		}
@@ -532,9 +695,8 @@ func (g *Gateway) send(ctx context.Context) error {
 			lastProgress = now
 			statusDirty = true
 		}
-		st := g.box.Stats()
-		if st.Full != lastFull {
-			lastFull, statusDirty = st.Full, true
+		if al := g.alarms(); al != lastAlarm {
+			lastAlarm, statusDirty = al, true
 		}
 		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
 			if err := g.publishStatus(ctx); err != nil {

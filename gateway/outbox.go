@@ -5,11 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -27,23 +32,67 @@ import (
 // after every batch has been acknowledged and deleted (the counter lives in
 // its own row). A batch leaves only when Ack reports a seq ≥ its own.
 //
-// Capacity is counted in 1-s records. When a batch does not fit, Enqueue
-// refuses it, adds its records to the persistent drop counter and returns
-// ErrFull: the policy is "drop new" because dropping old batches would leave
-// a hole below the central service's highest contiguous seq and stall its
-// acks for good (docs/wire.md).
+// Capacity is counted in 1-s records and, optionally, in bytes of stored
+// batches. When a batch does not fit, Enqueue refuses it, adds its records
+// to the drop counter and returns ErrFull: the policy is "drop new" because
+// dropping old batches would leave a hole below the central service's
+// highest contiguous seq and stall its acks for good (docs/wire.md).
+//
+// A full disk is a state, not a failure: before each insert the outbox
+// checks the volume's free space (statfs) against what the insert may need
+// (new database pages, WAL growth, the reserve); when it is short, or when
+// a write fails anyway, Enqueue returns a *StorageError and the outbox
+// reports the condition in Stats until a write succeeds again. Acks must
+// still be written on a full disk — they are what frees room — so the
+// outbox keeps a reserve: a ballast file next to the database
+// (outbox.db.reserve, OutboxOptions.Reserve bytes) that it truncates when a
+// delete fails for lack of space, retrying the delete and checkpointing the
+// WAL, and that it restores once the volume has room again. The WAL is
+// bounded (checkpointed every WalLimit bytes and truncated to that size),
+// so it never holds the whole outbox. Drop counts that cannot be written
+// are kept in memory and written with the next successful transaction.
 type Outbox struct {
 	db       *sql.DB
+	path     string
 	capacity int
+	capBytes int64
 
-	mu      sync.Mutex
-	pending int // records
-	rows    int
-	nextSeq uint64
-	acked   uint64
-	dropped uint64
-	refused bool // the last Enqueue was refused for lack of room
+	reservePath string
+	reserveWant int64
+	pageSize    int64
+	walLimit    int64
+
+	mu         sync.Mutex
+	pending    int   // records
+	bytes      int64 // payload bytes of the pending batches
+	rows       int
+	nextSeq    uint64
+	acked      uint64
+	dropped    uint64 // persisted + unsaved
+	unsaved    uint64 // drops not yet written
+	high       int64  // latest record end stored, Unix ms
+	refused    bool   // the last Enqueue was refused for lack of room
+	storageErr error  // the last write failed or was refused for lack of disk; nil once one succeeds
+	reserve    int64  // current size of the ballast file
+	released   bool   // the ballast was released since the last checkpoint
 }
+
+// OutboxOptions size an outbox. CapacityRecords is required.
+type OutboxOptions struct {
+	// CapacityRecords bounds the pending records (1-s level records and env
+	// readings).
+	CapacityRecords int
+	// CapacityBytes bounds the bytes of the pending batches as stored (0:
+	// no fixed bound; the free space of the volume still is one).
+	CapacityBytes int64
+	// Reserve is the size of the ballast file that keeps acks writable on
+	// a full disk (0: DefaultReserve; negative: no ballast).
+	Reserve int64
+}
+
+// DefaultReserve is the ballast kept by default: room for a few hundred
+// delete transactions and a WAL checkpoint.
+const DefaultReserve = 1 << 20
 
 // Entry is one stored batch.
 type Entry struct {
@@ -53,28 +102,136 @@ type Entry struct {
 	Records int
 }
 
-// ErrFull is returned by Enqueue when the outbox has no room for the batch.
+// ErrFull is returned by Enqueue when the outbox has no room for the batch
+// within its configured capacity.
 var ErrFull = errors.New("gateway: outbox full")
 
+// ErrStorage is what every *StorageError matches with errors.Is.
+var ErrStorage = errors.New("gateway: outbox storage")
+
+// StorageError reports a write the outbox could not make: the volume is
+// (nearly) full, or the write itself failed. Nothing was stored; the
+// outbox stays usable and a later write may succeed.
+type StorageError struct {
+	DiskFull bool // no room on the volume (the likely cause of most failures)
+	Err      error
+}
+
+func (e *StorageError) Error() string {
+	if e.DiskFull {
+		return fmt.Sprintf("gateway: outbox: disk full: %v", e.Err)
+	}
+	return fmt.Sprintf("gateway: outbox: write failed: %v", e.Err)
+}
+
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrStorage) true.
+func (e *StorageError) Is(target error) bool { return target == ErrStorage }
+
+// errNoRoom is the cause of a StorageError raised before writing.
+var errNoRoom = errors.New("free space on the volume is below what the write needs")
+
 // OpenOutbox opens (or creates) the outbox database at path with room for
-// capacity records.
+// capacity records and the default reserve.
 func OpenOutbox(path string, capacity int) (*Outbox, error) {
-	if capacity <= 0 {
-		return nil, fmt.Errorf("gateway: outbox capacity %d must be positive", capacity)
+	return OpenOutboxOptions(path, OutboxOptions{CapacityRecords: capacity})
+}
+
+// OpenOutboxOptions opens (or creates) the outbox database at path. It
+// works on a full disk: the ballast, when present, is released to make
+// room for opening, and restored when there is room.
+func OpenOutboxOptions(path string, opts OutboxOptions) (*Outbox, error) {
+	if opts.CapacityRecords <= 0 {
+		return nil, fmt.Errorf("gateway: outbox capacity %d must be positive", opts.CapacityRecords)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	if opts.CapacityBytes < 0 {
+		return nil, fmt.Errorf("gateway: outbox byte capacity %d must not be negative", opts.CapacityBytes)
+	}
+	if opts.Reserve == 0 {
+		opts.Reserve = DefaultReserve
+	}
+	o := &Outbox{path: path, capacity: opts.CapacityRecords, capBytes: opts.CapacityBytes,
+		reservePath: path + ".reserve", reserveWant: max(opts.Reserve, 0)}
+	if st, err := os.Stat(o.reservePath); err == nil {
+		o.reserve = st.Size()
+	}
+	o.walLimit = walLimitFor(filepath.Dir(path))
+	err := o.open()
+	if err != nil && o.reserve > 0 {
+		// Perhaps not even the WAL index fits: give up the ballast and retry.
+		o.releaseReserve()
+		err = o.open()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("gateway: open outbox: %w", err)
-	}
-	db.SetMaxOpenConns(1)
-	o := &Outbox{db: db, capacity: capacity}
-	if err := o.init(); err != nil {
-		db.Close()
 		return nil, err
 	}
+	o.mu.Lock()
+	o.ensureReserveLocked()
+	o.mu.Unlock()
 	return o, nil
+}
+
+// walLimitFor bounds the WAL by the size of the volume: 1/32 of it, between
+// 128 KiB and 4 MiB (SQLite's default checkpoint point).
+func walLimitFor(dir string) int64 {
+	const lo, hi = 128 << 10, 4 << 20
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return hi
+	}
+	return min(max(int64(st.Blocks)*int64(st.Bsize)/32, lo), hi)
+}
+
+// schema is the outbox's tables and counters.
+const schema = `
+CREATE TABLE IF NOT EXISTS outbox (
+	seq        INTEGER PRIMARY KEY,
+	topic      TEXT    NOT NULL,
+	payload    BLOB    NOT NULL,
+	records    INTEGER NOT NULL,
+	created_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta(k, v) VALUES ('next_seq', 1), ('acked', 0), ('dropped', 0), ('high_ms', 0);`
+
+func (o *Outbox) open() error {
+	if st, err := os.Stat(o.path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+		if err := o.create(); err != nil {
+			return err
+		}
+	}
+	dsn := "file:" + (&url.URL{Path: o.path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("gateway: open outbox: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	o.db = db
+	if err := o.init(); err != nil {
+		db.Close()
+		o.db = nil
+		return err
+	}
+	return nil
+}
+
+// create makes a new outbox database with the settings that only a new
+// database takes: 8 KiB pages hold three batches of 10 records (~2.5 kB
+// each) where 4 KiB pages hold one, and incremental auto-vacuum lets a
+// drained outbox give free pages back to the volume (vacuumLocked).
+func (o *Outbox) create() error {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: o.path}).EscapedPath()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("gateway: create outbox: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;" + schema); err != nil {
+		return fmt.Errorf("gateway: create outbox: %w", err)
+	}
+	return nil
 }
 
 func (o *Outbox) init() error {
@@ -86,92 +243,308 @@ func (o *Outbox) init() error {
 	if mode != "wal" {
 		return fmt.Errorf("gateway: open outbox: journal_mode is %q, want wal", mode)
 	}
-	_, err := o.db.ExecContext(ctx, `
-CREATE TABLE IF NOT EXISTS outbox (
-	seq        INTEGER PRIMARY KEY,
-	topic      TEXT    NOT NULL,
-	payload    BLOB    NOT NULL,
-	records    INTEGER NOT NULL,
-	created_ms INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta(k, v) VALUES ('next_seq', 1), ('acked', 0), ('dropped', 0);`)
-	if err != nil {
-		return fmt.Errorf("gateway: create outbox: %w", err)
+	if err := o.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&o.pageSize); err != nil {
+		return fmt.Errorf("gateway: open outbox: %w", err)
 	}
-	var next, acked, dropped int64
+	if _, err := o.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d; PRAGMA journal_size_limit=%d",
+		max(o.walLimit/o.pageSize, 4), o.walLimit)); err != nil {
+		return fmt.Errorf("gateway: open outbox: %w", err)
+	}
+	// Written only when something is missing: on an existing outbox this
+	// changes no page, so it works on a full disk.
+	var tables int
+	if err := o.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('outbox','meta')`).Scan(&tables); err != nil {
+		return fmt.Errorf("gateway: open outbox: %w", err)
+	}
+	var keys int
+	if tables == 2 {
+		if err := o.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM meta WHERE k IN ('next_seq','acked','dropped','high_ms')`).Scan(&keys); err != nil {
+			return fmt.Errorf("gateway: open outbox: %w", err)
+		}
+	}
+	if tables != 2 || keys != 4 {
+		if _, err := o.db.ExecContext(ctx, schema); err != nil {
+			return fmt.Errorf("gateway: create outbox: %w", err)
+		}
+	}
+	var next, acked, dropped, high int64
 	if err := o.db.QueryRowContext(ctx, `SELECT
 		(SELECT v FROM meta WHERE k='next_seq'), (SELECT v FROM meta WHERE k='acked'),
-		(SELECT v FROM meta WHERE k='dropped')`).Scan(&next, &acked, &dropped); err != nil {
+		(SELECT v FROM meta WHERE k='dropped'), (SELECT v FROM meta WHERE k='high_ms')`).Scan(&next, &acked, &dropped, &high); err != nil {
 		return fmt.Errorf("gateway: read outbox meta: %w", err)
 	}
-	var pending, rows int64
-	if err := o.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(records),0), COUNT(*) FROM outbox`).Scan(&pending, &rows); err != nil {
+	var pending, rows, bytes int64
+	if err := o.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(records),0), COUNT(*), COALESCE(SUM(length(payload)),0) FROM outbox`).
+		Scan(&pending, &rows, &bytes); err != nil {
 		return fmt.Errorf("gateway: read outbox: %w", err)
 	}
-	o.nextSeq, o.acked, o.dropped, o.pending, o.rows = uint64(next), uint64(acked), uint64(dropped), int(pending), int(rows)
+	o.nextSeq, o.acked, o.dropped, o.high = uint64(next), uint64(acked), uint64(dropped), high
+	o.pending, o.rows, o.bytes = int(pending), int(rows), bytes
 	return nil
 }
 
-// Close closes the database.
-func (o *Outbox) Close() error { return o.db.Close() }
-
-// Enqueue stores a batch of records under the next seq. seal receives the
-// seq and returns the topic-independent sealed bytes; it runs inside the
-// transaction, so a batch is never stored without its seq nor a seq used
-// without its batch. On ErrFull nothing is stored and the records are added
-// to the drop counter.
-func (o *Outbox) Enqueue(ctx context.Context, topic string, records int, now time.Time,
-	seal func(seq uint64) ([]byte, error)) (uint64, error) {
+// Close writes drop counts still held in memory (using the reserve if the
+// disk is full: a lost count would hide a gap) and closes the database.
+func (o *Outbox) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.pending+records > o.capacity {
-		if _, err := o.db.ExecContext(ctx, `UPDATE meta SET v = v + ? WHERE k='dropped'`, records); err != nil {
-			return 0, fmt.Errorf("gateway: count dropped: %w", err)
+	released := false
+	if o.unsaved > 0 {
+		if err := o.saveDropsLocked(context.Background()); err != nil && isDiskFull(err) && o.releaseReserve() {
+			released = true
+			_ = o.saveDropsLocked(context.Background())
 		}
-		o.dropped += uint64(records)
+	}
+	err := o.db.Close()
+	if released {
+		// Closing checkpointed and removed the WAL: the room is back for
+		// the reserve, which the next process needs for its first acks.
+		o.ensureReserveLocked()
+	}
+	return err
+}
+
+// Put is one batch for Store.
+type Put struct {
+	Topic   string
+	Records int
+	// Until is the end of the latest record in the batch (zero for env
+	// batches). The outbox keeps the latest one across restarts (High).
+	Until time.Time
+	// Seal receives the seq and returns the sealed bytes; it runs inside
+	// the transaction, so a batch is never stored without its seq nor a
+	// seq used without its batch.
+	Seal func(seq uint64) ([]byte, error)
+}
+
+// Enqueue stores a batch of records under the next seq (Store without
+// Until).
+func (o *Outbox) Enqueue(ctx context.Context, topic string, records int, now time.Time,
+	seal func(seq uint64) ([]byte, error)) (uint64, error) {
+	return o.Store(ctx, now, Put{Topic: topic, Records: records, Seal: seal})
+}
+
+// Store stores a batch under the next seq. On ErrFull nothing is stored
+// and the records are added to the drop counter. On a *StorageError
+// nothing is stored and nothing is counted: the caller still holds the
+// batch and may keep it in memory and try again. A Seal error is returned
+// as it is.
+func (o *Outbox) Store(ctx context.Context, now time.Time, p Put) (uint64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending+p.Records > o.capacity || (o.capBytes > 0 && o.bytes >= o.capBytes) {
+		o.countDropLocked(ctx, p.Records)
 		o.refused = true
 		return 0, ErrFull
 	}
 	seq := o.nextSeq
-	payload, err := seal(seq)
+	payload, err := p.Seal(seq)
 	if err != nil {
 		return 0, err
 	}
-	tx, err := o.db.BeginTx(ctx, nil)
+	n := int64(len(payload))
+	if o.capBytes > 0 && o.bytes+n > o.capBytes {
+		o.countDropLocked(ctx, p.Records)
+		o.refused = true
+		return 0, ErrFull
+	}
+	if err := o.roomLocked(ctx, n); err != nil {
+		return 0, o.failLocked(err)
+	}
+	high := max(o.high, p.Until.UnixMilli())
+	if p.Until.IsZero() {
+		high = o.high
+	}
+	err = o.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(seq, topic, payload, records, created_ms) VALUES (?,?,?,?,?)`,
+			int64(seq), p.Topic, payload, p.Records, now.UnixMilli()); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE meta SET v = CASE k WHEN 'next_seq' THEN ? WHEN 'high_ms' THEN ? ELSE v END
+			WHERE k IN ('next_seq', 'high_ms')`, int64(seq+1), high)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("gateway: enqueue: %w", err)
+		return 0, o.failLocked(fmt.Errorf("enqueue: %w", err))
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(seq, topic, payload, records, created_ms) VALUES (?,?,?,?,?)`,
-		int64(seq), topic, payload, records, now.UnixMilli()); err != nil {
-		return 0, fmt.Errorf("gateway: enqueue: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE meta SET v = ? WHERE k='next_seq'`, int64(seq+1)); err != nil {
-		return 0, fmt.Errorf("gateway: enqueue: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("gateway: enqueue: %w", err)
-	}
-	o.nextSeq = seq + 1
+	o.nextSeq, o.high = seq+1, high
 	o.refused = false
-	o.pending += records
+	o.pending += p.Records
+	o.bytes += n
 	o.rows++
 	return seq, nil
 }
 
+// tx runs f in a transaction that also writes drop counts held in memory.
+func (o *Outbox) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := o.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if err := f(tx); err != nil {
+		return err
+	}
+	if o.unsaved > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE meta SET v = v + ? WHERE k='dropped'`, int64(o.unsaved)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	o.unsaved = 0
+	o.storageErr = nil
+	return nil
+}
+
+// failLocked records a failed write and wraps it as a *StorageError.
+func (o *Outbox) failLocked(err error) error {
+	var se *StorageError
+	if !errors.As(err, &se) {
+		se = &StorageError{DiskFull: isDiskFull(err), Err: err}
+	}
+	o.storageErr = se
+	return se
+}
+
+// roomLocked checks, before an insert of n payload bytes, that the volume
+// has what the insert may need: database pages beyond the free ones inside
+// the file, WAL growth up to its bound, and the reserve when it was given
+// up. An insert that needs no new disk space is always allowed.
+func (o *Outbox) roomLocked(ctx context.Context, n int64) error {
+	o.ensureReserveLocked()
+	var free int64
+	if err := o.db.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		return &StorageError{Err: fmt.Errorf("free pages: %w", err)}
+	}
+	grow := int64(0)
+	if free*o.pageSize < n+2*o.pageSize {
+		grow = n + 2*o.pageSize // the row, a new leaf and an interior page
+	}
+	var wal int64
+	if st, err := os.Stat(o.path + "-wal"); err == nil {
+		wal = st.Size()
+	}
+	// The WAL is reused after each checkpoint: once it has reached its
+	// bound it needs no more room.
+	need := grow + max(o.walLimit+4*o.pageSize-wal, 0)
+	if need == 0 {
+		return nil
+	}
+	if grow > 0 {
+		// A database that grows keeps the room: the reserve comes first
+		// (and is rebuilt first, ensureReserveLocked, when there is room).
+		need += o.reserveWant - o.reserve + 2*reserveMargin
+	}
+	avail, err := availBytes(filepath.Dir(o.path))
+	if err != nil {
+		return nil // cannot tell: let SQLite try
+	}
+	if avail < need {
+		return &StorageError{DiskFull: true, Err: fmt.Errorf("%w (%d bytes free, %d needed)", errNoRoom, avail, need)}
+	}
+	return nil
+}
+
+func availBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// isDiskFull reports SQLITE_FULL or ENOSPC.
+func isDiskFull(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+		return true
+	}
+	var st *StorageError
+	if errors.As(err, &st) && st.DiskFull {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
+
+// reserveMargin is the free space left over when the reserve is rebuilt.
+const reserveMargin = 64 << 10
+
+// ensureReserveLocked grows the ballast file to its wanted size when the
+// volume has room for it (and some to spare); it is best effort.
+func (o *Outbox) ensureReserveLocked() {
+	if o.reserve >= o.reserveWant {
+		return
+	}
+	avail, err := availBytes(filepath.Dir(o.path))
+	if err != nil || avail < o.reserveWant-o.reserve+reserveMargin {
+		return
+	}
+	f, err := os.OpenFile(o.reservePath, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	// Zeros written, not a sparse truncate: the blocks must be allocated
+	// to be worth anything when they are given back.
+	zero := make([]byte, 64<<10)
+	size := o.reserve
+	for size < o.reserveWant {
+		k, err := f.WriteAt(zero[:min(int64(len(zero)), o.reserveWant-size)], size)
+		size += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	if f.Sync() == nil {
+		o.reserve = size
+	}
+}
+
+// releaseReserve truncates the ballast file to give its space to the
+// database; it reports whether there was anything to give.
+func (o *Outbox) releaseReserve() bool {
+	if o.reserve <= 0 {
+		return false
+	}
+	if err := os.Truncate(o.reservePath, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	o.reserve, o.released = 0, true
+	return true
+}
+
 // Drop adds n records to the drop counter (used by the stop-sampling
-// policy for the seconds it did not measure).
+// policy for the seconds it did not measure, and for batches the gateway
+// could keep neither on disk nor in memory). The count is written at once
+// when the disk takes it, otherwise with the next successful write; it
+// never fails for lack of space.
 func (o *Outbox) Drop(ctx context.Context, n int) error {
 	if n <= 0 {
 		return nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, err := o.db.ExecContext(ctx, `UPDATE meta SET v = v + ? WHERE k='dropped'`, n); err != nil {
-		return fmt.Errorf("gateway: count dropped: %w", err)
-	}
+	o.countDropLocked(ctx, n)
+	return nil
+}
+
+func (o *Outbox) countDropLocked(ctx context.Context, n int) {
 	o.dropped += uint64(n)
+	o.unsaved += uint64(n)
+	_ = o.saveDropsLocked(ctx)
+}
+
+// saveDropsLocked writes the drop counts held in memory.
+func (o *Outbox) saveDropsLocked(ctx context.Context) error {
+	if o.unsaved == 0 {
+		return nil
+	}
+	if _, err := o.db.ExecContext(ctx, `UPDATE meta SET v = v + ? WHERE k='dropped'`, int64(o.unsaved)); err != nil {
+		return err
+	}
+	o.unsaved = 0
 	return nil
 }
 
@@ -213,6 +586,13 @@ func (e *AckAheadError) Error() string {
 // Ack removes every batch with seq ≤ seq. Acks never go backwards: a lower
 // ack than one already applied changes nothing. An ack beyond the last
 // assigned seq returns *AckAheadError and removes nothing.
+//
+// Deletes go in transactions of at most ackChunk batches, so that a big ack
+// (after a reconnect) does not need a WAL as big as what it frees. On a full
+// disk the outbox gives up its reserve and retries, checkpointing between
+// chunks and halving them; a delete that still cannot be written returns a
+// *StorageError (what was deleted so far stays deleted) and is tried again
+// with the next ack.
 func (o *Outbox) Ack(ctx context.Context, seq uint64) (removed int, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -222,24 +602,84 @@ func (o *Outbox) Ack(ctx context.Context, seq uint64) (removed int, err error) {
 	if seq >= o.nextSeq {
 		return 0, &AckAheadError{Ack: seq, Last: o.nextSeq - 1}
 	}
-	tx, err := o.db.BeginTx(ctx, nil)
+	chunk := ackChunk
+	for o.acked < seq {
+		upTo := seq
+		var end int64
+		switch err := o.db.QueryRowContext(ctx, `SELECT seq FROM outbox WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT 1 OFFSET ?`,
+			int64(o.acked), int64(seq), chunk-1).Scan(&end); {
+		case err == nil:
+			upTo = uint64(end)
+		case !errors.Is(err, sql.ErrNoRows):
+			return removed, o.failLocked(fmt.Errorf("ack: %w", err))
+		}
+		n, err := o.ackUpToLocked(ctx, upTo)
+		if err != nil && isDiskFull(err) {
+			if o.releaseReserve() {
+				continue
+			}
+			if chunk > 1 {
+				chunk /= 2
+				o.checkpointLocked(ctx)
+				continue
+			}
+		}
+		if err != nil {
+			return removed, o.failLocked(fmt.Errorf("ack: %w", err))
+		}
+		removed += n
+		if o.released {
+			o.checkpointLocked(ctx)
+		}
+	}
+	if o.reserve < o.reserveWant {
+		o.vacuumLocked(ctx)
+	}
+	if o.released {
+		if o.checkpointLocked(ctx) {
+			o.released = false
+		}
+	}
+	o.ensureReserveLocked()
+	return removed, nil
+}
+
+// vacuumLocked gives free pages of the database back to the volume while
+// the reserve is short of its size (incremental auto-vacuum; outboxes
+// created before it have none and keep their free pages for reuse). It
+// moves at most a quarter of the WAL's bound per call, and the file shrinks
+// at the checkpoint.
+func (o *Outbox) vacuumLocked(ctx context.Context) {
+	var free int64
+	if err := o.db.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil || free == 0 {
+		return
+	}
+	n := min(free, max(o.walLimit/o.pageSize/4, 1))
+	if _, err := o.db.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n)); err != nil {
+		return
+	}
+	o.checkpointLocked(ctx)
+}
+
+// ackChunk is the most batches one delete transaction removes.
+const ackChunk = 64
+
+// ackUpToLocked deletes the batches up to seq in one transaction.
+func (o *Outbox) ackUpToLocked(ctx context.Context, seq uint64) (int, error) {
+	var recs, n, bytes int64
+	err := o.tx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(records),0), COUNT(*), COALESCE(SUM(length(payload)),0) FROM outbox WHERE seq <= ?`,
+			int64(seq)).Scan(&recs, &n, &bytes); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE seq <= ?`, int64(seq)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE meta SET v = ? WHERE k='acked'`, int64(seq))
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("gateway: ack: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	var recs, n int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(records),0), COUNT(*) FROM outbox WHERE seq <= ?`, int64(seq)).
-		Scan(&recs, &n); err != nil {
-		return 0, fmt.Errorf("gateway: ack: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE seq <= ?`, int64(seq)); err != nil {
-		return 0, fmt.Errorf("gateway: ack: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE meta SET v = ? WHERE k='acked'`, int64(seq)); err != nil {
-		return 0, fmt.Errorf("gateway: ack: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("gateway: ack: %w", err)
+		return 0, err
 	}
 	o.acked = seq
 	if n > 0 {
@@ -247,7 +687,15 @@ func (o *Outbox) Ack(ctx context.Context, seq uint64) (removed int, err error) {
 	}
 	o.pending -= int(recs)
 	o.rows -= int(n)
+	o.bytes -= bytes
 	return int(n), nil
+}
+
+// checkpointLocked copies the WAL into the database so that the next
+// writes reuse the WAL from its start instead of growing it.
+func (o *Outbox) checkpointLocked(ctx context.Context) bool {
+	_, err := o.db.ExecContext(ctx, "PRAGMA wal_checkpoint(RESTART)")
+	return err == nil
 }
 
 // Renumber moves the sequence past ahead (an ack from an earlier life of
@@ -260,66 +708,85 @@ func (o *Outbox) Renumber(ctx context.Context, ahead uint64, reseal func(old []b
 	if ahead < o.nextSeq {
 		return nil
 	}
-	tx, err := o.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("gateway: renumber: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	rows, err := tx.QueryContext(ctx, `SELECT seq, payload FROM outbox ORDER BY seq`)
-	if err != nil {
-		return fmt.Errorf("gateway: renumber: %w", err)
-	}
-	type row struct {
-		seq     int64
-		payload []byte
-	}
-	var all []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.seq, &r.payload); err != nil {
-			rows.Close()
-			return fmt.Errorf("gateway: renumber: %w", err)
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	next := ahead + 1
-	for _, r := range all {
-		p, err := reseal(r.payload, next)
+	var next uint64
+	var bytes int64
+	err := o.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT seq, payload FROM outbox ORDER BY seq`)
 		if err != nil {
-			return fmt.Errorf("gateway: renumber seq %d: %w", r.seq, err)
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET seq = ?, payload = ? WHERE seq = ?`, int64(next), p, r.seq); err != nil {
-			return fmt.Errorf("gateway: renumber: %w", err)
+		type row struct {
+			seq     int64
+			payload []byte
 		}
-		next++
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE meta SET v = CASE k WHEN 'next_seq' THEN ? WHEN 'acked' THEN ? ELSE v END`,
-		int64(next), int64(ahead)); err != nil {
+		var all []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.seq, &r.payload); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, r)
+		}
+		rows.Close()
+		next, bytes = ahead+1, 0
+		for _, r := range all {
+			p, err := reseal(r.payload, next)
+			if err != nil {
+				return fmt.Errorf("seq %d: %w", r.seq, err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET seq = ?, payload = ? WHERE seq = ?`, int64(next), p, r.seq); err != nil {
+				return err
+			}
+			bytes += int64(len(p))
+			next++
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE meta SET v = CASE k WHEN 'next_seq' THEN ? WHEN 'acked' THEN ? ELSE v END`,
+			int64(next), int64(ahead))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("gateway: renumber: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("gateway: renumber: %w", err)
-	}
-	o.nextSeq, o.acked = next, ahead
+	o.nextSeq, o.acked, o.bytes = next, ahead, bytes
 	return nil
 }
 
 // Stats is the outbox state for the retained status message. Full is set
 // while the outbox cannot take a batch: after a refused Enqueue until one
-// succeeds again, or whenever not even one record fits.
+// succeeds again, whenever not even one record fits, and while the disk
+// refuses writes (StorageError says why).
 func (o *Outbox) Stats() wire.Outbox {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return wire.Outbox{Pending: o.pending, Capacity: o.capacity, Dropped: o.dropped,
-		Full: o.refused || o.pending >= o.capacity}
+	st := wire.Outbox{Pending: o.pending, Capacity: o.capacity, Dropped: o.dropped,
+		Full: o.refused || o.pending >= o.capacity || o.storageErr != nil}
+	if o.storageErr != nil {
+		st.StorageError = o.storageErr.Error()
+	}
+	return st
 }
 
-// Full reports whether a one-record batch would be refused.
+// StorageErr is the last write failure, nil once a write succeeded again.
+func (o *Outbox) StorageErr() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.storageErr
+}
+
+// Bytes is the size of the pending batches as stored (payload bytes).
+func (o *Outbox) Bytes() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.bytes
+}
+
+// Full reports whether a one-record batch would be refused by the
+// configured capacity.
 func (o *Outbox) Full() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.pending+1 > o.capacity
+	return o.pending+1 > o.capacity || (o.capBytes > 0 && o.bytes >= o.capBytes)
 }
 
 // Acked is the highest seq acknowledged so far.
@@ -334,4 +801,16 @@ func (o *Outbox) LastSeq() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.nextSeq - 1
+}
+
+// High is the end of the latest record ever stored (Put.Until), zero
+// before the first: a clock that starts behind it after a restart has
+// stepped back.
+func (o *Outbox) High() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.high == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(o.high).UTC()
 }

@@ -225,6 +225,22 @@ type Outbox struct {
 	Capacity int    `json:"capacity"`
 	Dropped  uint64 `json:"dropped"` // records discarded by the full-outbox policy
 	Full     bool   `json:"full"`
+
+	// Alarms, present only while they hold (older receivers see the four
+	// fields above alone in normal operation).
+
+	// Memory is the number of records the gateway holds in memory because
+	// its disk refuses writes (bounded; beyond it the full policy applies).
+	Memory int `json:"memory,omitempty"`
+	// StorageError says why the outbox cannot write (disk full, I/O
+	// error); empty when it can.
+	StorageError string `json:"storage_error,omitempty"`
+	// AckRegressed is set while the central service acks seqs below the
+	// watermark this gateway already applied (its data restored from an
+	// older backup?); AckRegressions counts such acks since the gateway
+	// started.
+	AckRegressed   bool   `json:"ack_regressed,omitempty"`
+	AckRegressions uint64 `json:"ack_regressions,omitempty"`
 }
 
 // OfflinePayload is the Will message body.
