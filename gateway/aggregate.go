@@ -19,7 +19,8 @@ import (
 //
 // A sample covers the interval (At−Duration, At]; an instantaneous sample
 // (Duration 0, e.g. an LAF reading) covers one nominal sample period before
-// At. The interval is split at whole seconds and each part adds the sample's
+// At, or the time since the previous sample when a late tick made that up
+// to half a period longer. The interval is split at whole seconds and each part adds the sample's
 // level for its duration to that second's energy, so an unaligned meter never
 // moves energy between seconds. Max, min and peak count in every second the
 // sample touches. A record's dur_ms is the measured time inside its second:
@@ -144,11 +145,17 @@ func (a *Aggregator) Add(s bridge.Sample, clk wire.Clock) ([]Output, error) {
 	if s.At.IsZero() {
 		return nil, errors.New("gateway: sample without a time")
 	}
+	end := s.At.UTC()
 	dur := s.Duration
 	if dur <= 0 {
+		// An instantaneous reading stands for one period before it, or for
+		// the time since the previous reading when that is up to half a
+		// period longer (a late tick leaves no hole; a missed read does).
 		dur = a.period
+		if gap := end.Sub(a.last); !a.last.IsZero() && gap > dur && gap <= dur+dur/2 {
+			dur = gap
+		}
 	}
-	end := s.At.UTC()
 	start := end.Add(-dur)
 	var out []Output
 	switch {
