@@ -377,3 +377,37 @@ func TestParseEdges(t *testing.T) {
 		t.Error("7-byte date accepted")
 	}
 }
+
+// TestProtocolKnownAnswers pins the byte layouts of the vendor's "NSRT_mk4_Dev
+// Com Protocol" document. It gives the layouts (command packet = U32
+// command | U32 address | U32 count, little-endian, bit 31 of the command
+// set for reads; floats are IEEE-754 float32 little-endian; dates U64
+// seconds since 1904-01-01 UTC) but no worked examples, so these were worked
+// out by hand from them, and there is no instrument here to record from:
+//
+//   - Read_LEQ (0x80000011) of 4 bytes: 11 00 00 80 | 00 00 00 00 | 04 00 00 00.
+//   - 94.0 dB as float32: 94 = 1.46875 × 2⁶, exponent 127+6 = 0x85,
+//     fraction 0.46875 = 0x3C0000 → 0x42BC0000 → bytes 00 00 BC 42.
+//   - 2026-01-01T00:00:00Z is 1 767 225 600 s after 1970, and 1970 is
+//     2 082 844 800 s after 1904 (66 years with 17 leap days), so the
+//     instrument sends 3 850 070 400 = 0xE57B6980 → 80 69 7B E5 00 00 00 00.
+func TestProtocolKnownAnswers(t *testing.T) {
+	if got, want := command(cmdReadLEQ, 4), []byte{0x11, 0, 0, 0x80, 0, 0, 0, 0, 4, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("Read_LEQ packet % x, want % x", got, want)
+	}
+	if got, want := command(cmdReadModel, 32), []byte{0x31, 0, 0, 0x80, 0, 0, 0, 0, 32, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("Read_Model packet % x, want % x", got, want)
+	}
+	if v, err := parseFloat([]byte{0x00, 0x00, 0xBC, 0x42}, "LEQ", 0, 200); err != nil || v != 94 {
+		t.Errorf("00 00 BC 42 = %v, %v; want 94 dB", v, err)
+	}
+	if v, err := parseFloat([]byte{0xCD, 0xCC, 0x42, 0x42}, "LEQ", 0, 200); err != nil || v != 48.7 {
+		t.Errorf("CD CC 42 42 = %v, %v; want 48.7 dB (float32 48.70000076, rounded)", v, err)
+	}
+	if d, err := parseDate([]byte{0x80, 0x69, 0x7B, 0xE5, 0, 0, 0, 0}); err != nil || !d.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("date = %v, %v; want 2026-01-01", d, err)
+	}
+	if off := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC).Sub(epoch1904) / time.Second; off != 2082844800 {
+		t.Errorf("1904→1970 = %d s", off)
+	}
+}

@@ -27,6 +27,7 @@ const (
 	ctrlPowerDown = 0x01
 	resetMinMax   = 0x02
 	resetHistory  = 0x04
+	resetSystem   = 0x08 // soft reset to power-up defaults; the only way out of power-down
 
 	scratchPattern = 0xA5
 
@@ -61,10 +62,21 @@ type Dev struct {
 	halted bool
 }
 
-// doSleep waits for the weighting filter to settle; tests replace it.
+// doSleep waits for the module after a reset and for the weighting filter
+// to settle; tests replace it.
 var doSleep = time.Sleep
 
+// Timing from the programming manual: the module answers on I²C within
+// 5 ms of power-up or reset, and MIN/MAX and history should be cleared
+// about 50 ms after it (power-on "pop").
+const (
+	resetReady  = 5 * time.Millisecond
+	resetSettle = 50 * time.Millisecond
+)
+
 // NewI2C probes the meter at opts.Addr (nil opts means the defaults),
+// wakes it with a soft reset (a module left powered down by Halt, by an
+// earlier process or before a crash, leaves power-down only that way),
 // configures weighting and averaging, and clears MIN/MAX and history.
 func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 	var o Opts
@@ -114,6 +126,12 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 		}
 		model = "PCB Artists I2C decibel meter"
 	}
+	// Only now that VERSION says it is the PCB Artists module: the reset
+	// writes a register another chip at 0x48 (an ADS1115) would misread.
+	if err := d.c.Tx([]byte{regReset, resetSystem}, nil); err != nil {
+		return nil, fmt.Errorf("pcbadbm: soft reset (wake from power-down): %w", err)
+	}
+	doSleep(resetReady)
 	var id [4]byte
 	if err := d.c.Tx([]byte{regID3}, id[:]); err != nil {
 		return nil, fmt.Errorf("pcbadbm: read ID: %w", err)
@@ -142,7 +160,7 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 			return nil, fmt.Errorf("pcbadbm: configure register %#02x: %w", w[0], err)
 		}
 	}
-	doSleep(tavg) // a new weighting needs one TAVG to settle
+	doSleep(max(tavg, resetSettle)) // a new weighting needs one TAVG to settle; the reset's pop 50 ms
 	if err := d.c.Tx([]byte{regReset, resetHistory | resetMinMax}, nil); err != nil {
 		return nil, fmt.Errorf("pcbadbm: clear MIN/MAX and history: %w", err)
 	}
@@ -223,8 +241,10 @@ func decode(r [3]byte) (lvl, lmin, lmax float64, err error) {
 // Device returns the metadata read at NewI2C.
 func (d *Dev) Device() bridge.Device { return d.device }
 
-// Halt powers the module down (CONTROL bit 0). It is idempotent; Sense
-// returns ErrHalted afterwards.
+// Halt powers the module down (CONTROL bit 0; 100 µA instead of 5 mA). It
+// is idempotent; Sense returns ErrHalted afterwards. The module stays down
+// until a soft reset: the next NewI2C, in this process or after a restart,
+// issues one.
 func (d *Dev) Halt() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

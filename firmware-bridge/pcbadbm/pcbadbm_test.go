@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/firmware-bridge/internal/i2cfake"
 	"periph.io/x/conn/v3/i2c/i2ctest"
+	"periph.io/x/conn/v3/physic"
 )
 
 func TestMain(m *testing.M) {
@@ -22,11 +24,15 @@ var t0 = time.Date(2026, 3, 6, 22, 0, 1, 0, time.UTC)
 
 func clock() time.Time { return t0 }
 
-// probe is the recorded traffic of NewI2C at addr: VERSION, ID, SCRATCH
-// self-test, CONTROL, TAVG_H, TAVG_L, RESET (clear history and MIN/MAX).
+// probe is NewI2C's traffic at addr: VERSION, RESET (soft reset: wake),
+// ID, SCRATCH self-test, CONTROL, TAVG_H, TAVG_L, RESET (clear history and
+// MIN/MAX). There is no module here to record it from: the op list is
+// built from the programming manual's register map, and module (below) is a
+// register-level fake of the same map.
 func probe(addr uint16, version byte, id [4]byte, control, tavgH, tavgL byte) []i2ctest.IO {
 	return []i2ctest.IO{
 		{Addr: addr, W: []byte{0x00}, R: []byte{version}},
+		{Addr: addr, W: []byte{0x09, 0x08}},
 		{Addr: addr, W: []byte{0x01}, R: id[:]},
 		{Addr: addr, W: []byte{0x05, 0xA5}},
 		{Addr: addr, W: []byte{0x05}, R: []byte{0xA5}},
@@ -92,13 +98,14 @@ func TestNewI2CErrors(t *testing.T) {
 		{name: "VERSION zero", ops: []i2ctest.IO{{Addr: 0x48, W: []byte{0x00}, R: []byte{0x00}}}, want: "is 0x00", target: new(*VersionError)},
 		{name: "VERSION floating", ops: []i2ctest.IO{{Addr: 0x48, W: []byte{0x00}, R: []byte{0xFF}}}, want: "is 0xff", target: new(*VersionError)},
 		{name: "VERSION firmware 0", ops: []i2ctest.IO{{Addr: 0x48, W: []byte{0x00}, R: []byte{0x30}}}, want: "is 0x30", target: new(*VersionError)},
-		{name: "ID zero", ops: []i2ctest.IO{full[0], {Addr: 0x48, W: []byte{0x01}, R: []byte{0, 0, 0, 0}}}, want: "implausible device ID 0x00000000", target: new(*IDError)},
-		{name: "ID ones", ops: []i2ctest.IO{full[0], {Addr: 0x48, W: []byte{0x01}, R: []byte{0xFF, 0xFF, 0xFF, 0xFF}}}, want: "0xffffffff", target: new(*IDError)},
-		{name: "scratch corrupt", ops: []i2ctest.IO{full[0], full[1], full[2], {Addr: 0x48, W: []byte{0x05}, R: []byte{0xA4}}}, want: "wrote 0xa5, read back 0xa4", target: new(*ScratchError)},
-		{name: "bus error reading ID", ops: full[:1], want: "read ID"},
-		{name: "bus error in CONTROL", ops: full[:4], want: "configure register 0x06"},
-		{name: "bus error in TAVG_L", ops: full[:6], want: "configure register 0x08"},
-		{name: "bus error clearing", ops: full[:7], want: "clear MIN/MAX and history"},
+		{name: "ID zero", ops: []i2ctest.IO{full[0], full[1], {Addr: 0x48, W: []byte{0x01}, R: []byte{0, 0, 0, 0}}}, want: "implausible device ID 0x00000000", target: new(*IDError)},
+		{name: "ID ones", ops: []i2ctest.IO{full[0], full[1], {Addr: 0x48, W: []byte{0x01}, R: []byte{0xFF, 0xFF, 0xFF, 0xFF}}}, want: "0xffffffff", target: new(*IDError)},
+		{name: "scratch corrupt", ops: []i2ctest.IO{full[0], full[1], full[2], full[3], {Addr: 0x48, W: []byte{0x05}, R: []byte{0xA4}}}, want: "wrote 0xa5, read back 0xa4", target: new(*ScratchError)},
+		{name: "bus error in the wake reset", ops: full[:1], want: "soft reset (wake from power-down)"},
+		{name: "bus error reading ID", ops: full[:2], want: "read ID"},
+		{name: "bus error in CONTROL", ops: full[:5], want: "configure register 0x06"},
+		{name: "bus error in TAVG_L", ops: full[:7], want: "configure register 0x08"},
+		{name: "bus error clearing", ops: full[:8], want: "clear MIN/MAX and history"},
 		{name: "address too high", opts: &Opts{Addr: 0x78}, want: "address 0x78"},
 		{name: "address reserved", opts: &Opts{Addr: 0x03}, want: "address 0x3"},
 		{name: "weighting", opts: &Opts{Weighting: "B"}, want: `weighting "B"`},
@@ -200,7 +207,7 @@ func TestSense(t *testing.T) {
 }
 
 // TestSenseSequence replays warm-up, two readings and Halt, as a gateway
-// would see them.
+// would see them (op list from the programming manual).
 func TestSenseSequence(t *testing.T) {
 	ops := append(probe(0x48, 0x31, id, 0x04, 0x03, 0xE8),
 		i2ctest.IO{Addr: 0x48, W: []byte{0x0A}, R: []byte{0, 0, 0}},    // warming up
@@ -323,7 +330,7 @@ func FuzzNewI2C(f *testing.F) {
 			return
 		}
 		ops := probe(0x48, version, [4]byte(idb), 0x02, 0x00, 0x7D)
-		ops[3].R = []byte{scratch}
+		ops[4].R = []byte{scratch}
 		d, err := NewI2C(&i2ctest.Playback{Ops: ops, DontPanic: true}, nil)
 		if err != nil {
 			var ve *VersionError
@@ -350,4 +357,165 @@ func equal(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// module is a register-level fake of the PCB Artists module, built from
+// the programming manual (no module here to compare with): VERSION 0x31,
+// a 32-bit ID, SCRATCH, CONTROL (bit 0 powers down; "writing a 0 does
+// nothing"), TAVG, RESET (bit 3 soft reset to the defaults — "must be set
+// to wake up the device from sleep mode"; bits 1 and 2 clear MIN/MAX and
+// history) and DECIBEL/MIN/MAX with auto-increment. While powered down it
+// still answers on the bus (the wake command needs that) but measures
+// nothing: DECIBEL reads 0, as right after power-up. That last point is
+// this fake's assumption; the manual only says the sensor powers down.
+type module struct {
+	mu     sync.Mutex
+	regs   [256]byte
+	asleep bool
+	level  byte // what DECIBEL shows while awake
+}
+
+func newModule(level byte) *module {
+	m := &module{level: level}
+	m.reset()
+	m.regs[0x00] = 0x31
+	copy(m.regs[0x01:], id[:])
+	return m
+}
+
+// reset restores the power-up defaults the manual lists.
+func (m *module) reset() {
+	m.asleep = false
+	m.regs[0x05], m.regs[0x06], m.regs[0x07], m.regs[0x08] = 0xAA, 0x02, 0x03, 0xE8
+	m.regs[0x0B], m.regs[0x0C] = 0, 0
+}
+
+func (m *module) String() string                  { return "module" }
+func (m *module) SetSpeed(physic.Frequency) error { return nil }
+
+func (m *module) Tx(addr uint16, w, r []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if addr != 0x48 || len(w) == 0 {
+		return &os.SyscallError{Syscall: "ioctl", Err: syscall.ENXIO}
+	}
+	reg := w[0]
+	for i, b := range w[1:] {
+		m.write(reg+byte(i), b)
+	}
+	for i := range r {
+		r[i] = m.read(reg + byte(i))
+	}
+	return nil
+}
+
+func (m *module) write(reg, b byte) {
+	if m.asleep {
+		if reg == 0x09 && b&0x08 != 0 {
+			m.reset()
+		}
+		return // powered down: only the soft reset does anything
+	}
+	switch reg {
+	case 0x06:
+		m.regs[reg] = b &^ 0x01
+		if b&0x01 != 0 {
+			m.asleep = true
+		}
+	case 0x09:
+		if b&0x08 != 0 {
+			m.reset()
+		}
+		if b&0x02 != 0 {
+			m.regs[0x0B], m.regs[0x0C] = 0, 0
+		}
+	case 0x05, 0x07, 0x08, 0x0D, 0x0E:
+		m.regs[reg] = b
+	}
+}
+
+func (m *module) read(reg byte) byte {
+	switch {
+	case reg == 0x0A:
+		if m.asleep {
+			return 0
+		}
+		return m.level
+	case (reg == 0x0B || reg == 0x0C) && m.asleep:
+		return 0
+	}
+	return m.regs[reg]
+}
+
+// TestHaltedModuleWakesOnOpen: a gateway stops (Halt powers the module
+// down) and starts again; the new Dev must read levels, not DECIBEL 0
+// forever. The fake holds the manual's rule, so writing CONTROL alone (what
+// NewI2C did before it issued the reset) does not wake it.
+func TestHaltedModuleWakesOnOpen(t *testing.T) {
+	m := newModule(57)
+	d, err := NewI2C(m, &Opts{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s bridge.Sample
+	if err := d.Sense(&s); err != nil || s.Level != 57 {
+		t.Fatalf("first run: %+v, %v", s, err)
+	}
+	if err := d.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.asleep {
+		t.Fatal("Halt did not power the module down")
+	}
+	// The rule the fake enforces: CONTROL with bit 0 clear is ignored.
+	if err := m.Tx(0x48, []byte{0x06, 0x02}, nil); err != nil || !m.asleep {
+		t.Fatalf("CONTROL woke the module (err %v)", err)
+	}
+	// A restart: a new Dev on the same bus.
+	d2, err := NewI2C(m, &Opts{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.asleep {
+		t.Fatal("NewI2C left the module powered down")
+	}
+	if err := d2.Sense(&s); err != nil || s.Level != 57 {
+		t.Fatalf("after the restart: %+v, %v (ErrNotReady forever means the module still sleeps)", s, err)
+	}
+	if m.regs[0x06] != 0x02 || m.regs[0x07] != 0x00 || m.regs[0x08] != 0x7D {
+		t.Errorf("registers after the reset and configuration: CONTROL %#02x TAVG %#02x%02x", m.regs[0x06], m.regs[0x07], m.regs[0x08])
+	}
+}
+
+// TestManualRegisterValues checks the register values the programming
+// manual documents against what the driver writes and decodes: TAVG
+// 1000 ms = 0x03E8 (the power-up default, "slow") and 125 ms = 0x007D
+// ("fast"), high byte first; CONTROL filter bits [2:1] 01 = A (the default
+// 0x02), 10 = C, 00 = Z; RESET 0x08 system reset, 0x06 clear MIN/MAX and
+// history; VERSION 0x31 = hardware 3, firmware 1; the ID ID3 first.
+func TestManualRegisterValues(t *testing.T) {
+	tests := []struct {
+		opts         Opts
+		control      byte
+		tavgH, tavgL byte
+	}{
+		{Opts{Weighting: bridge.WeightingA, TimeWeighting: bridge.Slow}, 0x02, 0x03, 0xE8},
+		{Opts{Weighting: bridge.WeightingA, TimeWeighting: bridge.Fast}, 0x02, 0x00, 0x7D},
+		{Opts{Weighting: bridge.WeightingC, TimeWeighting: bridge.Fast}, 0x04, 0x00, 0x7D},
+		{Opts{Weighting: bridge.WeightingZ, TimeWeighting: bridge.Slow}, 0x00, 0x03, 0xE8},
+	}
+	for _, tc := range tests {
+		m := newModule(60)
+		d, err := NewI2C(m, &tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.regs[0x06] != tc.control || m.regs[0x07] != tc.tavgH || m.regs[0x08] != tc.tavgL {
+			t.Errorf("%+v: CONTROL %#02x TAVG %#02x %#02x; manual: %#02x %#02x %#02x",
+				tc.opts, m.regs[0x06], m.regs[0x07], m.regs[0x08], tc.control, tc.tavgH, tc.tavgL)
+		}
+		if dv := d.Device(); dv.Firmware != "hw3 fw1" || dv.Serial != "1C7E029B" {
+			t.Errorf("device %+v", dv)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sossego/sossego/firmware-bridge/internal/i2cfake"
 	"periph.io/x/conn/v3/i2c/i2ctest"
 	"periph.io/x/conn/v3/physic"
+	"periph.io/x/devices/v3/ads1x15"
 )
 
 var t0 = time.Date(2026, 3, 6, 14, 0, 0, 0, time.UTC)
@@ -228,4 +229,65 @@ func FuzzConversion(f *testing.F) {
 			t.Fatalf("raw %02x%02x gave %v dB", hi, lo, s.Level)
 		}
 	})
+}
+
+// TestDatasheetKnownAnswers ties the conversion to the two datasheets
+// rather than to the driver's own formula. There is no SEN0232 or ADS1115
+// here: the bytes are what the datasheets say the ADC sends.
+//
+//   - TI ADS1115 (SBAS444): at the ±4.096 V full-scale range one LSB is
+//     125 µV; codes are two's complement, big-endian, 7FFFh is +FS·(2¹⁵−1)/2¹⁵
+//     and 8000h is −FS.
+//   - DFRobot SEN0232 wiki and sample code: output 0.6–2.6 V for 30–130
+//     dBA, dBA = 50 × V.
+//
+// So code 4800 (12C0h) is 4800 × 125 µV = 0.600 V → 30 dBA, 12000 (2EE0h)
+// 1.500 V → 75 dBA, 20800 (5140h) 2.600 V → 130 dBA, and 9876 (2694h)
+// 1.2345 V → 61.725 dBA (worked by hand: 9876 × 0.000125 = 1.2345;
+// × 50 = 61.725).
+func TestDatasheetKnownAnswers(t *testing.T) {
+	tests := []struct {
+		hi, lo byte
+		volts  float64
+		dBA    float64
+	}{
+		{0x12, 0xC0, 0.600, 30},
+		{0x2E, 0xE0, 1.500, 75},
+		{0x26, 0x94, 1.2345, 61.725},
+		{0x51, 0x40, 2.600, 130},
+	}
+	for _, tc := range tests {
+		ops := append(probeOps(0x48, 0), readOps(0x48, 0, 0)...)
+		ops[3].R = []byte{tc.hi, tc.lo}
+		bus := &i2ctest.Playback{Ops: ops}
+		d, err := NewI2C(bus, &Opts{Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s bridge.Sample
+		if err := d.Sense(&s); err != nil {
+			t.Fatalf("%02X%02Xh: %v", tc.hi, tc.lo, err)
+		}
+		if math.Abs(s.Level-tc.dBA) > 1e-9 {
+			t.Errorf("%02X%02Xh (%.4f V): %v dBA, want %v", tc.hi, tc.lo, tc.volts, s.Level, tc.dBA)
+		}
+		if err := bus.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The ADS1115 config word, from the datasheet's field table (OS [15],
+	// MUX [14:12], PGA [11:9], MODE [8], DR [7:5], COMP_* [4:2], COMP_QUE
+	// [1:0]): its documented reset value 8583h is OS 1, MUX 000, PGA 010
+	// (±2.048 V), MODE 1, DR 100 (128 SPS), COMP_QUE 11. The driver's word
+	// for A0 against ground differs in MUX (100) and PGA (001, ±4.096 V)
+	// only: 4383h, C383h with the start bit.
+	field := func(os, mux, pga, mode, dr, que uint16) uint16 {
+		return os<<15 | mux<<12 | pga<<9 | mode<<8 | dr<<5 | que
+	}
+	if got := field(1, 0b000, 0b010, 1, 0b100, 0b11); got != 0x8583 {
+		t.Fatalf("field layout gives %#04x for the datasheet's reset value 0x8583", got)
+	}
+	if got, want := configWord(ads1x15.Channel0), field(0, 0b100, 0b001, 1, 0b100, 0b11); got != want || got != 0x4383 {
+		t.Errorf("configWord(A0) = %#04x, want %#04x", got, want)
+	}
 }

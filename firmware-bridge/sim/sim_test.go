@@ -454,3 +454,31 @@ func BenchmarkSense(b *testing.B) {
 		}
 	}
 }
+
+// TestMeasureEnergyAverage: the simulated meter has no datasheet; its
+// window level is the energy average of the 125 ms slots it covers,
+// LAeq = 10·lg(Σ wᵢ·10^(Lᵢ/10) / Σ wᵢ). Worked by hand for two equal slots
+// at 60 and 70 dB: 10·lg((10⁶ + 10⁷)/2) = 10·lg(5.5·10⁶) = 67.40 dB; the
+// test checks that number against level.Leq, then Measure over two whole
+// slots and over a slot and a half against the same formula applied to the
+// slots' own levels.
+func TestMeasureEnergyAverage(t *testing.T) {
+	if got, _ := level.Leq(60, 70); math.Abs(got-67.40) > 0.005 {
+		t.Fatalf("Leq(60, 70) = %.3f, worked by hand 67.40", got)
+	}
+	d := newDev(t, BarMusic, 3)
+	end := local(2026, 3, 10, 22, 0, 0)
+	var a, b, both, oneAndHalf bridge.Sample
+	d.Measure(end.Add(-slot), slot, &a)
+	d.Measure(end, slot, &b)
+	d.Measure(end, 2*slot, &both)
+	d.Measure(end, slot+slot/2, &oneAndHalf)
+	want := 10 * math.Log10((math.Pow(10, a.Level/10)+math.Pow(10, b.Level/10))/2)
+	if math.Abs(both.Level-want) > 0.011 || both.Max != math.Max(a.Max, b.Max) || both.Min != math.Min(a.Min, b.Min) {
+		t.Errorf("two slots %v/%v (max %v %v min %v %v) → %v max %v min %v, want LAeq %.3f", a.Level, b.Level, a.Max, b.Max, a.Min, b.Min, both.Level, both.Max, both.Min, want)
+	}
+	want = 10 * math.Log10((0.5*math.Pow(10, a.Level/10)+math.Pow(10, b.Level/10))/1.5)
+	if math.Abs(oneAndHalf.Level-want) > 0.011 { // inputs and result rounded to 0.01 dB
+		t.Errorf("a slot and a half: %.2f, want %.2f", oneAndHalf.Level, want)
+	}
+}

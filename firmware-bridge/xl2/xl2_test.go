@@ -249,3 +249,19 @@ func TestParseLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestManualExamples: the reply formats the remote measurement manual shows
+// (*IDN? → "NTiAudio,XL2,<serial>,<firmware>"; a level query → "<value>
+// dB", with ", OK" or a range flag) decode to the values they state. There
+// is no XL2 here: the lines are the manual's formats, typed in by hand.
+func TestManualExamples(t *testing.T) {
+	id, err := parseIDN("NTiAudio,XL2,A2A-10242-E0,V4.21")
+	if err != nil || id.maker != "NTiAudio" || id.unit != "XL2" || id.serial != "A2A-10242-E0" || id.firmware != "V4.21" {
+		t.Errorf("parseIDN = %+v, %v", id, err)
+	}
+	for line, want := range map[string]float64{"53.8 dB": 53.8, "53.8 dB, OK": 53.8, "94.0 dB, OK": 94} {
+		if got, err := parseLevel(line, "LAEQ"); err != nil || got != want {
+			t.Errorf("parseLevel(%q) = %v, %v; want %v", line, got, err, want)
+		}
+	}
+}
