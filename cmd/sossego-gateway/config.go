@@ -76,7 +76,19 @@ type MQTTConfig struct {
 // OutboxConfig sizes the durable queue.
 type OutboxConfig struct {
 	CapacityRecords int    `yaml:"capacity_records"`
-	FullPolicy      string `yaml:"full_policy"` // drop-new | stop-sampling
+	CapacityBytes   int64  `yaml:"capacity_bytes"` // 0: bounded by the free disk space only
+	ReserveBytes    int64  `yaml:"reserve_bytes"`  // ballast kept for acks on a full disk; 0: none
+	MemoryRecords   int    `yaml:"memory_records"` // held in memory while the disk refuses writes
+	FullPolicy      string `yaml:"full_policy"`    // drop-new | stop-sampling
+}
+
+// outboxOptions maps the configuration onto gateway.OutboxOptions.
+func (c OutboxConfig) outboxOptions() gateway.OutboxOptions {
+	reserve := c.ReserveBytes
+	if reserve == 0 {
+		reserve = -1 // none
+	}
+	return gateway.OutboxOptions{CapacityRecords: c.CapacityRecords, CapacityBytes: c.CapacityBytes, Reserve: reserve}
 }
 
 // BatchConfig says how records are grouped into messages.
@@ -99,9 +111,10 @@ func defaultConfig() Config {
 		Sensor: "m1", StateDir: "/var/lib/sossego-gateway", LogLevel: "info", ClockSource: "ntp",
 		Meter: MeterConfig{Type: "sim", SampleRateHz: 10, SimScenario: "quiet_night", SimSpeed: 1,
 			PCMInput: "-", PCMFormat: "s32le", PCMSampleRate: 48000, PCMChannels: 1},
-		Env:    defaultEnvConfig(),
-		MQTT:   MQTTConfig{Broker: "tcp://localhost:1883", KeepAlive: 30 * time.Second, MaxReconnectInterval: time.Minute},
-		Outbox: OutboxConfig{CapacityRecords: 3 * 86400, FullPolicy: string(d.FullPolicy)},
+		Env:  defaultEnvConfig(),
+		MQTT: MQTTConfig{Broker: "tcp://localhost:1883", KeepAlive: 30 * time.Second, MaxReconnectInterval: time.Minute},
+		Outbox: OutboxConfig{CapacityRecords: 3 * 86400, ReserveBytes: gateway.DefaultReserve, MemoryRecords: d.MemoryRecords,
+			FullPolicy: string(d.FullPolicy)},
 		Batch:  BatchConfig{Records: d.BatchRecords, MaxAge: d.BatchMaxAge},
 		Replay: ReplayConfig{RatePerSecond: d.ReplayRate, Window: d.Window, InFlight: d.InFlight, AckTimeout: d.AckTimeout},
 
@@ -192,6 +205,15 @@ func (c Config) validate() error {
 	if c.Outbox.CapacityRecords < c.Batch.Records || c.Outbox.CapacityRecords <= 0 {
 		bad("outbox.capacity_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.CapacityRecords, c.Batch.Records)
 	}
+	if c.Outbox.CapacityBytes < 0 {
+		bad("outbox.capacity_bytes %d negativo: use 0 (limitado só pelo espaço livre no disco) ou um tamanho em bytes", c.Outbox.CapacityBytes)
+	}
+	if c.Outbox.ReserveBytes < 0 || c.Outbox.ReserveBytes > 1<<30 {
+		bad("outbox.reserve_bytes %d fora de 0–1073741824 (0: sem reserva)", c.Outbox.ReserveBytes)
+	}
+	if c.Outbox.MemoryRecords < c.Batch.Records {
+		bad("outbox.memory_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.MemoryRecords, c.Batch.Records)
+	}
 	if !gateway.FullPolicy(c.Outbox.FullPolicy).Valid() {
 		bad("outbox.full_policy %q inválido: use drop-new ou stop-sampling", c.Outbox.FullPolicy)
 	}
@@ -220,7 +242,7 @@ func (c Config) gatewayOptions(version string) gateway.Options {
 		SamplePeriod: time.Duration(float64(time.Second) / c.Meter.SampleRateHz),
 		BatchRecords: c.Batch.Records, BatchMaxAge: c.Batch.MaxAge, FullPolicy: gateway.FullPolicy(c.Outbox.FullPolicy),
 		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, InFlight: c.Replay.InFlight, AckTimeout: c.Replay.AckTimeout,
-		StatusInterval: c.StatusInterval, Version: version,
+		MemoryRecords: c.Outbox.MemoryRecords, StatusInterval: c.StatusInterval, Version: version,
 		Env: c.Env.gatewayOptions(),
 	}
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,11 +43,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0
+	case "help":
+		_, code := loadConfig("run", []string{"-h"}, stdout, stderr)
+		return code
 	default:
-		fmt.Fprintf(stderr, "sossego-gateway: subcomando %q desconhecido; use run, key ou version\n", cmd)
+		fmt.Fprintf(stderr, "sossego-gateway: subcomando %q desconhecido; use run, key, version ou help\n", cmd)
 		return 2
 	}
-	cfg, code := loadConfig(cmd, args, stderr)
+	cfg, code := loadConfig(cmd, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -69,31 +73,55 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
+// usageHeader is the help text above the flag list (pt-BR).
+const usageHeader = `sossego-gateway — gateway de medição do Sossego (Raspberry Pi): lê o medidor, guarda registros de 1 s
+numa fila durável e os entrega assinados por MQTT até o serviço central confirmar (docs/gateway.md).
+
+Uso:
+  sossego-gateway [run] --config /etc/sossego/gateway.yaml [opções]   executa o gateway (padrão)
+  sossego-gateway key   --config /etc/sossego/gateway.yaml            mostra a chave pública (cria na 1ª vez)
+  sossego-gateway version                                             mostra a versão
+  sossego-gateway help                                                mostra esta ajuda
+
+As opções valem sobre o arquivo de configuração.
+`
+
 // loadConfig reads --config and applies flags over it; code is -1 to go on.
-func loadConfig(cmd string, args []string, stderr io.Writer) (Config, int) {
+// -h prints the help on stdout and exits 0; a usage error goes to stderr
+// with exit 2.
+func loadConfig(cmd string, args []string, stdout, stderr io.Writer) (Config, int) {
 	fs := flag.NewFlagSet("sossego-gateway "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the flag package's own messages are English: parseError says it in pt-BR
+	fs.Usage = func() {}
 	var (
-		cfgPath  = fs.String("config", "", "arquivo YAML de configuração (docs/sossego-gateway.example.yaml)")
-		meter    = fs.String("meter", "", "medidor: sim|pcbartists|sen0232|nsrt|xl2|pcm")
-		broker   = fs.String("broker", "", "URL do broker MQTT (tcp://, mqtts://, ws://)")
-		username = fs.String("username", "", "usuário MQTT")
-		password = fs.String("password-file", "", "arquivo com a senha MQTT")
-		ca       = fs.String("tls-ca", "", "CA do broker (PEM)")
-		cert     = fs.String("tls-cert", "", "certificado do gateway (PEM)")
-		tlsKey   = fs.String("tls-key", "", "chave do certificado do gateway (PEM)")
-		stateDir = fs.String("state-dir", "", "pasta de estado: chave ed25519 e fila (outbox)")
-		muni     = fs.String("municipality", "", "id do município")
-		gw       = fs.String("gateway", "", "id do gateway (também o client id MQTT)")
-		sensor   = fs.String("sensor", "", "id do sensor")
-		rate     = fs.Float64("sample-rate", 0, "leituras do medidor por segundo (Hz)")
-		serial   = fs.String("serial-port", "", "porta serial do medidor (nsrt, xl2)")
-		pcmInput = fs.String("pcm-input", "", "áudio PCM: arquivo ou - (stdin)")
-		logLevel = fs.String("log-level", "", "debug|info|warn|error")
-		simSpeed = fs.Float64("sim-speed", 0, "velocidade do medidor simulado (1 = tempo real)")
-		simScene = fs.String("sim-scenario", "", "cenário do medidor simulado")
+		cfgPath  = fs.String("config", "", "`arquivo` YAML de configuração (docs/sossego-gateway.example.yaml)")
+		meter    = fs.String("meter", "", "`medidor`: sim|pcbartists|sen0232|nsrt|xl2|pcm")
+		broker   = fs.String("broker", "", "`URL` do broker MQTT (tcp://, mqtts://, ws://)")
+		username = fs.String("username", "", "`usuário` MQTT")
+		password = fs.String("password-file", "", "`arquivo` com a senha MQTT")
+		ca       = fs.String("tls-ca", "", "`arquivo` PEM com a CA do broker")
+		cert     = fs.String("tls-cert", "", "`arquivo` PEM com o certificado do gateway")
+		tlsKey   = fs.String("tls-key", "", "`arquivo` PEM com a chave do certificado do gateway")
+		stateDir = fs.String("state-dir", "", "`pasta` de estado: chave ed25519 e fila (outbox)")
+		muni     = fs.String("municipality", "", "`id` do município")
+		gw       = fs.String("gateway", "", "`id` do gateway (também o client id MQTT)")
+		sensor   = fs.String("sensor", "", "`id` do sensor")
+		rate     = fs.Float64("sample-rate", 0, "leituras do medidor por segundo (`Hz`)")
+		serial   = fs.String("serial-port", "", "`porta` serial do medidor (nsrt, xl2)")
+		pcmInput = fs.String("pcm-input", "", "áudio PCM: `arquivo` ou - (stdin)")
+		logLevel = fs.String("log-level", "", "`nível` do log: debug|info|warn|error")
+		simSpeed = fs.Float64("sim-speed", 0, "`velocidade` do medidor simulado (1 = tempo real)")
+		simScene = fs.String("sim-scenario", "", "`cenário` do medidor simulado")
 	)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: the help goes to stdout and is not an error.
+			fmt.Fprint(stdout, usageHeader+"\nOpções:\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return Config{}, 0
+		}
+		fmt.Fprintf(stderr, "sossego-gateway: %s; use -h para ver as opções\n", parseError(err))
 		return Config{}, 2
 	}
 	if fs.NArg() > 0 {
@@ -156,6 +184,27 @@ func loadConfig(cmd string, args []string, stderr io.Writer) (Config, int) {
 	return cfg, -1
 }
 
+// parseError says a flag package error in pt-BR.
+func parseError(err error) string {
+	msg := err.Error()
+	for _, t := range []struct{ en, pt string }{
+		{"flag provided but not defined: ", "opção desconhecida: "},
+		{"flag needs an argument: ", "falta o valor da opção "},
+		{"bad flag syntax: ", "opção mal escrita: "},
+	} {
+		if rest, ok := strings.CutPrefix(msg, t.en); ok {
+			return t.pt + rest
+		}
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// invalid value "x" for flag -f: parse error
+		v, f, _ := strings.Cut(rest, " for flag ")
+		f, _, _ = strings.Cut(f, ":")
+		return fmt.Sprintf("valor inválido %s para a opção %s", v, f)
+	}
+	return msg
+}
+
 func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writer) error {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
@@ -172,7 +221,7 @@ func runGateway(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writ
 		log.Info("nova chave do gateway; cadastre a chave pública no serviço central",
 			"public_key", gateway.PublicKeyString(key))
 	}
-	box, err := gateway.OpenOutbox(filepath.Join(cfg.StateDir, "outbox.db"), cfg.Outbox.CapacityRecords)
+	box, err := gateway.OpenOutboxOptions(filepath.Join(cfg.StateDir, "outbox.db"), cfg.Outbox.outboxOptions())
 	if err != nil {
 		return err
 	}

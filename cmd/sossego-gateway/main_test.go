@@ -43,6 +43,20 @@ func TestParseConfig(t *testing.T) {
 		{"nsrt needs port", "municipality: lapa\ngateway: g\nmeter: {type: nsrt}\n", "serial_port", nil},
 		{"bad policy", "municipality: lapa\ngateway: g\noutbox: {full_policy: drop-oldest}\n", "full_policy", nil},
 		{"tiny outbox", "municipality: lapa\ngateway: g\noutbox: {capacity_records: 5}\n", "capacity_records", nil},
+		{"outbox bytes", "municipality: lapa\ngateway: g\noutbox: {capacity_bytes: 67108864, reserve_bytes: 0, memory_records: 600}\n", "", func(t *testing.T, c Config) {
+			o := c.Outbox.outboxOptions()
+			if o.CapacityBytes != 64<<20 || o.Reserve != -1 || o.CapacityRecords != 3*86400 || c.gatewayOptions("x").MemoryRecords != 600 {
+				t.Errorf("outbox options %+v, memory %d", o, c.gatewayOptions("x").MemoryRecords)
+			}
+		}},
+		{"outbox defaults", "municipality: lapa\ngateway: g\n", "", func(t *testing.T, c Config) {
+			if o := c.Outbox.outboxOptions(); o.Reserve != gateway.DefaultReserve || o.CapacityBytes != 0 || c.Outbox.MemoryRecords != 1800 {
+				t.Errorf("outbox options %+v", o)
+			}
+		}},
+		{"negative bytes", "municipality: lapa\ngateway: g\noutbox: {capacity_bytes: -1}\n", "outbox.capacity_bytes", nil},
+		{"reserve too big", "municipality: lapa\ngateway: g\noutbox: {reserve_bytes: 10000000000}\n", "outbox.reserve_bytes", nil},
+		{"memory under a batch", "municipality: lapa\ngateway: g\noutbox: {memory_records: 5}\n", "outbox.memory_records", nil},
 		{"rate", "municipality: lapa\ngateway: g\nmeter: {sample_rate_hz: 1000}\n", "sample_rate_hz", nil},
 		{"cert without key", "municipality: lapa\ngateway: g\nmqtt: {cert_file: a.pem}\n", "key_file", nil},
 		{"duration", "municipality: lapa\ngateway: g\nbatch: {max_age: 500ms}\n", "max_age", nil},
@@ -169,6 +183,28 @@ func TestUsageErrors(t *testing.T) {
 		}
 		if errb.Len() == 0 {
 			t.Errorf("%v: no message", args)
+		}
+		for _, en := range []string{"Usage of", "flag provided", "invalid value", "flag needs"} {
+			if strings.Contains(errb.String(), en) {
+				t.Errorf("%v: English message %q", args, errb.String())
+			}
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"run", "-h"}, {"key", "-help"}, {"help"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, nil, &out, &errb); code != 0 {
+			t.Errorf("%v: exit %d, want 0", args, code)
+		}
+		for _, want := range []string{"Uso:", "sossego-gateway key", "Opções:", "-config arquivo", "-state-dir pasta"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: help without %q:\n%s", args, want, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "Usage of") || errb.Len() > 0 {
+			t.Errorf("%v: stdout %q stderr %q", args, out.String(), errb.String())
 		}
 	}
 }
