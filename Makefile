@@ -48,11 +48,12 @@ check: tools
 	./.tools/bin/staticcheck ./...
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
-## cross: the gateway for Raspberry Pi (arm64, armv6, armv7; CGO off) and a 32-bit build of everything.
+## cross: the gateway for Raspberry Pi (arm64, armv6, armv7; CGO off, no paths or symbols) and a 32-bit build of everything.
+GATEWAY_BUILD := -trimpath -ldflags='-s -w'
 cross:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -o $(BIN)/linux-arm64/ ./cmd/sossego-gateway
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=6 $(GO) build -o $(BIN)/linux-armv6/ ./cmd/sossego-gateway
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -o $(BIN)/linux-armv7/ ./cmd/sossego-gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(GATEWAY_BUILD) -o $(BIN)/linux-arm64/ ./cmd/sossego-gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=6 $(GO) build $(GATEWAY_BUILD) -o $(BIN)/linux-armv6/ ./cmd/sossego-gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build $(GATEWAY_BUILD) -o $(BIN)/linux-armv7/ ./cmd/sossego-gateway
 	CGO_ENABLED=0 GOOS=linux GOARCH=386 $(GO) build ./...
 
 clean:

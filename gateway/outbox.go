@@ -201,8 +201,18 @@ func (o *Outbox) open() error {
 			return err
 		}
 	}
+	// Per-connection settings go in the DSN, so that a connection the pool
+	// opens again has them too. The WAL is checkpointed once it holds
+	// walLimit bytes of 8 KiB pages (half that in outboxes made before 8 KiB
+	// pages) and truncated back to walLimit. A small page
+	// cache: the outbox appends at one end and deletes at the other, reading
+	// each batch about once per replay, so SQLite's default 2 MiB cache only
+	// held pages the kernel's page cache holds anyway (BENCHMARKS.md, gateway
+	// memory).
 	dsn := "file:" + (&url.URL{Path: o.path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
+		fmt.Sprintf("?_pragma=busy_timeout(10000)&_pragma=cache_size(-%d)&_pragma=journal_size_limit(%d)&_pragma=wal_autocheckpoint(%d)",
+			cacheKiB, o.walLimit, max(o.walLimit/8192, 4)) +
+		"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return fmt.Errorf("gateway: open outbox: %w", err)
@@ -228,7 +238,7 @@ func (o *Outbox) create() error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec("PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;" + schema); err != nil {
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA page_size=%d; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;", newPageSize) + schema); err != nil {
 		return fmt.Errorf("gateway: create outbox: %w", err)
 	}
 	return nil
@@ -244,10 +254,6 @@ func (o *Outbox) init() error {
 		return fmt.Errorf("gateway: open outbox: journal_mode is %q, want wal", mode)
 	}
 	if err := o.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&o.pageSize); err != nil {
-		return fmt.Errorf("gateway: open outbox: %w", err)
-	}
-	if _, err := o.db.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d; PRAGMA journal_size_limit=%d",
-		max(o.walLimit/o.pageSize, 4), o.walLimit)); err != nil {
 		return fmt.Errorf("gateway: open outbox: %w", err)
 	}
 	// Written only when something is missing: on an existing outbox this
@@ -280,6 +286,37 @@ func (o *Outbox) init() error {
 	}
 	o.nextSeq, o.acked, o.dropped, o.high = uint64(next), uint64(acked), uint64(dropped), high
 	o.pending, o.rows, o.bytes = int(pending), int(rows), bytes
+	if rows == 0 && o.pageSize != newPageSize {
+		return o.upgrade(ctx)
+	}
+	return nil
+}
+
+// newPageSize is the page size of outboxes made by create.
+const newPageSize = 8192
+
+// upgrade rebuilds an empty outbox made before 8 KiB pages and incremental
+// auto-vacuum with both (the counters are kept; VACUUM rewrites the file).
+// It is best effort: it needs room for a copy of the file, and on any
+// error the outbox stays as it was; only failing to return to WAL mode is
+// an error.
+func (o *Outbox) upgrade(ctx context.Context) error {
+	var size int64
+	if st, err := os.Stat(o.path); err == nil {
+		size = st.Size()
+	}
+	if avail, err := availBytes(filepath.Dir(o.path)); err != nil || avail < 4*size+(1<<20) {
+		return nil
+	}
+	_, err := o.db.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_mode=DELETE; PRAGMA page_size=%d; PRAGMA auto_vacuum=INCREMENTAL; VACUUM",
+		newPageSize))
+	var mode string
+	if werr := o.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); werr != nil || mode != "wal" {
+		return fmt.Errorf("gateway: open outbox: back to WAL after rebuilding it: %q, %v (after %v)", mode, werr, err)
+	}
+	if err == nil {
+		_ = o.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&o.pageSize)
+	}
 	return nil
 }
 
@@ -467,6 +504,9 @@ func isDiskFull(err error) bool {
 	}
 	return errors.Is(err, syscall.ENOSPC)
 }
+
+// cacheKiB is the outbox's SQLite page cache.
+const cacheKiB = 256
 
 // reserveMargin is the free space left over when the reserve is rebuilt.
 const reserveMargin = 64 << 10

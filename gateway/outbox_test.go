@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -151,5 +152,47 @@ func TestOutboxSealErrorStoresNothing(t *testing.T) {
 	}
 	if _, err := OpenOutbox(filepath.Join(t.TempDir(), "x.db"), 0); err == nil {
 		t.Error("zero capacity accepted")
+	}
+}
+
+// TestOutboxUpgradesEmptyOldFile: an outbox made before 8 KiB pages (4 KiB,
+// no auto-vacuum) is rebuilt with them when it is empty, keeping its
+// counters; one with batches in it is left alone until it drains.
+func TestOutboxUpgradesEmptyOldFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "outbox.db")
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`PRAGMA page_size=4096; PRAGMA journal_mode=WAL;
+CREATE TABLE outbox (seq INTEGER PRIMARY KEY, topic TEXT NOT NULL, payload BLOB NOT NULL, records INTEGER NOT NULL, created_ms INTEGER NOT NULL);
+CREATE TABLE meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+INSERT INTO meta(k, v) VALUES ('next_seq', 42), ('acked', 40), ('dropped', 7);
+INSERT INTO outbox VALUES (41, 't', x'00', 10, 0);`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	pageSize := func(o *Outbox) (n int64) {
+		o.db.QueryRow("PRAGMA page_size").Scan(&n)
+		return n
+	}
+	o := openBox(t, path, 100)
+	if pageSize(o) != 4096 || o.LastSeq() != 41 || o.Stats().Pending != 10 {
+		t.Fatalf("outbox with a batch: page size %d, last seq %d, %+v", pageSize(o), o.LastSeq(), o.Stats())
+	}
+	if _, err := o.Ack(ctx, 41); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	o = openBox(t, path, 100)
+	var mode string
+	o.db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+	if pageSize(o) != 8192 || mode != "wal" || o.LastSeq() != 41 || o.Acked() != 41 || o.Stats().Dropped != 7 {
+		t.Fatalf("drained old outbox: page size %d, mode %s, last %d, acked %d, %+v", pageSize(o), mode, o.LastSeq(), o.Acked(), o.Stats())
+	}
+	if seq, err := put(t, o, 1); err != nil || seq != 42 {
+		t.Fatalf("next batch = %d, %v", seq, err)
 	}
 }
