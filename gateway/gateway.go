@@ -184,7 +184,7 @@ type Gateway struct {
 	ackRegressed atomic.Bool
 
 	// Batches the disk refused, oldest first, waiting to be stored
-	// (storeBatch); memRecords counts their records.
+	// (store); memRecords counts their records.
 	memMu      sync.Mutex
 	mem        []held
 	memRecords atomic.Int64
