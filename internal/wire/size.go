@@ -35,7 +35,7 @@ var (
 const worstFloat = -1.2345678901234567e-6
 
 func worstTime() time.Time {
-	return time.Date(2026, 12, 31, 23, 59, 59, 123456789, time.FixedZone("", -(13*3600 + 59*60)))
+	return time.Date(2026, 12, 31, 23, 59, 59, 123456789, time.FixedZone("", -(13*3600+59*60)))
 }
 
 func worstRecord() Record {
