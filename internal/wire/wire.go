@@ -273,6 +273,14 @@ const (
 	ReasonSignature = "signature"
 	ReasonUnknown   = "unknown_source"
 	ReasonMismatch  = "topic_mismatch"
+	// ReasonQuota: the gateway sent more than its quota (messages or bytes
+	// per second); the message is refused, not stored, and the gateway
+	// sends it again later (its outbox keeps it until acked).
+	ReasonQuota = "quota"
+	// ReasonSeqConflict: a validly signed batch under a seq the central
+	// service already holds with a different body. Both bodies are kept;
+	// the first stays the stored batch.
+	ReasonSeqConflict = "seq_conflict"
 )
 
 // Error is a rejection with a machine-readable reason and a Portuguese
