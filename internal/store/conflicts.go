@@ -103,13 +103,13 @@ type SeqRange struct{ First, Last uint64 }
 // RecordConflict is a record that arrived for a (sensor, start) that
 // already had a different one.
 type RecordConflict struct {
-	ID         int64           `json:"id"`
-	ReceivedAt time.Time       `json:"received_at"`
-	Kind       string          `json:"kind"` // levels | env
-	Sensor     string          `json:"sensor"`
-	T          time.Time       `json:"t"`
-	Kept       ConflictRecord  `json:"kept"`
-	New        ConflictRecord  `json:"new"`
+	ID         int64          `json:"id"`
+	ReceivedAt time.Time      `json:"received_at"`
+	Kind       string         `json:"kind"` // levels | env
+	Sensor     string         `json:"sensor"`
+	T          time.Time      `json:"t"`
+	Kept       ConflictRecord `json:"kept"`
+	New        ConflictRecord `json:"new"`
 }
 
 // ConflictRecord is one side of a conflict: the batch it came in and the
