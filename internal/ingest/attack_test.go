@@ -255,7 +255,9 @@ func TestMosquittoRetainedCleared(t *testing.T) {
 	pub(wire.StatusTopic("lapa", "gw-a"), bytes.Repeat([]byte(" "), wire.MaxStatusPayload+1))
 	// Every clear comes back to the subscriber as an empty message once
 	// Mosquitto has applied it.
-	empty := func() float64 { return labeledCounter(t, prom, "sossego_ingest_messages_total", "kind", "any", "result", "empty") }
+	empty := func() float64 {
+		return labeledCounter(t, prom, "sossego_ingest_messages_total", "kind", "any", "result", "empty")
+	}
 	if !gatewaytest.WaitFor(60*time.Second, func() bool { return empty() >= float64(junk) }) {
 		t.Fatalf("%v of %d clears came back", empty(), junk)
 	}
