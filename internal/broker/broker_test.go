@@ -187,6 +187,7 @@ func TestACLAtTheSubscriber(t *testing.T) {
 	_ = spyConn.Subscribe(wire.AckTopic("lapa", "gw-b"), 1, spy.handler).WaitTimeout(5 * time.Second)
 	_ = spyConn.Subscribe("sossego/v1/#", 1, spy.handler).WaitTimeout(5 * time.Second)
 	spyConn.Disconnect(50)
+	waitGone(t, b, "gw-a")
 
 	denied := []string{
 		wire.LevelsTopic("lapa", "gw-b", "s1"),         // another gateway
@@ -207,6 +208,7 @@ func TestACLAtTheSubscriber(t *testing.T) {
 		c := mustConnect(t, b.URL(), "gw-a", "gw-a", "pa")
 		publish(c, tp, "spoof")
 		c.Disconnect(50)
+		waitGone(t, b, "gw-a")
 	}
 	a := mustConnect(t, b.URL(), "gw-a", "gw-a", "pa")
 	own := &collector{msgs: map[string][]string{}}
@@ -354,5 +356,23 @@ func TestClientCertificates(t *testing.T) {
 	}
 	if _, err := connect(t, url, "gw-a", "gw-a", "pa", pki.ClientTLS("")); err == nil {
 		t.Error("TLS without client certificate accepted")
+	}
+}
+
+// waitGone waits until the broker has let go of the (clean) session id, so
+// that the next connection under it is not taken for a takeover of a
+// connection still closing.
+func waitGone(t *testing.T, b *Broker, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cl, ok := b.srv.Clients.Get(id)
+		if !ok || cl.Closed() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s still open", id)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
