@@ -15,6 +15,13 @@
 // gateway's outbox. Forged, unknown-source and undecodable messages move
 // nothing (docs/wire.md, Ack).
 //
+// Before a message takes room in the queue it passes its gateway's quota
+// (admission.go: token buckets for messages and bytes; over it the message
+// is refused, counted and sampled) and the queue's byte bound. Batches
+// under a stored seq with another body, records for seconds already held
+// with other values, and gaps the gateway cannot fill (gaps.go) are kept,
+// counted, logged and reported as Events rather than dropped.
+//
 // Flow and back-pressure:
 //
 //	MQTT callback ─(waits while full)─► bounded queue ─► N workers (decode,
