@@ -5,16 +5,24 @@
 //   - a gateway authenticates as username = its id with the password whose
 //     bcrypt hash is in the registry, or (on the TLS listener with client
 //     certificates) by a certificate whose CN is its id;
+//   - a gateway's client id is its id: another client id is refused, so
+//     one gateway's credential cannot take over (or multiply) sessions;
 //   - a gateway may publish only under sossego/v1/{its municipality}/{its
 //     id}/ — its sensors' levels and env topics and its status topic — and
 //     may subscribe only to its own ack topic;
+//   - only its status topic may be retained (its Will included), and a
+//     status message is at most wire.MaxStatusPayload bytes: the retained
+//     store holds at most one small message per gateway;
+//   - a disconnected persistent session expires after SessionExpiry;
 //   - the central service's own client (an internal credential) may
 //     subscribe to everything under sossego/v1/ and publish acks.
 //
 // Packets larger than wire.MaxPayload plus headroom for the topic are
-// refused. With MQTT 3.1.1 a denied publish is acknowledged and silently
-// dropped (the protocol has no way to say no), so tests must check what
+// refused. With MQTT 3.1.1 a denied publish ends the client's connection
+// (the protocol has no negative PUBACK), so tests must check what
 // subscribers and the store received, never the publisher's return code.
+// mochi's own log lines (a refused packet is logged whole) go through a
+// handler that cuts long values (logHandler).
 //
 // The same policy for an external Mosquitto is in docs/mosquitto/.
 package broker
@@ -78,11 +86,22 @@ type Options struct {
 	// (goroutines, buffers, file descriptors) open by sending nothing.
 	// After CONNECT the client's own keep-alive governs the connection.
 	ConnectTimeout time.Duration
-	Log            *slog.Logger
+	// SessionExpiry is how long a disconnected persistent session (clean
+	// session false: its subscriptions and queued messages) is kept
+	// (default DefaultSessionExpiry). mochi's own default is 136 years:
+	// abandoned sessions would pile up for ever.
+	SessionExpiry time.Duration
+	Log           *slog.Logger
 }
 
 // DefaultConnectTimeout is Options.ConnectTimeout's default.
 const DefaultConnectTimeout = 10 * time.Second
+
+// DefaultSessionExpiry is Options.SessionExpiry's default. A gateway's
+// session holds only the acks published while it was away, and the
+// central service repeats its ack after the next batch, so nothing is lost
+// when a session expires.
+const DefaultSessionExpiry = time.Hour
 
 // connectDeadline is a listener whose accepted connections must finish
 // the TLS handshake and the CONNECT packet within d: mochi replaces the
@@ -148,13 +167,19 @@ func New(o Options) (*Broker, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
+	if o.SessionExpiry <= 0 {
+		o.SessionExpiry = DefaultSessionExpiry
+	}
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumPacketSize = MaxPacket
 	caps.MaximumClientWritesPending = 64 * 1024
-	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: o.Log.With("componente", "broker"),
+	caps.MaximumSessionExpiryInterval = uint32(min(max(o.SessionExpiry/time.Second, 1), 1<<32-1))
+	log := slog.New(newLogHandler(o.Log.Handler()))
+	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: log.With("componente", "broker"),
 		InlineClient: true}) // the central service's in-process subscription and acks (Subscribe, Publish)
 	h := &authHook{dir: o.Directory, svcUser: o.ServiceUser, svcPass: sha256.Sum256([]byte(o.ServicePassword)),
-		who: map[*mqtt.Client]principal{}, cache: map[string][]byte{}}
+		who: map[*mqtt.Client]principal{}, cache: map[string][]byte{}, srv: srv, log: log.With("componente", "broker"),
+		refusals: &logLimiter{every: 10 * time.Second}}
 	if err := srv.AddHook(h, nil); err != nil {
 		return nil, fmt.Errorf("broker: add auth hook: %w", err)
 	}
@@ -272,12 +297,16 @@ type authHook struct {
 	mu    sync.Mutex
 	who   map[*mqtt.Client]principal
 	cache map[string][]byte // user + sha256(password) → the bcrypt hash it matched
+
+	srv      *mqtt.Server // to disconnect a client whose publish breaks the policy
+	log      *slog.Logger
+	refusals *logLimiter
 }
 
 func (h *authHook) ID() string { return "sossego-auth" }
 
 func (h *authHook) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect}, []byte{b})
+	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect, mqtt.OnPublish}, []byte{b})
 }
 
 func peerCN(c net.Conn) (string, bool) {
@@ -332,17 +361,53 @@ func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) boo
 }
 
 // gatewayConnectAllowed checks what a gateway's CONNECT may claim: its
-// client id must be its gateway id (or start with "<id>:"), so that it
-// cannot take over another client's session, and its Will, if any, must be
-// a topic it may publish to (mochi publishes Wills without an ACL check).
+// client id must be its gateway id, so that it can neither take over
+// another client's session nor open sessions without number under its one
+// credential, and its Will, if any, must be its status message (mochi
+// publishes Wills, retained, without an ACL check).
 func gatewayConnectAllowed(g Gateway, clientID string, pk packets.Packet) bool {
-	if clientID != g.ID && !strings.HasPrefix(clientID, g.ID+":") {
+	if clientID != g.ID {
 		return false
 	}
-	if pk.Connect.WillFlag && !Allowed(false, g.Municipality, g.ID, pk.Connect.WillTopic, true) {
+	if pk.Connect.WillFlag && (pk.Connect.WillTopic != wire.StatusTopic(g.Municipality, g.ID) ||
+		len(pk.Connect.WillPayload) > wire.MaxStatusPayload) {
 		return false
 	}
 	return true
+}
+
+// OnPublish enforces what the topic ACL cannot see: a gateway may retain
+// only its status topic, and a status message is at most
+// wire.MaxStatusPayload bytes. Any retained message on an invented topic
+// (levels under a made-up sensor id) would otherwise stay in memory until
+// the broker stops. A breach ends the client's connection, as a denied
+// publish does for MQTT 3.1.1 clients, and nothing is delivered or kept.
+func (h *authHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if cl.Net.Inline {
+		return pk, nil
+	}
+	h.mu.Lock()
+	p, ok := h.who[cl]
+	h.mu.Unlock()
+	if !ok || p.service {
+		return pk, nil // the ACL has judged the service's publishes
+	}
+	status := pk.TopicName == wire.StatusTopic(p.municipality, p.gateway)
+	var why string
+	switch {
+	case pk.FixedHeader.Retain && !status:
+		why = "mensagem retida fora do tópico de status"
+	case status && len(pk.Payload) > wire.MaxStatusPayload:
+		why = fmt.Sprintf("status com %d bytes (máximo %d)", len(pk.Payload), wire.MaxStatusPayload)
+	default:
+		return pk, nil
+	}
+	if n, ok := h.refusals.allow(time.Now()); ok {
+		h.log.Warn("broker: publicação recusada; conexão encerrada", "gateway", p.gateway, "topico", clip(pk.TopicName, maxLogValue),
+			"motivo", why, "recusas_no_intervalo", n)
+	}
+	_ = h.srv.DisconnectClient(cl, packets.ErrNotAuthorized)
+	return pk, packets.ErrRejectPacket
 }
 
 // checkPassword runs bcrypt once per (user, password, hash) and caches

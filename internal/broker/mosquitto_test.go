@@ -102,15 +102,25 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	waitCount(t, all, wire.LevelsTopic("lapa", "gw-a", "s1"), 1)
 	publish(svc, wire.AckTopic("lapa", "gw-a"), "ack")
 	waitCount(t, acks, wire.AckTopic("lapa", "gw-a"), 1)
+	// Client ids are usernames (use_username_as_clientid): gw-a's
+	// certificate connecting as client "gw-b" gets the session "gw-a" and
+	// leaves gw-b's connection alone.
+	gwB, err := connect(t, tlsURL, "gw-b", "", "", clientTLS("gw-b"))
+	if err != nil {
+		t.Fatalf("gw-b: %v", err)
+	}
 	// Mosquitto answers a denied publish with reason 135 and paho drops the
 	// connection: one connection per attempt.
-	spoof, err := connect(t, tlsURL, "gw-a:spoof", "", "", clientTLS("gw-a"))
+	spoof, err := connect(t, tlsURL, "gw-b", "", "", clientTLS("gw-a"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	publish(spoof, wire.LevelsTopic("lapa", "gw-b", "s1"), "spoof")
-	barrier(t, gw, wire.StatusTopic("lapa", "gw-a"), all)
+	barrier(t, gwB, wire.StatusTopic("lapa", "gw-b"), all)
 	if n := all.count(wire.LevelsTopic("lapa", "gw-b", "s1")); n != 0 {
 		t.Errorf("gw-a's certificate published as gw-b (%d messages)", n)
+	}
+	if !gwB.IsConnectionOpen() {
+		t.Error("gw-a's certificate with client id gw-b kicked gw-b off")
 	}
 }

@@ -68,7 +68,7 @@ func rawPair(b *testing.B, url, user, pass, subUser, subPass string, payloads []
 	}); tok.Wait() && tok.Error() != nil {
 		b.Fatal(tok.Error())
 	}
-	pubOpts := paho.NewClientOptions().AddBroker(url).SetClientID(user + ":bench-pub").SetUsername(user).SetPassword(pass)
+	pubOpts := paho.NewClientOptions().AddBroker(url).SetClientID(user).SetUsername(user).SetPassword(pass)
 	if user == "" {
 		pubOpts.SetClientID("bench-pub")
 	}

@@ -85,6 +85,7 @@ type Options struct {
 	InfluxOrg    string
 
 	Skew, Stale time.Duration // record time checks; defaults from wire
+	IngestQuota ingest.Quota  // per-gateway allowance (docs/wire.md, Limits); zero: ingest.DefaultQuota
 
 	// Retain, when > 0, deletes readings (and dead letters) received longer
 	// ago than this, keeping every alert's evidence and whatever InfluxDB
@@ -279,7 +280,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	in := ingest.New(ingest.Options{Store: st, Registry: reg, Observers: observers, Log: log.With("componente", "ingestão"),
-		Metrics: metrics, Skew: o.Skew, Stale: o.Stale})
+		Metrics: metrics, Skew: o.Skew, Stale: o.Stale, Quota: o.IngestQuota})
 	// The ingest's link to the broker: in process with the embedded one,
 	// an MQTT subscriber (QoS 1, persistent session) with an external one.
 	// Acks go out the same way.

@@ -77,7 +77,7 @@ func screenshotDir(t *testing.T) string {
 func publishOnline(t *testing.T, url string, gws []loadgen.Gateway) {
 	t.Helper()
 	for _, g := range gws {
-		c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID(g.ID + ":status").
+		c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID(g.ID).
 			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true))
 		if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 			t.Fatalf("status connect %s: %v", g.ID, tok.Error())

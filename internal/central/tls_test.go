@@ -123,7 +123,7 @@ sensors:
 	imp.Disconnect(100)
 	// Barrier: a status lapa-tls-02 may publish, on a new connection; once
 	// it is stored, the forged batch has long been judged.
-	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other + ":2").SetTLSConfig(pki.ClientTLS(other)).
+	imp = paho.NewClient(paho.NewClientOptions().AddBroker(a.MQTTTLS).SetClientID(other).SetTLSConfig(pki.ClientTLS(other)).
 		SetConnectTimeout(5 * time.Second).SetAutoReconnect(false))
 	if tok := imp.Connect(); tok.WaitTimeout(10*time.Second) && tok.Error() != nil {
 		t.Fatal(tok.Error())

@@ -15,6 +15,13 @@
 // gateway's outbox. Forged, unknown-source and undecodable messages move
 // nothing (docs/wire.md, Ack).
 //
+// Before a message takes room in the queue it passes its gateway's quota
+// (admission.go: token buckets for messages and bytes; over it the message
+// is refused, counted and sampled) and the queue's byte bound. Batches
+// under a stored seq with another body, records for seconds already held
+// with other values, and gaps the gateway cannot fill (gaps.go) are kept,
+// counted, logged and reported as Events rather than dropped.
+//
 // Flow and back-pressure:
 //
 //	MQTT callback ─(waits while full)─► bounded queue ─► N workers (decode,
@@ -154,9 +161,12 @@ type Message struct {
 	Payload    []byte
 	ReceivedAt time.Time
 	// Done is called once the message has been stored or dead-lettered,
-	// its gateway acked and its readings observed (the MQTT PUBACK). May be
-	// nil.
+	// its gateway acked and its readings observed (the MQTT PUBACK), or at
+	// once when it is refused over its gateway's quota. May be nil.
 	Done func()
+
+	held int64             // bytes taken from the queue's byte gate
+	pre  *store.DeadLetter // already judged (a quota sample): stored as is
 }
 
 // Options configures an Ingester. Zero values take the documented defaults.
@@ -174,6 +184,17 @@ type Options struct {
 	Skew      time.Duration // how far in the future a record may be; default wire.DefaultSkew
 	Stale     time.Duration // how old a record may be; default wire.DefaultStale
 	Now       func() time.Time
+
+	// QueueBytes bounds the payload bytes admitted and not yet committed
+	// (default DefaultQueueBytes); past it, a message waits for room like
+	// a message finding the queue full.
+	QueueBytes int64
+	// Quota is each gateway's allowance (admission.go; zero: DefaultQuota).
+	Quota Quota
+	// GapTimeout is how long a gap below a gateway's stored seqs must stay
+	// open, while the gateway keeps replaying the seqs above it, before the
+	// watermark moves over it (gaps.go; default DefaultGapTimeout).
+	GapTimeout time.Duration
 }
 
 // Ingester is the ingest pipeline. Create with New, feed with Offer, run
@@ -182,6 +203,9 @@ type Ingester struct {
 	o     Options
 	queue chan Message
 	items chan item
+	adm   *admission
+	gate  *byteGate
+	gaps  map[string]*gapState // the writer's goroutine only
 
 	// Acks that could not be published, not yet logged (the writer's
 	// goroutine only): one line per ackLogEvery instead of one per gateway
@@ -221,21 +245,70 @@ func New(o Options) *Ingester {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil)
 	}
-	in := &Ingester{o: o, queue: make(chan Message, o.QueueSize), items: make(chan item, o.MaxGroup)}
-	o.Metrics.queueDepth(func() float64 { return float64(len(in.queue)) })
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
+	if o.GapTimeout <= 0 {
+		o.GapTimeout = DefaultGapTimeout
+	}
+	in := &Ingester{o: o, queue: make(chan Message, o.QueueSize), items: make(chan item, o.MaxGroup),
+		adm: newAdmission(o.Quota), gate: newByteGate(o.QueueBytes), gaps: map[string]*gapState{}}
+	o.Metrics.queueDepth(func() float64 { return float64(len(in.queue)) }, func() float64 { return float64(in.gate.inUse()) })
 	return in
 }
 
-// Offer queues m without blocking. It returns false when the queue is full:
-// the caller must then not acknowledge m (see the package doc).
+// admit applies the gateway's quota to m. It returns false when m was
+// refused: it is then done with (counted, maybe sampled, Done called), and
+// only the sample, if any, is returned to be queued.
+func (in *Ingester) admit(m Message) (Message, bool) {
+	key := in.quotaKey(m.Topic)
+	r, ok := in.adm.admit(key, len(m.Payload), in.o.Now())
+	if ok {
+		return m, true
+	}
+	in.o.Metrics.quotaRefused.WithLabelValues(r.limit).Inc()
+	if m.Done != nil {
+		m.Done()
+	}
+	if !r.sample {
+		return Message{}, false
+	}
+	d := in.quotaDeadLetter(m, key, r)
+	in.o.Log.Warn("gateway excedeu a cota; mensagens recusadas (o gateway as reenvia; uma amostra fica nas rejeitadas)",
+		"gateway", key, "limite", r.limit, "recusadas", r.count, "bytes", r.bytes)
+	return Message{Topic: d.Topic, ReceivedAt: m.ReceivedAt, pre: d}, false
+}
+
+// Offer queues m without blocking. It returns false when the queue is
+// full (by messages or bytes): the caller must then not acknowledge m (see
+// the package doc). A message refused over its gateway's quota counts as
+// handled (true; Done has been called).
 func (in *Ingester) Offer(m Message) bool {
 	if m.ReceivedAt.IsZero() {
 		m.ReceivedAt = in.o.Now()
 	}
+	m, ok := in.admit(m)
+	if !ok {
+		if m.pre != nil {
+			in.offer(m, nil)
+		}
+		return true
+	}
+	return in.tryOffer(m)
+}
+
+func (in *Ingester) tryOffer(m Message) bool {
+	held, ok := in.gate.tryAcquire(int64(len(m.Payload)))
+	if !ok {
+		in.o.Metrics.overflow.Inc()
+		return false
+	}
+	m.held = held
 	select {
 	case in.queue <- m:
 		return true
 	default:
+		in.gate.release(held)
 		in.o.Metrics.overflow.Inc()
 		return false
 	}
@@ -247,12 +320,28 @@ func (in *Ingester) offerWait(m Message, stop <-chan struct{}) {
 	if m.ReceivedAt.IsZero() {
 		m.ReceivedAt = in.o.Now()
 	}
-	if in.Offer(m) {
+	m, ok := in.admit(m)
+	if !ok && m.pre == nil {
 		return
 	}
+	in.offer(m, stop)
+}
+
+// offer queues m, waiting for room (bytes, then a queue slot) until stop
+// is closed.
+func (in *Ingester) offer(m Message, stop <-chan struct{}) {
+	if in.tryOffer(m) {
+		return
+	}
+	held := in.gate.acquire(int64(len(m.Payload)), stop)
+	if held == 0 && len(m.Payload) > 0 {
+		return // stopped
+	}
+	m.held = held
 	select {
 	case in.queue <- m:
 	case <-stop:
+		in.gate.release(held)
 	}
 }
 
@@ -424,6 +513,10 @@ func (in *Ingester) open(m Message) (op opened) {
 			op = opened{m: m, it: in.internalError(m, r), done: true}
 		}
 	}()
+	if m.pre != nil {
+		op.it.dead = m.pre
+		return done()
+	}
 	if len(m.Payload) > wire.MaxPayload {
 		op.it.dead = in.dead(m, "", 0, &wire.Error{Reason: wire.ReasonSize,
 			Msg: fmt.Sprintf("mensagem com %d bytes excede o máximo de %d", len(m.Payload), wire.MaxPayload)})
@@ -511,7 +604,7 @@ func (in *Ingester) finish(op *opened, verify func() error) (it item) {
 	// on settles the seq: it is kept as a dead letter and the ack watermark
 	// moves over it (docs/wire.md, Ack), or one bad batch would stall the
 	// gateway's outbox for ever.
-	settles := b.Seq > 0 && env.Kid == tp.Gateway && b.Gateway == tp.Gateway
+	settles := b.Seq > 0 && b.Seq <= wire.MaxSeq && env.Kid == tp.Gateway && b.Gateway == tp.Gateway
 	reject := func(err error) item {
 		it.dead = in.dead(m, tp.Gateway, b.Seq, err)
 		if settles {
@@ -521,6 +614,9 @@ func (in *Ingester) finish(op *opened, verify func() error) (it item) {
 		return it
 	}
 	if err := wire.Validate(tp, env, b, m.ReceivedAt, in.o.Skew, in.o.Stale); err != nil {
+		return reject(err)
+	}
+	if err := wire.CheckSize(len(m.Payload), b); err != nil {
 		return reject(err)
 	}
 	sn, ok := op.reg.Sensor(tp.Sensor)
@@ -536,7 +632,7 @@ func (in *Ingester) finish(op *opened, verify func() error) (it item) {
 	it.grade = worseGrade(sn.Meter.Grade, b.Device.Grade)
 	it.batch = &store.Batch{Gateway: tp.Gateway, Municipality: tp.Municipality, Sensor: tp.Sensor, Kind: tp.Kind,
 		Topic: m.Topic, Seq: b.Seq, Body: env.Body, Sig: env.Sig, Verified: verified, ReceivedAt: m.ReceivedAt,
-		Device: b.Device, Clock: b.Clock, Records: b.Records, Env: b.Env}
+		Device: b.Device, Clock: b.Clock, Records: b.Records, Env: b.Env, Raw: m.Payload}
 	return it
 }
 
@@ -574,12 +670,18 @@ func (in *Ingester) dead(m Message, gateway string, seq uint64, err error) *stor
 	if errors.As(err, &we) {
 		msg = we.Msg
 	}
+	if len(msg) > 2048 { // a message quoting a 64 KiB topic, say
+		msg = msg[:2048] + "…"
+	}
 	p, trunc := m.Payload, false
 	if len(p) > wire.MaxPayload {
 		p, trunc = p[:wire.MaxPayload], true
 	}
 	in.o.Metrics.rejections.WithLabelValues(reason).Inc()
-	return &store.DeadLetter{ReceivedAt: m.ReceivedAt, Topic: m.Topic, Reason: reason, Message: msg,
+	if seq > wire.MaxSeq {
+		seq = 0 // not storable (SQLite integers are int64); the payload has it
+	}
+	return &store.DeadLetter{ReceivedAt: m.ReceivedAt, Topic: clipTopic(m.Topic), Reason: reason, Message: msg,
 		Gateway: gateway, Seq: seq, Payload: bytes.Clone(p), Truncated: trunc}
 }
 
@@ -640,10 +742,11 @@ func (in *Ingester) write(ctx context.Context) error {
 
 // committedGroup is a stored group on its way to the observers.
 type committedGroup struct {
-	group []item
-	w     store.Write
-	idx   []int // group index of each batch in w.Batches
-	res   store.Result
+	group  []item
+	w      store.Write
+	idx    []int // group index of each batch in w.Batches
+	res    store.Result
+	events []Event
 }
 
 // commit stores a group, sends the application-level acks and counts
@@ -688,6 +791,14 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 	for _, it := range group {
 		in.o.Metrics.receiveToStore.Observe(now.Sub(it.msg.ReceivedAt).Seconds())
 	}
+	events := in.conflictEvents(w, res, now)
+	if skips := in.trackGaps(now, w, res); len(skips) > 0 {
+		r2, evs := in.applySkips(ctx, skips, now)
+		for gw, v := range r2.Watermarks {
+			res.Watermarks[gw] = v
+		}
+		events = append(events, evs...)
+	}
 	// Application-level acks: one per gateway, with the new watermark.
 	muni := map[string]string{}
 	for _, it := range group {
@@ -716,6 +827,10 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 	in.logAckFailures(now)
 	stored := -res.RecordsIgnored
 	for j, b := range w.Batches {
+		if res.SeqConflict[j] {
+			in.o.Metrics.messages.WithLabelValues(b.Kind, "conflict").Inc()
+			continue
+		}
 		if !res.New[j] {
 			in.o.Metrics.messages.WithLabelValues(b.Kind, "duplicate").Inc()
 			continue
@@ -736,7 +851,75 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 	for range w.Statuses {
 		in.o.Metrics.messages.WithLabelValues(wire.KindStatus, "stored").Inc()
 	}
-	return committedGroup{group: group, w: w, idx: idx, res: res}, nil
+	return committedGroup{group: group, w: w, idx: idx, res: res, events: events}, nil
+}
+
+// conflictEvents counts, logs and reports what a commit kept instead of
+// applying: batches under a stored seq with another body, records for a
+// second the sensor already had with other values, quota samples.
+func (in *Ingester) conflictEvents(w store.Write, res store.Result, now time.Time) []Event {
+	var evs []Event
+	for j, b := range w.Batches {
+		if !res.SeqConflict[j] {
+			continue
+		}
+		in.o.Metrics.seqConflicts.Inc()
+		in.o.Log.Error("lote assinado com um seq já gravado e corpo diferente; o primeiro continua valendo, os dois ficam guardados (chave do gateway comprometida?)",
+			"gateway", b.Gateway, "seq", b.Seq, "sensor", b.Sensor)
+		evs = append(evs, Event{Kind: EventSeqConflict, Gateway: b.Gateway, Municipality: b.Municipality, Sensor: b.Sensor,
+			Seq: b.Seq, At: now, Message: fmt.Sprintf("o gateway %s enviou outro lote com o seq %d, com conteúdo diferente do já gravado; "+
+				"o primeiro continua valendo e o segundo está nas mensagens rejeitadas (seq_conflict)", b.Gateway, b.Seq)})
+	}
+	type key struct{ gw, sensor, kind string }
+	type span struct {
+		n           int
+		first, last time.Time
+		seq         uint64
+	}
+	per := map[key]*span{}
+	var order []key
+	for _, c := range res.RecordConflicts {
+		in.o.Metrics.recordConflicts.WithLabelValues(c.Kind).Inc()
+		k := key{c.New.Gateway, c.Sensor, c.Kind}
+		sp := per[k]
+		if sp == nil {
+			sp = &span{first: c.T, last: c.T}
+			per[k] = sp
+			order = append(order, k)
+		}
+		sp.n++
+		sp.first, sp.last, sp.seq = minTime(sp.first, c.T), maxTime(sp.last, c.T), c.New.Seq
+	}
+	for _, k := range order {
+		sp := per[k]
+		in.o.Log.Warn("registros para segundos que o sensor já tinha, com valores diferentes: o gravado continua valendo, o novo fica guardado como conflito (relógio do gateway voltou?)",
+			"gateway", k.gw, "sensor", k.sensor, "tipo", k.kind, "registros", sp.n,
+			"de", sp.first.UTC().Format(time.RFC3339), "ate", sp.last.UTC().Format(time.RFC3339), "seq", sp.seq)
+		evs = append(evs, Event{Kind: EventRecordConflict, Gateway: k.gw, Sensor: k.sensor, Seq: sp.seq, T: sp.first, At: now,
+			Message: fmt.Sprintf("%d registros do sensor %s (%s a %s) chegaram de novo com valores diferentes dos já gravados; "+
+				"os gravados continuam valendo e os novos ficam guardados como conflito", sp.n, k.sensor,
+				sp.first.UTC().Format(time.RFC3339), sp.last.UTC().Format(time.RFC3339))})
+	}
+	for _, d := range w.DeadLetters {
+		if d.Reason == wire.ReasonQuota {
+			evs = append(evs, Event{Kind: EventQuota, Gateway: d.Gateway, At: now, Message: d.Message})
+		}
+	}
+	return evs
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // observe hands a committed group's new readings and statuses to the
@@ -783,10 +966,18 @@ func (in *Ingester) observe(ctx context.Context, c committedGroup) {
 			}
 		}
 	}
+	for _, e := range c.events {
+		for _, o := range in.o.Observers {
+			if eo, ok := o.(EventObserver); ok {
+				eo.ObserveEvent(ctx, e)
+			}
+		}
+	}
 	// The broker-level acknowledgements go last: a message counts as handled
 	// once it is stored, acked to its gateway and evaluated, so whoever waits
 	// for them (the MQTT session, a test) sees all of that.
 	for _, it := range group {
+		in.gate.release(it.msg.held)
 		if it.msg.Done != nil {
 			it.msg.Done()
 		}

@@ -6,18 +6,22 @@ import (
 
 // Metrics are the ingest pipeline's Prometheus collectors.
 type Metrics struct {
-	messages       *prometheus.CounterVec
-	records        prometheus.Counter
-	rejections     *prometheus.CounterVec
-	overflow       prometheus.Counter
-	connects       prometheus.Counter
-	acks           prometheus.Counter
-	ackErrors      prometheus.Counter
-	storeErrors    prometheus.Counter
-	storeLatency   prometheus.Histogram
-	receiveToStore prometheus.Histogram
-	verifyBatch    prometheus.Histogram
-	reg            prometheus.Registerer
+	messages        *prometheus.CounterVec
+	records         prometheus.Counter
+	rejections      *prometheus.CounterVec
+	overflow        prometheus.Counter
+	connects        prometheus.Counter
+	acks            prometheus.Counter
+	ackErrors       prometheus.Counter
+	storeErrors     prometheus.Counter
+	storeLatency    prometheus.Histogram
+	receiveToStore  prometheus.Histogram
+	verifyBatch     prometheus.Histogram
+	quotaRefused    *prometheus.CounterVec
+	seqConflicts    prometheus.Counter
+	recordConflicts *prometheus.CounterVec
+	seqsSkipped     prometheus.Counter
+	reg             prometheus.Registerer
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -26,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sossego_ingest_messages_total",
-			Help: "MQTT messages handled, by kind (levels, env, status; any for rejections) and result (stored, duplicate, rejected).",
+			Help: "MQTT messages handled, by kind (levels, env, status; any for rejections) and result (stored, duplicate, conflict, rejected, empty).",
 		}, []string{"kind", "result"}),
 		records: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_ingest_records_total",
@@ -71,20 +75,40 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Messages a worker handled together (their signatures verified in one batch).",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
+		quotaRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sossego_ingest_quota_refused_total",
+			Help: "Messages refused because their gateway was over its quota, by limit (messages, bytes); one per gateway and minute is kept as a dead letter (reason quota).",
+		}, []string{"limit"}),
+		seqConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_seq_conflicts_total",
+			Help: "Validly signed batches under a stored (gateway, seq) with a different body: kept as dead letters (reason seq_conflict), not applied. Alert on any.",
+		}),
+		recordConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sossego_ingest_record_conflicts_total",
+			Help: "Records (kind levels or env) for a second their sensor already had, with other values: kept in the conflicts table, not applied.",
+		}, []string{"kind"}),
+		seqsSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sossego_ingest_seqs_skipped_total",
+			Help: "Seqs the ack watermark moved over because the gateway no longer had them (a data folder restored from an older backup).",
+		}),
 		reg: reg,
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.connects, m.acks, m.ackErrors, m.storeErrors, m.storeLatency, m.receiveToStore, m.verifyBatch)
+		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.connects, m.acks, m.ackErrors, m.storeErrors,
+			m.storeLatency, m.receiveToStore, m.verifyBatch, m.quotaRefused, m.seqConflicts, m.recordConflicts, m.seqsSkipped)
 	}
 	return m
 }
 
-func (m *Metrics) queueDepth(f func() float64) {
+func (m *Metrics) queueDepth(depth, bytes func() float64) {
 	if m.reg == nil {
 		return
 	}
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sossego_ingest_queue_depth",
 		Help: "Messages waiting in the ingest queue.",
-	}, f))
+	}, depth), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sossego_ingest_queue_bytes",
+		Help: "Payload bytes admitted and not yet committed (bounded; see the ingest's QueueBytes).",
+	}, bytes))
 }

@@ -61,6 +61,9 @@ type Subscriber struct {
 	connected atomic.Bool
 	stop      chan struct{} // closed when Run returns: handle stops waiting
 	stopOnce  sync.Once
+
+	clearMu   sync.Mutex
+	clearedAt map[string]time.Time // data topics, when their retained message was last cleared
 }
 
 type pahoClient struct{ paho.Client }
@@ -148,7 +151,59 @@ func (s *Subscriber) onConnect(c paho.Client) {
 // reconnect makes the next one more likely (a soak after a broker restart
 // fell to ~100 msg/s that way).
 func (s *Subscriber) handle(_ paho.Client, m paho.Message) {
+	if len(m.Payload()) == 0 {
+		// An empty message is how MQTT deletes a retained one; the clears
+		// below come back this way. There is nothing in it to keep.
+		s.in.o.Metrics.messages.WithLabelValues("any", "empty").Inc()
+		m.Ack()
+		return
+	}
+	s.clearRetained(m)
 	s.in.offerWait(Message{Topic: m.Topic(), Payload: m.Payload(), ReceivedAt: time.Now(), Done: m.Ack}, s.stop)
+}
+
+// clearRetainedEvery is how often, at most, a data topic's retained
+// message is cleared while messages keep arriving on it.
+const clearRetainedEvery = time.Minute
+
+// clearRetained deletes (an empty retained publish, QoS 0) what a gateway
+// may have retained where nothing should be: Mosquitto cannot limit
+// retained messages to some topics (docs/mosquitto), and each would stay in
+// its memory. A data topic (levels, env) is cleared when its message came
+// retained (a new subscription's delivery), the first time it is seen and
+// then at most every clearRetainedEvery: MQTT 3.1.1 does not say whether a
+// live message was published retained. A status topic is cleared when its
+// message is larger than wire.MaxStatusPayload or not from a registered
+// gateway of that municipality.
+func (s *Subscriber) clearRetained(m paho.Message) {
+	topic := m.Topic()
+	tp, err := wire.ParseTopic(topic)
+	clear := false
+	switch {
+	case err != nil:
+		clear = m.Retained()
+	case tp.Kind == wire.KindStatus:
+		g, ok := s.in.o.Registry.Current().Gateway(tp.Gateway)
+		clear = len(m.Payload()) > wire.MaxStatusPayload || !ok || g.Municipality != tp.Municipality
+	case tp.Kind == wire.KindLevels || tp.Kind == wire.KindEnv:
+		now := time.Now()
+		s.clearMu.Lock()
+		if s.clearedAt == nil || len(s.clearedAt) > 10000 {
+			s.clearedAt = map[string]time.Time{}
+		}
+		if at, seen := s.clearedAt[topic]; m.Retained() || !seen || now.Sub(at) >= clearRetainedEvery {
+			s.clearedAt[topic], clear = now, true
+		}
+		s.clearMu.Unlock()
+	default:
+		clear = m.Retained()
+	}
+	if !clear {
+		return
+	}
+	if c := s.client.Load(); c.IsConnectionOpen() {
+		c.Publish(topic, 0, true, []byte{}) // not waited for: the next message on the topic clears again
+	}
 }
 
 // Connected reports whether the subscriptions are active.

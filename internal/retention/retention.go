@@ -63,9 +63,10 @@ type Pruner struct {
 	o Options
 	// Where the next pass starts: every batch up to from and every dead
 	// letter up to deadFrom was deleted or is kept for good (an alert's
-	// window, a seq it settled), so passes do not read them again. Kept
-	// in memory: the first pass after a start reads from the beginning.
-	from, deadFrom int64
+	// window, a seq it settled), so passes do not read them again; record
+	// conflicts up to conflictFrom likewise. Kept in memory: the first pass
+	// after a start reads from the beginning.
+	from, deadFrom, conflictFrom int64
 }
 
 // New returns a Pruner; o.Retain must be positive.
@@ -112,6 +113,7 @@ func Protect(spans []Span, margin time.Duration) func(sensor string, from, to ti
 type Totals struct {
 	Before                            time.Time
 	Batches, Levels, Env, DeadLetters int64
+	Conflicts                         int64 // record conflicts (store.RecordConflict)
 	Kept                              int64
 }
 
@@ -125,7 +127,7 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 		return tot, fmt.Errorf("retention: alert spans: %w", err)
 	}
 	pr := store.Prune{Before: tot.Before, Keep: Protect(spans, p.o.Margin), Limit: p.o.Chunk,
-		After: p.from, AfterDeadLetter: p.deadFrom}
+		After: p.from, AfterDeadLetter: p.deadFrom, AfterConflict: p.conflictFrom}
 	if p.o.Mirror != nil {
 		lv, env, err := p.o.Mirror(ctx)
 		if err != nil {
@@ -142,21 +144,23 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 		if decided {
 			p.from, decided = r.Decided, r.Decided == r.Next
 		}
-		p.deadFrom = r.NextDeadLetter
+		p.deadFrom, p.conflictFrom = r.NextDeadLetter, r.NextConflict
 		tot.Batches += r.Batches
 		tot.Levels += r.Levels
 		tot.Env += r.Env
 		tot.DeadLetters += r.DeadLetters
+		tot.Conflicts += r.Conflicts
 		tot.Kept += r.Kept
 		if p.o.Deleted != nil {
-			for kind, n := range map[string]int64{"batches": r.Batches, "levels": r.Levels, "env": r.Env, "dead_letters": r.DeadLetters} {
+			for kind, n := range map[string]int64{"batches": r.Batches, "levels": r.Levels, "env": r.Env, "dead_letters": r.DeadLetters,
+				"conflicts": r.Conflicts} {
 				p.o.Deleted.WithLabelValues(kind).Add(float64(n))
 			}
 		}
 		if r.Done {
 			return tot, nil
 		}
-		pr.After, pr.AfterDeadLetter = r.Next, r.NextDeadLetter
+		pr.After, pr.AfterDeadLetter, pr.AfterConflict = r.Next, r.NextDeadLetter, r.NextConflict
 		select {
 		case <-ctx.Done():
 			return tot, ctx.Err()
@@ -183,9 +187,9 @@ func (p *Pruner) Run(ctx context.Context) error {
 		case err != nil:
 			p.o.Log.Error("limpeza por retenção interrompida por erro; tenta de novo na próxima passada",
 				"erro", err, "proxima_em", p.o.Every)
-		case t.Batches+t.DeadLetters > 0:
+		case t.Batches+t.DeadLetters+t.Conflicts > 0:
 			p.o.Log.Info("limpeza por retenção: leituras antigas apagadas", "anteriores_a", t.Before.Format(time.RFC3339),
-				"lotes", t.Batches, "leituras", t.Levels, "ambientais", t.Env, "cartas_mortas", t.DeadLetters,
+				"lotes", t.Batches, "leituras", t.Levels, "ambientais", t.Env, "cartas_mortas", t.DeadLetters, "conflitos", t.Conflicts,
 				"lotes_mantidos", t.Kept)
 		}
 	}

@@ -244,6 +244,9 @@ type packWriter struct {
 	npend   int
 	stored  bool // some pack was inserted
 	scratch []wire.Record
+	// conflicts are the records skipped because their sensor had a
+	// different one at the same start (conflicts.go).
+	conflicts []pendingConflict
 }
 
 // sensorTx is what a transaction knows of one sensor's records.
@@ -260,6 +263,8 @@ type sensorTx struct {
 type txPack struct {
 	t0, t1, n int64
 	data      []byte
+	gw        string
+	seq       uint64
 }
 
 // span is a stored pack's first and last record start.
@@ -305,7 +310,9 @@ func (r *sensorRecent) overlaps(first, last int64) bool {
 }
 
 // add packs the records of an accepted levels batch that its sensor has no
-// record for yet, and returns how many it skipped.
+// record for yet, and returns how many it skipped. A skipped record that
+// differs from the one stored is a conflict (w.conflicts); an identical
+// one is a plain duplicate.
 func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	if len(b.Records) == 0 {
 		return 0, nil
@@ -327,7 +334,7 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	// (batches reach the writer in about the order they were sent).
 	first, last := recs[0].T.UnixMilli(), recs[len(recs)-1].T.UnixMilli()
 	if first <= st.latest || first <= st.top {
-		have := map[int64]bool{}
+		have := map[int64]heldRecord{}
 		switch {
 		case first <= st.floor:
 			if err := w.storedStarts(have, b.Sensor, first, last); err != nil {
@@ -347,7 +354,13 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 			w.scratch = recs[:0]
 		}
 		n := len(recs)
-		recs = slices.DeleteFunc(recs, func(r wire.Record) bool { return have[r.T.UnixMilli()] })
+		recs = slices.DeleteFunc(recs, func(r wire.Record) bool {
+			held, ok := have[r.T.UnixMilli()]
+			if ok && !sameRecord(held.rec, r) {
+				w.conflicts = append(w.conflicts, levelConflict(b.Sensor, held, b, r))
+			}
+			return ok
+		})
 		ignored += n - len(recs)
 	}
 	for len(recs) > 0 {
@@ -364,18 +377,20 @@ func (w *packWriter) add(b *Batch) (ignored int, err error) {
 	return ignored, nil
 }
 
-// packedStarts adds to have the record starts in [first, last] of packs.
-func packedStarts(have map[int64]bool, packs []txPack, first, last int64) error {
+// packedStarts adds to have the records starting in [first, last] of packs.
+func packedStarts(have map[int64]heldRecord, packs []txPack, first, last int64) error {
 	for _, p := range packs {
 		if p.t1 < first || p.t0 > last {
 			continue
 		}
-		packed, err := decodePack(nil, packMeta{n: p.n, t0: p.t0, withoutHists: true}, p.data)
+		packed, err := decodePack(nil, packMeta{n: p.n, t0: p.t0}, p.data)
 		if err != nil {
 			return err
 		}
 		for _, r := range packed {
-			have[r.T.UnixMilli()] = true
+			if ms := r.T.UnixMilli(); ms >= first && ms <= last {
+				have[ms] = heldRecord{gw: p.gw, seq: p.seq, rec: wireRecord(r)}
+			}
 		}
 	}
 	return nil
@@ -410,7 +425,7 @@ func (w *packWriter) pack(b *Batch, st *sensorTx, recs []wire.Record) error {
 	w.pending = append(w.pending, id, b.Sensor, t0, t1, len(recs), b.Gateway, int64(b.Seq), b.Device.Grade, b.Clock.Synced, data)
 	w.npend++
 	st.top = max(st.top, t1)
-	st.packs = append(st.packs, txPack{t0: t0, t1: t1, n: int64(len(recs)), data: data})
+	st.packs = append(st.packs, txPack{t0: t0, t1: t1, n: int64(len(recs)), data: data, gw: b.Gateway, seq: b.Seq})
 	return nil
 }
 
@@ -455,19 +470,21 @@ func (w *packWriter) committed() {
 	}
 }
 
-// storedStarts adds to have the record starts in [first, last] that
+// storedStarts adds to have the records starting in [first, last] that
 // sensor had before this transaction.
-func (w *packWriter) storedStarts(have map[int64]bool, sensor string, first, last int64) error {
+func (w *packWriter) storedStarts(have map[int64]heldRecord, sensor string, first, last int64) error {
 	rows, err := w.tx.StmtContext(w.ctx, w.st.levelStarts).QueryContext(w.ctx, sensor, first, last+packSpan.Milliseconds(), last)
 	if err != nil {
 		return fmt.Errorf("stored records of %s: %w", sensor, err)
 	}
-	recs, err := scanPacks(rows, true)
+	recs, err := scanPacks(rows, false)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		have[r.T.UnixMilli()] = true
+		if ms := r.T.UnixMilli(); ms >= first && ms <= last {
+			have[ms] = heldRecord{gw: r.Gateway, seq: r.Seq, rec: wireRecord(r)}
+		}
 	}
 	return nil
 }

@@ -33,11 +33,16 @@ type Prune struct {
 	// (PruneResult.Next of the previous call); dead letters likewise with
 	// AfterDeadLetter.
 	After, AfterDeadLetter int64
+	// AfterConflict resumes the walk of record conflicts likewise.
+	AfterConflict int64
 }
 
 // PruneResult counts what one PruneOldest call deleted.
 type PruneResult struct {
 	Batches, Levels, Env, DeadLetters int64
+	// Conflicts counts deleted record conflicts (received before Before and
+	// outside what Keep protects).
+	Conflicts int64
 	// Kept counts examined batches left in place (an alert's window, or not
 	// yet mirrored to InfluxDB).
 	Kept int64
@@ -45,6 +50,7 @@ type PruneResult struct {
 	// Prune.AfterDeadLetter); Done is true when both walks reached Before
 	// or the end of their table.
 	Next, NextDeadLetter int64
+	NextConflict         int64 // resumes the conflicts walk (Prune.AfterConflict)
 	Done                 bool
 	// Decided: every batch with rowid <= Decided (and > Prune.After) was
 	// deleted or is kept for good — an alert's window (alerts are never
@@ -86,7 +92,7 @@ func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) 
 	if p.Limit <= 0 {
 		p.Limit = 500
 	}
-	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter, Decided: p.After}
+	res := PruneResult{Next: p.After, NextDeadLetter: p.AfterDeadLetter, NextConflict: p.AfterConflict, Decided: p.After}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	// Apply's memory of recent packs must not outlive packs deleted here.
@@ -106,11 +112,57 @@ func (s *SQLite) PruneOldest(ctx context.Context, p Prune) (PruneResult, error) 
 	if err != nil {
 		return res, err
 	}
+	conflictsDone, err := pruneConflicts(ctx, tx, p, before, &res)
+	if err != nil {
+		return res, err
+	}
 	if err := tx.Commit(); err != nil {
 		return res, fmt.Errorf("store: prune: commit: %w", err)
 	}
-	res.Done = batchesDone && deadDone
+	res.Done = batchesDone && deadDone && conflictsDone
 	return res, nil
+}
+
+// pruneConflicts deletes up to Limit record conflicts received before
+// before, in id order, except those whose second Keep protects (an alert's
+// window: the conflict is part of what the alert rests on), which are kept
+// for good.
+func pruneConflicts(ctx context.Context, tx *sql.Tx, p Prune, before int64, res *PruneResult) (done bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, received_at, sensor, t FROM record_conflicts WHERE id > ? ORDER BY id LIMIT ?`,
+		p.AfterConflict, p.Limit)
+	if err != nil {
+		return false, fmt.Errorf("store: prune: read record conflicts: %w", err)
+	}
+	var ids []int64
+	n, reached := 0, false
+	for rows.Next() {
+		var id, received, t int64
+		var sensor string
+		if err := rows.Scan(&id, &received, &sensor, &t); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("store: prune: read record conflicts: %w", err)
+		}
+		n++
+		if received >= before {
+			reached = true
+			break
+		}
+		res.NextConflict = id
+		at := time.UnixMilli(t).UTC()
+		if p.Keep == nil || !p.Keep(sensor, at, at.Add(time.Second)) {
+			ids = append(ids, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return false, fmt.Errorf("store: prune: read record conflicts: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM record_conflicts WHERE id = ?`, id); err != nil {
+			return false, fmt.Errorf("store: prune: delete record conflict %d: %w", id, err)
+		}
+		res.Conflicts++
+	}
+	return reached || n < p.Limit, nil
 }
 
 // pruneCand is a batch a prune pass examines.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -59,7 +60,7 @@ type SQLite struct {
 // writeStmts are the statements Apply runs for every batch, prepared once:
 // re-parsing SQL per statement was a quarter of the group commit's CPU.
 type writeStmts struct {
-	insEnv, getWM, insGateway, gwSeen, gwWatermark, aboveList, aboveDel, aboveIns *sql.Stmt
+	insEnv, getWM, insGateway, gwSeen, gwWatermark, aboveList, aboveDel, aboveIns, getBody *sql.Stmt
 	// insBatches[k] inserts 2^k batches in one statement, like insLevels
 	// for levels, skipping those already stored.
 	insBatches [batchChunkLog + 1]*sql.Stmt
@@ -101,6 +102,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 		{&ws.aboveDel, `DELETE FROM seq_above WHERE gateway = ? AND seq = ?`},
 		{&ws.aboveIns, `INSERT INTO seq_above (gateway, seq) VALUES (?, ?) ON CONFLICT DO NOTHING`},
 		{&ws.batchesIn, `SELECT gateway, seq FROM batches WHERE rowid > ? AND rowid <= ?`},
+		{&ws.getBody, `SELECT body FROM batches WHERE gateway = ? AND seq = ?`},
 		{&ws.levelSeq, `SELECT seq FROM sqlite_sequence WHERE name = 'level_packs'`},
 		{&ws.levelLatest, `SELECT MAX(t1) FROM level_packs WHERE sensor = ?`},
 		{&ws.levelStarts, `SELECT ` + packCols + ` FROM level_packs WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 <= ?`},
@@ -130,7 +132,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 
 func (ws *writeStmts) close() {
 	for _, st := range append(append([]*sql.Stmt{ws.insEnv, ws.getWM, ws.insGateway, ws.gwSeen,
-		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.batchesIn, ws.levelSeq, ws.levelLatest, ws.levelStarts}, ws.insPacks[:]...), ws.insBatches[:]...) {
+		ws.gwWatermark, ws.aboveList, ws.aboveDel, ws.aboveIns, ws.getBody, ws.batchesIn, ws.levelSeq, ws.levelLatest, ws.levelStarts}, ws.insPacks[:]...), ws.insBatches[:]...) {
 		if st != nil {
 			st.Close() //nolint:errcheck // closing on shutdown
 		}
@@ -287,7 +289,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema + packsSchema); err != nil {
+	if _, err := w.Exec(schema + packsSchema + conflictsSchema); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
 	}
@@ -300,6 +302,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 		func(db *sql.DB) error { return migrateLevels(db, log) },
 		migrateEnv,
 		floorSequences,
+		migrateConflicts,
 	} {
 		if err := migrate(w); err != nil {
 			w.Close()
@@ -354,7 +357,7 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		return Result{}, ErrClosed
 	}
 	res := Result{New: make([]bool, len(w.Batches)), DeadLetterNew: make([]bool, len(w.DeadLetters)),
-		Watermarks: map[string]uint64{}}
+		SeqConflict: make([]bool, len(w.Batches)), Watermarks: map[string]uint64{}}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -428,6 +431,45 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		case seq > cur+1:
 			set[seq] = true
 		}
+	}
+
+	// Skips first: the group's batches then advance from the new watermark.
+	for _, sk := range w.Skips {
+		cur, err := getWM(sk.Gateway)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: watermark %s: %w", sk.Gateway, err)
+		}
+		if sk.Upto <= cur || sk.Upto > wire.MaxSeq {
+			continue
+		}
+		set := above[sk.Gateway]
+		skipped := sk.Upto - cur
+		for q := range set {
+			if q <= sk.Upto {
+				delete(set, q)
+				skipped--
+			}
+		}
+		first := cur + 1
+		if _, err := tx.ExecContext(ctx, `INSERT INTO seq_skips (gateway, first, last, at, reason) VALUES (?, ?, ?, ?, ?)`,
+			sk.Gateway, int64(first), int64(sk.Upto), time.Now().UnixMilli(), sk.Reason); err != nil {
+			return Result{}, fmt.Errorf("store: skip %s/%d..%d: %w", sk.Gateway, first, sk.Upto, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE gateways SET skipped_seqs = skipped_seqs + ? WHERE gateway = ?`,
+			int64(skipped), sk.Gateway); err != nil {
+			return Result{}, fmt.Errorf("store: skip %s: %w", sk.Gateway, err)
+		}
+		if res.Skipped == nil {
+			res.Skipped = map[string]SeqRange{}
+		}
+		res.Skipped[sk.Gateway] = SeqRange{First: first, Last: sk.Upto}
+		cur = sk.Upto
+		for set[cur+1] {
+			delete(set, cur+1)
+			cur++
+		}
+		wm[sk.Gateway] = cur
+		moved[sk.Gateway] = true
 	}
 
 	// The gateways row's municipality and clock follow the last batch of
@@ -520,12 +562,50 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		done += n
 	}
 
+	// Of the batches not stored, those whose body differs from the stored
+	// one (or an earlier copy in this group) are seq conflicts: kept as dead
+	// letters. The same body again is a plain duplicate.
+	firstOf := make(map[gwSeq]int, len(w.Batches))
 	for i, b := range w.Batches {
 		k := gwSeq{b.Gateway, b.Seq}
-		if !inserted[k] {
+		j, seen := firstOf[k]
+		if !seen {
+			firstOf[k] = i
+		}
+		if inserted[k] && !seen {
+			continue
+		}
+		var stored []byte
+		if seen {
+			stored = w.Batches[j].Body
+		} else if err := stmt(s.st.getBody).QueryRowContext(ctx, b.Gateway, int64(b.Seq)).Scan(&stored); err != nil {
+			return Result{}, fmt.Errorf("store: stored body of %s/%d: %w", b.Gateway, b.Seq, err)
+		}
+		if bytes.Equal(stored, b.Body) {
+			continue
+		}
+		raw := b.Raw
+		if raw == nil {
+			raw, _ = json.Marshal(wire.Envelope{V: wire.Version, Kid: b.Gateway, Body: b.Body, Sig: b.Sig})
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
+			(received_at, topic, reason, message, gateway, seq, payload, truncated) VALUES (?,?,?,?,?,?,?,0)`,
+			b.ReceivedAt.UnixMilli(), b.Topic, wire.ReasonSeqConflict, seqConflictMessage(b.Gateway, b.Seq),
+			b.Gateway, int64(b.Seq), nonNil(raw)); err != nil {
+			return Result{}, fmt.Errorf("store: seq conflict %s/%d: %w", b.Gateway, b.Seq, err)
+		}
+		if err := countConflicts(ctx, tx, map[string]int{b.Gateway: 1}); err != nil {
+			return Result{}, fmt.Errorf("store: %w", err)
+		}
+		res.SeqConflict[i] = true
+	}
+
+	var envConflicts []pendingConflict
+	for i, b := range w.Batches {
+		k := gwSeq{b.Gateway, b.Seq}
+		if !inserted[k] || firstOf[k] != i {
 			continue // duplicate (gateway, seq)
 		}
-		delete(inserted, k) // a second copy in this group is a duplicate
 		res.New[i] = true
 		ignored, err := packs.add(&b)
 		if err != nil {
@@ -539,6 +619,14 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 			}
 			if k, _ := r.RowsAffected(); k == 0 {
 				res.RecordsIgnored++
+				held, differs, err := envHeld(ctx, tx, b.Sensor, e)
+				if err != nil {
+					return Result{}, fmt.Errorf("store: env of %s at %d: %w", b.Sensor, e.T.UnixMilli(), err)
+				}
+				if differs {
+					envConflicts = append(envConflicts, pendingConflict{kind: wire.KindEnv, sensor: b.Sensor, t: e.T.UnixMilli(),
+						kept: held, new: ConflictRecord{Gateway: b.Gateway, Seq: b.Seq, Record: recordJSON(e)}})
+				}
 			}
 		}
 		advance(b.Gateway, b.Seq)
@@ -553,6 +641,19 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	}
 	if err := packs.flush(); err != nil {
 		return Result{}, fmt.Errorf("store: %w", err)
+	}
+	if conflicts := append(packs.conflicts, envConflicts...); len(conflicts) > 0 {
+		at := time.Now().UnixMilli()
+		for _, b := range w.Batches {
+			at = b.ReceivedAt.UnixMilli()
+		}
+		if err := insertConflicts(ctx, tx, conflicts, at); err != nil {
+			return Result{}, fmt.Errorf("store: %w", err)
+		}
+		for _, c := range conflicts {
+			res.RecordConflicts = append(res.RecordConflicts, RecordConflict{ReceivedAt: fromMilli(at), Kind: c.kind,
+				Sensor: c.sensor, T: time.UnixMilli(c.t).UTC(), Kept: c.kept, New: c.new})
+		}
 	}
 	if len(seenOrder) > 0 {
 		gwSeen := stmt(s.st.gwSeen)
@@ -668,6 +769,12 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 	s.nextLevelID = packs.nextID
 	for gw, v := range wm {
 		res.Watermarks[gw] = v
+		if len(above[gw]) > 0 {
+			if res.LowestAbove == nil {
+				res.LowestAbove = map[string]uint64{}
+			}
+			res.LowestAbove[gw] = slices.Min(slices.Collect(maps.Keys(above[gw])))
+		}
 	}
 	if packs.stored {
 		select {
@@ -963,7 +1070,8 @@ func (s *SQLite) SetCursor(ctx context.Context, name string, pos int64) error {
 // GatewayStatuses returns every gateway the store has heard of.
 func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT g.gateway, g.municipality, g.state, g.at, g.received_at, g.clock, g.outbox,
-		g.version, g.last_seen, g.last_seq, g.watermark, (SELECT COUNT(*) FROM seq_above a WHERE a.gateway = g.gateway)
+		g.version, g.last_seen, g.last_seq, g.watermark, (SELECT COUNT(*) FROM seq_above a WHERE a.gateway = g.gateway),
+		g.conflicts, g.skipped_seqs
 		FROM gateways g ORDER BY g.gateway`)
 	if err != nil {
 		return nil, fmt.Errorf("store: gateways: %w", err)
@@ -972,14 +1080,14 @@ func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
 	var out []GatewayStatus
 	for rows.Next() {
 		var g GatewayStatus
-		var at, recv, seen, lastSeq, wm int64
+		var at, recv, seen, lastSeq, wm, skipped int64
 		var clock, outbox sql.NullString
 		if err := rows.Scan(&g.Gateway, &g.Municipality, &g.State, &at, &recv, &clock, &outbox, &g.Version,
-			&seen, &lastSeq, &wm, &g.PendingAbove); err != nil {
+			&seen, &lastSeq, &wm, &g.PendingAbove, &g.Conflicts, &skipped); err != nil {
 			return nil, fmt.Errorf("store: gateways: %w", err)
 		}
 		g.At, g.ReceivedAt, g.LastSeen = fromMilli(at), fromMilli(recv), fromMilli(seen)
-		g.LastSeq, g.Watermark = uint64(lastSeq), uint64(wm)
+		g.LastSeq, g.Watermark, g.SkippedSeqs = uint64(lastSeq), uint64(wm), uint64(skipped)
 		if clock.Valid {
 			var c wire.Clock
 			if json.Unmarshal([]byte(clock.String), &c) == nil {

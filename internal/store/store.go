@@ -41,6 +41,10 @@ type Batch struct {
 	Clock        wire.Clock
 	Records      []wire.Record
 	Env          []wire.EnvRecord
+	// Raw is the message as received (the envelope). Apply keeps it as the
+	// dead letter of a seq conflict; nil: the envelope is rebuilt from Body
+	// and Sig.
+	Raw []byte
 }
 
 // DeadLetter is a rejected message, kept with its reason.
@@ -80,6 +84,12 @@ type GatewayStatus struct {
 	LastSeq      uint64       `json:"last_seq,omitempty"`     // seq of the last accepted batch
 	Watermark    uint64       `json:"ack_watermark"`          // highest contiguous seq stored
 	PendingAbove int          `json:"pending_above,omitzero"` // stored seqs above a gap
+	// Conflicts counts this gateway's records (and batches) that disagreed
+	// with what was stored for the same second (or seq): kept, not applied.
+	Conflicts int64 `json:"conflicts,omitzero"`
+	// SkippedSeqs counts seqs the watermark moved over without them (the
+	// gateway no longer had them; see SeqSkip).
+	SkippedSeqs uint64 `json:"skipped_seqs,omitzero"`
 }
 
 // Write is everything one group commit stores.
@@ -87,6 +97,7 @@ type Write struct {
 	Batches     []Batch
 	DeadLetters []DeadLetter
 	Statuses    []GatewayStatus // State/At/Clock/Outbox/Version from the status topic
+	Skips       []SeqSkip       // watermarks to move over seqs that will not arrive, applied first
 }
 
 // Result reports what a Write did.
@@ -101,8 +112,22 @@ type Result struct {
 	// contiguous seq now durably stored.
 	Watermarks map[string]uint64
 	// RecordsIgnored counts level/env records skipped because the sensor
-	// already had a record with the same start time.
+	// already had a record with the same start time (identical ones and
+	// conflicts).
 	RecordsIgnored int
+	// SeqConflict[i] is true when Batches[i] was not new and its body
+	// differs from the stored batch's: it was kept as a dead letter
+	// (wire.ReasonSeqConflict).
+	SeqConflict []bool
+	// RecordConflicts are the records skipped because their sensor had a
+	// different record at the same start; both are in record_conflicts.
+	RecordConflicts []RecordConflict
+	// Skipped holds, per gateway, the seqs a SeqSkip moved the watermark
+	// over without them.
+	Skipped map[string]SeqRange
+	// LowestAbove holds, for every gateway in Watermarks with seqs settled
+	// above a gap, the lowest of them (the gap is Watermarks+1 … it−1).
+	LowestAbove map[string]uint64
 }
 
 // Record is one stored 1-s (or longer) level record.

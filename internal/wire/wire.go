@@ -58,6 +58,20 @@ const (
 	MaxIDLength  = 64
 	DefaultSkew  = 10 * time.Minute    // how far in the future a record may be
 	DefaultStale = 30 * 24 * time.Hour // how old a record may be (outbox replay after an outage)
+	// MaxSeq is the highest seq: seqs are stored as SQLite integers
+	// (int64), and a gateway counting one batch a second would need 3·10¹¹
+	// years to reach it.
+	MaxSeq = math.MaxInt64
+	// MaxBatchSpan bounds the time between a batch's first and last record
+	// start (an hour of 1-s records spans 3599 s). A gateway cuts a batch
+	// after batch.max_age (default 10 s).
+	MaxBatchSpan = time.Hour
+	// MaxTextLen bounds the free-text fields of a batch, in bytes:
+	// device.model, device.serial, device.firmware and clock.source.
+	MaxTextLen = 128
+	// MaxStatusPayload is the largest status message (a gateway's is
+	// ~250 bytes). Brokers keep a status retained, so it is small on purpose.
+	MaxStatusPayload = 4096
 )
 
 // ValidID reports whether s may be used as a municipality, gateway or sensor
@@ -154,7 +168,7 @@ type Device struct {
 type Clock struct {
 	Synced   bool    `json:"synced"`
 	OffsetMs float64 `json:"offset_ms"`        // estimated offset from the reference
-	Source   string  `json:"source,omitempty"` // ntp, gps, rtc, none
+	Source   string  `json:"source,omitempty"` // ntp, gps, rtc, none; step marks seconds re-measured after a backward clock step
 }
 
 // Record is one 1-s (or longer) acoustic record. Levels in dB re 20 µPa.
@@ -275,6 +289,14 @@ const (
 	ReasonSignature = "signature"
 	ReasonUnknown   = "unknown_source"
 	ReasonMismatch  = "topic_mismatch"
+	// ReasonQuota: the gateway sent more than its quota (messages or bytes
+	// per second); the message is refused, not stored, and the gateway
+	// sends it again later (its outbox keeps it until acked).
+	ReasonQuota = "quota"
+	// ReasonSeqConflict: a validly signed batch under a seq the central
+	// service already holds with a different body. Both bodies are kept;
+	// the first stays the stored batch.
+	ReasonSeqConflict = "seq_conflict"
 )
 
 // Error is a rejection with a machine-readable reason and a Portuguese
@@ -767,6 +789,15 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 	if b.Seq == 0 {
 		return reject(ReasonSchema, "seq ausente ou zero; a numeração começa em 1")
 	}
+	if b.Seq > MaxSeq {
+		return reject(ReasonSchema, "seq %d fora de 1..%d", b.Seq, uint64(MaxSeq))
+	}
+	for _, f := range []struct{ name, v string }{{"device.model", b.Device.Model}, {"device.serial", b.Device.Serial},
+		{"device.firmware", b.Device.Firmware}, {"clock.source", b.Clock.Source}} {
+		if len(f.v) > MaxTextLen {
+			return reject(ReasonSchema, "%s com %d bytes excede o máximo de %d", f.name, len(f.v), MaxTextLen)
+		}
+	}
 	if !b.Device.validGrade() {
 		return reject(ReasonSchema, "device.grade %q inválido; use class1, class2 ou screening", b.Device.Grade)
 	}
@@ -792,6 +823,21 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 		}
 		return nil
 	}
+	// Record starts strictly increase and span at most MaxBatchSpan: a
+	// start that repeats or goes back means the gateway clock stepped back
+	// while the batch was being built, and which of the two records is right
+	// cannot be told here.
+	checkOrder := func(i int, prev, ts, first time.Time) error {
+		if i > 0 && !ts.After(prev) {
+			return reject(ReasonTime, "registro %d com t=%s não é posterior ao anterior (t=%s): os registros de um lote vêm em ordem de tempo, sem repetir; o relógio do gateway voltou?",
+				i, ts.UTC().Format(time.RFC3339Nano), prev.UTC().Format(time.RFC3339Nano))
+		}
+		if ts.Sub(first) > MaxBatchSpan {
+			return reject(ReasonTime, "registros de %s a %s: um lote cobre no máximo %s; o relógio do gateway saltou?",
+				first.UTC().Format(time.RFC3339), ts.UTC().Format(time.RFC3339), MaxBatchSpan)
+		}
+		return nil
+	}
 	switch b.Kind {
 	case KindLevels:
 		if len(b.Records) == 0 || len(b.Env) != 0 {
@@ -803,6 +849,11 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 		for i, r := range b.Records {
 			if err := checkT(i, r.T); err != nil {
 				return err
+			}
+			if i > 0 {
+				if err := checkOrder(i, b.Records[i-1].T, r.T, b.Records[0].T); err != nil {
+					return err
+				}
 			}
 			if r.DurMs <= 0 || r.DurMs > MaxDurMs {
 				return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d", i, r.DurMs, MaxDurMs)
@@ -840,6 +891,11 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 		for i, e := range b.Env {
 			if err := checkT(i, e.T); err != nil {
 				return err
+			}
+			if i > 0 {
+				if err := checkOrder(i, b.Env[i-1].T, e.T, b.Env[0].T); err != nil {
+					return err
+				}
 			}
 			if e.TemperatureC == nil && e.HumidityPct == nil && e.PressureHPa == nil {
 				return reject(ReasonSchema, "leitura %d sem nenhuma grandeza", i)

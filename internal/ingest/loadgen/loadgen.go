@@ -176,7 +176,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		st := &gwState{g: g, unacked: map[uint64]*pending{}, acked: o.StartSeq - 1, done: make(chan struct{})}
 		st.cond = sync.NewCond(&st.mu)
 		states[i] = st
-		opts := paho.NewClientOptions().AddBroker(o.URL).SetClientID(g.ID + ":loadgen").
+		opts := paho.NewClientOptions().AddBroker(o.URL).SetClientID(g.ID).
 			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true).
 			SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
 			SetMaxReconnectInterval(time.Second).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
