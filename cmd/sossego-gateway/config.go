@@ -223,6 +223,9 @@ func (c Config) validate() error {
 	if c.Batch.MaxAge < time.Second {
 		bad("batch.max_age %s menor que 1s", c.Batch.MaxAge)
 	}
+	if c.Batch.MaxAge > wire.MaxBatchSpan {
+		bad("batch.max_age %s maior que %s: o serviço central recusa lotes que cobrem mais de %s", c.Batch.MaxAge, wire.MaxBatchSpan, wire.MaxBatchSpan)
+	}
 	if c.Replay.RatePerSecond <= 0 || c.Replay.Window < 1 || c.Replay.AckTimeout < time.Second {
 		bad("replay: rate_per_second > 0, window ≥ 1 e ack_timeout ≥ 1s")
 	}

@@ -57,6 +57,12 @@ func (e EnvConfig) validate() []error {
 	if e.BatchMaxAge < time.Second {
 		bad("env.batch_max_age %s menor que 1s", e.BatchMaxAge)
 	}
+	// A batch spans at most its age limit, or its readings' count times the
+	// interval; the central refuses batches spanning more than an hour.
+	if span := min(e.BatchMaxAge, time.Duration(max(e.BatchRecords-1, 0))*e.Interval); span > wire.MaxBatchSpan {
+		bad("env: um lote cobriria até %s (env.batch_max_age %s; %d leituras a cada %s), e o serviço central recusa lotes de mais de %s; reduza env.batch_max_age ou env.batch_records",
+			span, e.BatchMaxAge, e.BatchRecords, e.Interval, wire.MaxBatchSpan)
+	}
 	return errs
 }
 

@@ -60,6 +60,8 @@ func TestParseConfig(t *testing.T) {
 		{"rate", "municipality: lapa\ngateway: g\nmeter: {sample_rate_hz: 1000}\n", "sample_rate_hz", nil},
 		{"cert without key", "municipality: lapa\ngateway: g\nmqtt: {cert_file: a.pem}\n", "key_file", nil},
 		{"duration", "municipality: lapa\ngateway: g\nbatch: {max_age: 500ms}\n", "max_age", nil},
+		{"batch over an hour", "municipality: lapa\ngateway: g\nbatch: {max_age: 61m}\n", "batch.max_age 1h1m0s maior que 1h0m0s", nil},
+		{"env batch over an hour", "municipality: lapa\ngateway: g\nenv: {type: bme280, interval: 10m, batch_records: 10, batch_max_age: 2h}\n", "env: um lote cobriria até 1h30m0s", nil},
 		{"in flight over the window", "municipality: lapa\ngateway: g\nreplay: {window: 4, in_flight: 5}\n", "replay.in_flight 5 fora de 1–window (4)", nil},
 		{"in flight zero", "municipality: lapa\ngateway: g\nreplay: {in_flight: 0}\n", "replay.in_flight 0", nil},
 		{"in flight", "municipality: lapa\ngateway: g\nreplay: {in_flight: 3}\n", "", func(t *testing.T, c Config) {
