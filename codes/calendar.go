@@ -84,11 +84,27 @@ func (e *ScheduleEntry) validate() error {
 			return fmt.Errorf("dia %q desconhecido", d)
 		}
 	}
+	if (e.FromDate == "") != (e.ToDate == "") {
+		return fmt.Errorf("from_date e to_date vêm juntos (MM-DD)")
+	}
+	for _, d := range []string{e.FromDate, e.ToDate} {
+		if d == "" {
+			continue
+		}
+		if _, err := time.Parse("01-02", d); err != nil {
+			return fmt.Errorf("data %q deve ser MM-DD", d)
+		}
+	}
 	if e.Closed {
-		if e.Open != "" || e.Close != "" {
+		if e.Open != "" || e.Close != "" || e.CloseIfExtended != "" {
 			return fmt.Errorf("linha closed não leva open nem close")
 		}
 		return nil
+	}
+	if e.CloseIfExtended != "" {
+		if _, err := parseHM(e.CloseIfExtended); err != nil {
+			return err
+		}
 	}
 	if e.Open != "" {
 		if _, err := parseHM(e.Open); err != nil {
@@ -108,13 +124,32 @@ func (e *ScheduleEntry) validate() error {
 	return nil
 }
 
-// closeMinutes returns the closing time in service-day minutes.
-func (e *ScheduleEntry) closeMinutes() int {
-	c := mustHM(e.Close)
+// closeMinutes returns the closing time in service-day minutes; extended
+// picks CloseIfExtended when the line has one.
+func (e *ScheduleEntry) closeMinutes(extended bool) int {
+	s := e.Close
+	if extended && e.CloseIfExtended != "" {
+		s = e.CloseIfExtended
+	}
+	c := mustHM(s)
 	if e.CloseNextDay {
 		c += 1440
 	}
 	return c
+}
+
+// inSeason reports whether d falls in the line's FromDate–ToDate season
+// (inclusive, wrapping the year when FromDate > ToDate); a line without a
+// season is always in season.
+func (e *ScheduleEntry) inSeason(d Date) bool {
+	if e.FromDate == "" {
+		return true
+	}
+	md := fmt.Sprintf("%02d-%02d", d.M, d.D)
+	if e.FromDate <= e.ToDate {
+		return md >= e.FromDate && md <= e.ToDate
+	}
+	return md >= e.FromDate || md <= e.ToDate
 }
 
 var weekdayNames = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
@@ -137,6 +172,9 @@ func (d Date) AddDays(n int) Date { return dateOf(d.time().AddDate(0, 0, n)) }
 func (d Date) Weekday() time.Weekday { return d.time().Weekday() }
 
 func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Y, d.M, d.D) }
+
+// PT is the date as a Brazilian reader writes it: 13/06/2026.
+func (d Date) PT() string { return fmt.Sprintf("%02d/%02d/%04d", d.D, d.M, d.Y) }
 
 // Easter returns Easter Sunday of year y (Gregorian, anonymous algorithm).
 func Easter(y int) Date {

@@ -8,7 +8,7 @@ import (
 
 // Limit is the numeric limit in force for a zone and establishment at an
 // instant, with the period it belongs to. A level exceeds it only when
-// strictly greater (codes-conventions.md "Levels and durations").
+// strictly greater (docs/codes-conventions.md "Levels and durations").
 type Limit struct {
 	DBA         float64
 	Period      string    // diurno | noturno | integral
@@ -72,6 +72,16 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 func (c *Code) compile() {
+	idx := make(map[string]int, len(c.Rules))
+	for i := range c.Rules {
+		idx[c.Rules[i].ID] = i
+	}
+	c.overrideIdx = make([][]int, len(c.Rules))
+	for i := range c.Rules {
+		for _, id := range c.Rules[i].Overrides {
+			c.overrideIdx[i] = append(c.overrideIdx[i], idx[id])
+		}
+	}
 	c.levels = c.levels[:0]
 	for i := range c.Rules {
 		r := &c.Rules[i]
@@ -102,6 +112,13 @@ func (c *Code) compile() {
 			for _, z := range sp.Match.Zones {
 				ov.zones |= 1 << zoneIndex[z]
 			}
+			// A rule about the surroundings of protected places displaces the
+			// limit in the zones that say the sensor is near such a place.
+			for z := range knownZones {
+				if len(sp.Match.Near) > 0 && zoneImplies(z, sp.Match.Near) {
+					ov.zones |= 1 << zoneIndex[z]
+				}
+			}
 			cl.overrides = append(cl.overrides, ov)
 		}
 		c.levels = append(c.levels, cl)
@@ -117,7 +134,7 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 }
 
 // ActiveLimitFor is ActiveLimit for an establishment whose noise comes from
-// a known mechanism (codes-eval.md: sound_system, bell, machinery, …): a
+// a known mechanism (docs/codes-eval.md: sound_system, bell, machinery, …): a
 // special rule that displaces the level limit for that mechanism (bells,
 // works near sensitive uses) leaves no numeric limit, since the hour rule
 // of its own article decides.

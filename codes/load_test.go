@@ -100,9 +100,9 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 	}
 	for _, id := range s.IDs() {
 		c, _ := s.Code(id)
-		seed, err := os.ReadFile(filepath.Join("..", "..", "shared", "seeds", c.Law.Seed))
+		seed, err := os.ReadFile(filepath.Join("seeds", c.Law.Seed))
 		if err != nil {
-			t.Skipf("seed not beside the checkout: %v", err)
+			t.Fatalf("%s: the law's text must be in codes/seeds: %v", id, err)
 		}
 		text := normalize(string(seed))
 		checked := 0
@@ -117,6 +117,9 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 		}
 		for _, p := range c.Penalties {
 			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})
+			if p.Chapter != nil {
+				quotes = append(quotes, struct{ where, q string }{"chapter of " + p.ID, p.Chapter.Quote})
+			}
 			if p.Doubling != nil {
 				quotes = append(quotes, struct{ where, q string }{"doubling of " + p.ID, p.Doubling.Quote})
 			}
