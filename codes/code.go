@@ -192,14 +192,14 @@ type Rule struct {
 // about the observation when any one of them matches.
 type Match struct {
 	Sources        []string `yaml:"sources"`
-	Events         []string `yaml:"events"` // facts.event values (e.g. desordem)
+	Events         []string `yaml:"events"`         // facts.event values (e.g. desordem)
 	Establishments []string `yaml:"establishments"` // facts.establishment_type; missing → undetermined
 	Mechanisms     []string `yaml:"mechanisms"`     // facts.mechanism
 	// AlcoholVenue: the rule is about "estabelecimentos em que se vendam
 	// bebidas alcoólicas": facts.alcohol_sold true, or a bar or nightclub
 	// unless facts.alcohol_sold is false.
-	AlcoholVenue bool `yaml:"alcohol_venue"`
-	Zones          []string `yaml:"zones"`
+	AlcoholVenue bool     `yaml:"alcohol_venue"`
+	Zones        []string `yaml:"zones"`
 	// Places the rule is about (location_ban, conduct): a zone value, a
 	// facts.location value, or centro_historico via facts.in_centro_historico.
 	Places []string `yaml:"places"`
