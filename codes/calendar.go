@@ -7,14 +7,19 @@ import (
 
 // parseHM parses "HH:MM" into minutes since midnight; "24:00" is 1440.
 func parseHM(s string) (int, error) {
-	var h, m int
+	digit := func(b byte) (int, bool) { return int(b - '0'), b >= '0' && b <= '9' }
 	if len(s) != 5 || s[2] != ':' {
 		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
 	}
-	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil {
+	h1, ok1 := digit(s[0])
+	h2, ok2 := digit(s[1])
+	m1, ok3 := digit(s[3])
+	m2, ok4 := digit(s[4])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
 	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+	h, m := h1*10+h2, m1*10+m2
+	if m > 59 || h > 24 || (h == 24 && m != 0) {
 		return 0, fmt.Errorf("horário %q fora de 00:00–24:00", s)
 	}
 	return h*60 + m, nil
@@ -145,11 +150,11 @@ func (e *ScheduleEntry) inSeason(d Date) bool {
 	if e.FromDate == "" {
 		return true
 	}
-	md := fmt.Sprintf("%02d-%02d", d.M, d.D)
-	if e.FromDate <= e.ToDate {
-		return md >= e.FromDate && md <= e.ToDate
+	md, from, to := int(d.M)*100+d.D, monthDay(e.FromDate), monthDay(e.ToDate)
+	if from <= to {
+		return md >= from && md <= to
 	}
-	return md >= e.FromDate || md <= e.ToDate
+	return md >= from || md <= to
 }
 
 var weekdayNames = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
@@ -175,6 +180,11 @@ func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Y, d.M, d
 
 // PT is the date as a Brazilian reader writes it: 13/06/2026.
 func (d Date) PT() string { return fmt.Sprintf("%02d/%02d/%04d", d.D, d.M, d.Y) }
+
+// monthDay turns a validated "MM-DD" into MM*100+DD.
+func monthDay(s string) int {
+	return (int(s[0]-'0')*10+int(s[1]-'0'))*100 + int(s[3]-'0')*10 + int(s[4]-'0')
+}
 
 // Easter returns Easter Sunday of year y (Gregorian, anonymous algorithm).
 func Easter(y int) Date {
@@ -248,9 +258,8 @@ func (c *Code) Holiday(d Date) (string, bool) {
 	if n, ok := nationalHoliday(d); ok {
 		return n, true
 	}
-	md := fmt.Sprintf("%02d-%02d", d.M, d.D)
 	for _, h := range c.Calendar.Holidays {
-		if h.MonthDay == md {
+		if len(h.MonthDay) == 5 && monthDay(h.MonthDay) == int(d.M)*100+d.D {
 			return h.Name, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -219,17 +220,17 @@ func resolveCandidates(outs []outcome, overridden []bool, laeq *float64) {
 		case len(group):
 			keep = &outs[hi]
 			keep.status = True
-			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %.1f dB excede todos os limites possíveis neste horário (%s)",
-				keep.rule.Label, art, *laeq, all)
+			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %s dB excede todos os limites possíveis neste horário (%s)",
+				keep.rule.Label, art, fmtDec(*laeq), all)
 		case 0:
 			keep = &outs[lo]
 			keep.status = False
-			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %.1f dB não excede nenhum dos limites possíveis neste horário (%s)",
-				keep.rule.Label, art, *laeq, all)
+			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %s dB não excede nenhum dos limites possíveis neste horário (%s)",
+				keep.rule.Label, art, fmtDec(*laeq), all)
 		default:
 			keep.status = Undetermined
-			keep.reason = fmt.Sprintf("%s: zona não classificada; %.1f dB excede %s dB mas não %s dB, e só a zona decide qual limite vale",
-				art, *laeq, fmtNum(*outs[lo].rule.LimitDBA), fmtNum(*outs[hi].rule.LimitDBA))
+			keep.reason = fmt.Sprintf("%s: zona não classificada; %s dB excede %s dB mas não %s dB, e só a zona decide qual limite vale",
+				art, fmtDec(*laeq), fmtNum(*outs[lo].rule.LimitDBA), fmtNum(*outs[hi].rule.LimitDBA))
 		}
 		keep.skip = false
 	}
@@ -430,10 +431,10 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 		out.candidate = zoneUnknown
 		if *o.LAeq > lim {
 			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %.1f excede", r.Label, r.Article, fmtNum(lim), *o.LAeq)
+			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
 		} else {
 			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %.1f não excede", r.Label, r.Article, fmtNum(lim), *o.LAeq)
+			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB não excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
 		}
 	case KindProhibitedHours:
 		out.status = True
@@ -837,11 +838,17 @@ func describeFacts(m map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
+// fmtNum writes a limit or count as a Brazilian reader does: 45, 30,5.
 func fmtNum(f float64) string {
 	if f == math.Trunc(f) {
-		return fmt.Sprintf("%.0f", f)
+		return strconv.FormatFloat(f, 'f', 0, 64)
 	}
-	return fmt.Sprintf("%.1f", f)
+	return fmtDec(f)
+}
+
+// fmtDec writes a measured value with one decimal and a decimal comma: 62,0.
+func fmtDec(f float64) string {
+	return strings.Replace(strconv.FormatFloat(f, 'f', 1, 64), ".", ",", 1)
 }
 
 // penaltySteps words the penalty of every violated provision, each from its

@@ -191,7 +191,7 @@ func TestLoadDirOverridesAndAdds(t *testing.T) {
 func TestEvalLineErrors(t *testing.T) {
 	s := builtinSet(t)
 	for _, tc := range []struct{ line, want string }{
-		{`{"id":"x","code":"nowhere","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic"}`, "code \"nowhere\""},
+		{`{"id":"x","code":"nowhere","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic"}`, "\"nowhere\" desconhecido"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10 22:00","zone":"other","source":"generic"}`, "RFC 3339"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"moon","source":"generic"}`, "zone \"moon\""},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"ufo"}`, "source \"ufo\""},
