@@ -32,6 +32,9 @@ type evalCase struct {
 	limit    float64 // -1 = want null, 0 = don't check
 	penalty  string  // substring of penalty_step; "" = don't check
 	inReason string  // substring of reason; "" = don't check
+	warning  string  // substring of the joined warnings; "" = don't check
+	noPen    string  // must not appear in penalty_step
+	noWarn   bool    // no warning at all
 }
 
 func f(x float64) *float64 { return &x }
@@ -94,6 +97,16 @@ func runCases(t *testing.T, cases []evalCase) {
 			}
 			if tc.want == "undetermined" && r.Reason == "" {
 				t.Errorf("undetermined without a reason")
+			}
+			warns := strings.Join(r.Warnings, " | ")
+			if tc.warning != "" && !strings.Contains(warns, tc.warning) {
+				t.Errorf("warnings %q lack %q", warns, tc.warning)
+			}
+			if tc.noWarn && len(r.Warnings) > 0 {
+				t.Errorf("unexpected warnings %q", warns)
+			}
+			if tc.noPen != "" && r.PenaltyStep != nil && strings.Contains(*r.PenaltyStep, tc.noPen) {
+				t.Errorf("penalty_step %q must not contain %q", *r.PenaltyStep, tc.noPen)
 			}
 		})
 	}
