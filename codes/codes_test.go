@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func builtinSet(t testing.TB) *Set {
@@ -449,5 +450,91 @@ func TestActiveLimitForMechanism(t *testing.T) {
 		if ok != tc.ok {
 			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.ok)
 		}
+	}
+}
+
+// TestScheduleReadable keeps `sossego codes show` readable: no line wider
+// than 100 columns, no vocabulary identifier or English token in the text.
+func TestScheduleReadable(t *testing.T) {
+	s := builtinSet(t)
+	bad := []string{"all:", "mon", "tue", "wed", "thu", "fri/", "holiday_eve", "business_day", "undetermined", "→",
+		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule"}
+	for _, id := range s.IDs() {
+		c, _ := s.Code(id)
+		txt := Schedule(c)
+		for i, line := range strings.Split(txt, "\n") {
+			if n := utf8.RuneCountInString(line); n > ShowWidth {
+				t.Errorf("%s line %d has %d columns: %q", id, i+1, n, line)
+			}
+		}
+		for _, b := range bad {
+			if strings.Contains(txt, b) {
+				t.Errorf("%s: schedule text contains %q", id, b)
+			}
+		}
+	}
+	lapa, _ := s.Code("lapa")
+	txt := Schedule(lapa)
+	for _, want := range []string{"13/06 Fundação da Cidade", "segunda a quinta-feira: abre às 08:00, encerra às 22:00",
+		"sexta-feira, sábado e vésperas de feriado", "domingo e feriados: fechado", "entorno de hospital e perto de hospital"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("lapa schedule lacks %q", want)
+		}
+	}
+}
+
+// TestLabelsCoverVocabularies: every vocabulary value the loader accepts has
+// a pt-BR label, and the codes' own rules use only labelled values.
+func TestLabelsCoverVocabularies(t *testing.T) {
+	for kind, vocab := range map[string]map[string]bool{
+		LabelZone: knownZones, LabelSource: knownSources, LabelMechanism: knownMechanisms,
+		LabelEstablishment: knownEstablishments, LabelDay: knownDays, LabelRuleKind: ruleKinds, LabelPOI: knownPOI,
+	} {
+		for v := range vocab {
+			l, ok := Labels()[kind][v]
+			if !ok || l == "" || strings.Contains(l, "_") {
+				t.Errorf("%s %q has no label (%q)", kind, v, l)
+			}
+		}
+		if len(Labels()[kind]) != len(vocab) {
+			t.Errorf("%s: %d labels for %d values", kind, len(Labels()[kind]), len(vocab))
+		}
+	}
+	if got := Label(LabelZone, "some_new_zone"); got != "some new zone" {
+		t.Errorf("unknown value shown as %q", got)
+	}
+	for _, tc := range []struct {
+		days []string
+		want string
+	}{
+		{[]string{"mon", "tue", "wed", "thu"}, "segunda a quinta-feira"},
+		{[]string{"fri", "sat", "holiday_eve"}, "sexta-feira, sábado e vésperas de feriado"},
+		{[]string{"all"}, "todos os dias"},
+		{[]string{"holiday", "sun"}, "domingo e feriados"},
+		{[]string{"business_day"}, "dias úteis"},
+	} {
+		if got := DaysText(tc.days); got != tc.want {
+			t.Errorf("DaysText(%v) = %q, want %q", tc.days, got, tc.want)
+		}
+	}
+}
+
+func TestResolveCodeNames(t *testing.T) {
+	s := builtinSet(t)
+	for in, want := range map[string]string{"Lapa": "lapa", " LAPA ": "lapa", "Conceição de Macabu": "conceicao-de-macabu",
+		"campina_grande_do_sul": "campina-grande-do-sul", "Entre Rios de Minas": "entre-rios-de-minas"} {
+		c, err := s.Resolve(in)
+		if err != nil || c.ID != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", in, c, err, want)
+		}
+	}
+	for in, hint := range map[string]string{"lap": `"lapa"`, "macabu": `"conceicao-de-macabu"`, "campos": `"campos-altos"`, "": "informe"} {
+		_, err := s.Resolve(in)
+		if err == nil || !strings.Contains(err.Error(), hint) {
+			t.Errorf("Resolve(%q) error %v, want it to mention %s", in, err, hint)
+		}
+	}
+	if _, err := s.Resolve("atlantida"); err == nil || strings.Contains(err.Error(), "quis dizer") {
+		t.Errorf("Resolve(atlantida) = %v: no suggestion expected", err)
 	}
 }
