@@ -315,13 +315,13 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	}
 	m := &r.Match
 	// The trigger: a source or mechanism, and the facts the rule is about.
+	byEvent := false // the trigger is a stated event (a desordem), which shows a disturbance by itself
 	if len(m.Sources) > 0 || len(m.Mechanisms) > 0 || len(m.Events) > 0 {
-		if !slices.Contains(m.Sources, o.Source) {
-			mech, _ := factString(o, "mechanism")
-			ev, _ := factString(o, "event")
-			if (mech == "" || !slices.Contains(m.Mechanisms, mech)) && (ev == "" || !slices.Contains(m.Events, ev)) {
-				return out
-			}
+		mech, _ := factString(o, "mechanism")
+		ev, _ := factString(o, "event")
+		byEvent = ev != "" && slices.Contains(m.Events, ev)
+		if !slices.Contains(m.Sources, o.Source) && (mech == "" || !slices.Contains(m.Mechanisms, mech)) && !byEvent {
+			return out
 		}
 	}
 	for k, want := range m.Facts {
@@ -370,7 +370,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	// one; a clause about a stated fact (an establishment's special hours)
 	// does not.
 	soundRule := len(m.Sources) > 0 || len(m.Mechanisms) > 0
-	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !noiseShown(o) {
+	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !byEvent && !noiseShown(o) {
 		return out
 	}
 	if len(m.Content) > 0 {

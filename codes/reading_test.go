@@ -46,6 +46,8 @@ func TestReadingConducts(t *testing.T) {
 		{name: "CA desordem in a bar", code: ca, at: "2026-03-10T21:00:00-03:00", zone: "other", source: "generic", facts: est("bar", "event", "desordem"), want: "true", article: "Art. 73, parágrafo único", penalty: "cassada a licença"},
 		{name: "CA vendor hawking with algazarra at the fair", code: ca, at: "2026-03-14T07:30:00-03:00", zone: "logradouro_publico", source: "crowd_shouting", facts: facts("location", "feira_livre"), want: "true", article: "Art. 544, a", penalty: "Art. 545"},
 		{name: "CA algazarra in a street that is no fair: the caput", code: ca, at: "2026-03-10T10:00:00-03:00", zone: "logradouro_publico", source: "crowd_shouting", want: "undetermined", article: "Art. 74, I"},
+		{name: "Lapa desordem in a bar: only the general clause", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "generic", facts: est("bar", "event", "desordem"), want: "undetermined", article: "Art. 133"},
+		{name: "CM desordem in the street, no level: 45 dB not measured", code: cm, at: "2026-03-10T23:00:00-03:00", zone: "logradouro_publico", source: "generic", facts: facts("event", "desordem"), want: "undetermined", article: "Art. 55"},
 		{name: "CGS algazarra at a bar's door (imediações)", code: cg, at: "2026-03-10T21:00:00-03:00", zone: "logradouro_publico", source: "crowd_shouting", assume: true, facts: est("bar"), want: "true", article: "Art. 87, § 1º", penalty: "cassação da licença"},
 	})
 }
@@ -118,6 +120,8 @@ func TestReadingNamedExamples(t *testing.T) {
 		{name: "ER defective muffler at 02:00", code: er, at: "2026-03-11T02:00:00-03:00", zone: "other", source: "machinery", facts: facts("muffler_defective", true), want: "true", article: "Art. 36, I"},
 		{name: "ER defective muffler at noon: outside the window", code: er, at: "2026-03-11T12:00:00-03:00", zone: "other", source: "machinery", facts: facts("muffler_defective", true), want: "false"},
 		{name: "CM engine without muffler at 50 dB", code: cm, at: "2026-03-10T15:00:00-03:00", zone: "other", source: "vehicle_without_muffler", laeq: f(50), want: "true", article: "Art. 55"},
+		{name: "CM licensed quarry blasting: the licence displaces 45 dB", code: cm, at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", laeq: f(95), facts: facts("licensed", true), want: "false"},
+		{name: "CM quarry blasting without licence at 95 dB", code: cm, at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", laeq: f(95), want: "true", article: "Art. 55"},
 		{name: "CM engine without muffler at 40 dB", code: cm, at: "2026-03-10T15:00:00-03:00", zone: "other", source: "vehicle_without_muffler", laeq: f(40), want: "false"},
 	})
 }
@@ -127,6 +131,7 @@ func TestReadingHardText(t *testing.T) {
 	runCases(t, []evalCase{
 		{name: "ER 63 § 2º: truncated paragraph restored by the caput", code: er, at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: facts("licensed", false), want: "true", article: "Art. 63, § 2º", penalty: "multa de 50% VR (Art. 66)"},
 		{name: "ER 63 § 2º and Art. 36, III at night, even licensed", code: er, at: "2026-03-10T22:30:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: facts("licensed", true), want: "true", article: "Art. 36, III"},
+		{name: "ER 63 § 2º does not reach electoral propaganda", code: er, at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: facts("content", "electoral"), want: "false"},
 		{name: "CM 56: the law it names has no number", code: cm, at: "2026-03-10T15:00:00-03:00", zone: "other", source: "loudspeaker_advertising", laeq: f(40), facts: facts("mobile", true), want: "undetermined", article: "Art. 56"},
 		{name: "CA 74 I f: the siren's duration is illegible", code: ca, at: "2026-03-10T15:00:00-03:00", zone: "industrial", source: "siren", dur: f(10), want: "undetermined", article: "Art. 74, I, f"},
 		{name: "CM chapter clause points to Art. 153: the penalties are Art. 152's", code: cm, at: "2026-03-10T15:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(60), want: "true", penalty: "Arts. 59 e 152"},
