@@ -44,7 +44,10 @@ type override struct {
 	zones uint64
 }
 
-type occurrence struct{ start, end time.Time }
+type occurrence struct {
+	start, end time.Time
+	s, e       int64 // start and end in Unix seconds, for the fast comparison
+}
 
 var zoneIndex, estIndex, mechIndex = indexOf(knownZones), indexOf(knownEstablishments), indexOf(knownMechanisms)
 
@@ -145,13 +148,15 @@ func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time
 	zi, zok := zoneIndex[zone]
 	ei, eok := estIndex[establishment]
 	mi, mok := mechIndex[mechanism]
-	// Fast path: an occurrence computed before still contains t.
+	// Fast path: an occurrence computed before still contains t (period
+	// boundaries fall on whole minutes, so whole seconds compare exactly).
+	ts := t.Unix()
 	for i := range c.levels {
 		cl := &c.levels[i]
 		if !cl.hasWindow || !cl.matches(zi, zok, ei, eok, mi, mok) {
 			continue
 		}
-		if o := cl.last.Load(); o != nil && !t.Before(o.start) && t.Before(o.end) {
+		if o := cl.last.Load(); o != nil && ts >= o.s && ts < o.e {
 			l := cl.limit(c)
 			l.Start, l.End = o.start, o.end
 			return l, true
@@ -191,7 +196,7 @@ func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time
 		}
 		l.Start = time.Date(y, mo, d+startDayOffset, 0, cl.from, 0, 0, c.loc)
 		l.End = time.Date(y, mo, d+startDayOffset, 0, cl.from+dur, 0, 0, c.loc)
-		cl.last.Store(&occurrence{start: l.Start, end: l.End})
+		cl.last.Store(&occurrence{start: l.Start, end: l.End, s: l.Start.Unix(), e: l.End.Unix()})
 		return l, true
 	}
 	return Limit{}, false
