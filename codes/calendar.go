@@ -47,8 +47,11 @@ func (w *Window) validate() error {
 	if f == 1440 {
 		return fmt.Errorf("from não pode ser 24:00")
 	}
-	if f == t && !w.FromExclusive {
+	if f == t && !w.FromExclusive && !w.ToInclusive {
 		return fmt.Errorf("janela vazia %s–%s", w.From, w.To)
+	}
+	if w.ToInclusive && t == 1440 {
+		return fmt.Errorf("to_inclusive com 24:00: use to 24:00 sem to_inclusive")
 	}
 	for _, d := range w.Days {
 		if !knownDays[d] {
@@ -58,10 +61,19 @@ func (w *Window) validate() error {
 	return nil
 }
 
+// bounds returns the window's first minute and its exclusive end.
+func (w *Window) bounds() (f, t int) {
+	f, t = mustHM(w.From), mustHM(w.To)
+	if w.ToInclusive {
+		t++
+	}
+	return f, t
+}
+
 // containsMinute reports whether minute-of-day m is inside the window,
 // ignoring days. Crossing midnight when To ≤ From.
 func (w *Window) containsMinute(m int) bool {
-	f, t := mustHM(w.From), mustHM(w.To)
+	f, t := w.bounds()
 	after := m >= f
 	if w.FromExclusive {
 		after = m > f
@@ -76,7 +88,7 @@ func (w *Window) containsMinute(m int) bool {
 // minute m started on: the previous day for the early part of a window that
 // crosses midnight.
 func (w *Window) startsPreviousDay(m int) bool {
-	f, t := mustHM(w.From), mustHM(w.To)
+	f, t := w.bounds()
 	return f >= t && m < t
 }
 

@@ -215,13 +215,16 @@ type Match struct {
 	Needs []string `yaml:"needs"`
 }
 
-// Window is a daily time window, half-open [From, To) unless FromExclusive.
-// To "24:00" is the end of the day; To ≤ From crosses midnight.
+// Window is a daily time window, half-open [From, To) at minute resolution
+// unless FromExclusive ("depois das H": t > H) or ToInclusive ("não …
+// depois das H": H itself is inside). To "24:00" is the end of the day; To ≤
+// From crosses midnight.
 type Window struct {
 	From          string   `yaml:"from"`
 	To            string   `yaml:"to"`
-	FromExclusive bool     `yaml:"from_exclusive"` // "depois das H": t > H
-	Days          []string `yaml:"days"`           // days the window starts on; empty = every day
+	FromExclusive bool     `yaml:"from_exclusive"`
+	ToInclusive   bool     `yaml:"to_inclusive"`
+	Days          []string `yaml:"days"` // days the window starts on; empty = every day
 }
 
 // ScheduleEntry is one line of an operating schedule.

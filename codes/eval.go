@@ -397,7 +397,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	out.skip = false
 	if ex := exemptEntry(r, o); ex != nil {
 		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex))
+		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex, o))
 		return out
 	}
 	if r.Kind == KindLicensingReview {
@@ -445,8 +445,8 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	case KindPermittedHours:
 		if !c.inWindow(r.Window, ctx) {
 			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): permitido só das %s às %s; ocorreu às %s", r.Label, r.Article,
-				r.Window.From, r.Window.To, fmtHM(ctx.minute))
+			out.reason = fmt.Sprintf("%s (%s): permitido só %s; ocorreu às %s", r.Label, r.Article,
+				windowText(r.Window), fmtHM(ctx.minute))
 		} else if b, present := factBool(o, r.PermissionFact); r.PermissionFact != "" && present && !b {
 			return undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
 		} else {
@@ -825,7 +825,9 @@ func ptWeekday(w time.Weekday) string {
 	return DayLabel(weekdayNames[w])
 }
 
-func describeFacts(m map[string]any) string {
+// describeFacts names the facts of an exemption as the observation states
+// them ("emitter=ambulance, in_service=true").
+func describeFacts(m map[string]any, o *Observation) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -833,7 +835,11 @@ func describeFacts(m map[string]any) string {
 	slices.Sort(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
+		v := o.Facts[k]
+		if k == "source" {
+			v = SourceLabel(o.Source)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 	}
 	return strings.Join(parts, ", ")
 }

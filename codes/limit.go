@@ -100,7 +100,8 @@ func (c *Code) compile() {
 		}
 		if r.Window != nil {
 			cl.hasWindow = true
-			cl.from, cl.to, cl.fromExcl = mustHM(r.Window.From), mustHM(r.Window.To), r.Window.FromExclusive
+			cl.from, cl.to = r.Window.bounds()
+			cl.fromExcl = r.Window.FromExclusive
 			cl.crossesNite = cl.from >= cl.to
 		}
 		for j := range c.Rules {

@@ -218,6 +218,9 @@ func windowText(w *Window) string {
 		from = "depois das " + w.From
 	}
 	s := from + " às " + w.To
+	if w.ToInclusive {
+		s += " (inclusive)"
+	}
 	if w.From == "00:00" && w.To == "24:00" {
 		s = "o dia todo"
 	}
