@@ -216,21 +216,25 @@ func resolveCandidates(outs []outcome, overridden []bool, laeq *float64) {
 		}
 		all := joinPT(limits)
 		keep := &outs[i]
+		what := art
+		if p := outs[i].rule.Period; p != "" {
+			what = fmt.Sprintf("%s, %s", art, Label(LabelPeriod, p))
+		}
 		switch exceed {
 		case len(group):
 			keep = &outs[hi]
 			keep.status = True
-			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %s dB excede todos os limites possíveis neste horário (%s)",
-				keep.rule.Label, art, fmtDec(*laeq), all)
+			keep.reason = fmt.Sprintf("%s: zona não classificada, mas %s dB excede todos os limites possíveis neste horário (%s)",
+				what, fmtDec(*laeq), all)
 		case 0:
 			keep = &outs[lo]
 			keep.status = False
-			keep.reason = fmt.Sprintf("%s (%s): zona não classificada, mas %s dB não excede nenhum dos limites possíveis neste horário (%s)",
-				keep.rule.Label, art, fmtDec(*laeq), all)
+			keep.reason = fmt.Sprintf("%s: zona não classificada, mas %s dB não excede nenhum dos limites possíveis neste horário (%s)",
+				what, fmtDec(*laeq), all)
 		default:
 			keep.status = Undetermined
 			keep.reason = fmt.Sprintf("%s: zona não classificada; %s dB excede %s dB mas não %s dB, e só a zona decide qual limite vale",
-				art, fmtDec(*laeq), fmtNum(*outs[lo].rule.LimitDBA), fmtNum(*outs[hi].rule.LimitDBA))
+				what, fmtDec(*laeq), fmtNum(*outs[lo].rule.LimitDBA), fmtNum(*outs[hi].rule.LimitDBA))
 		}
 		keep.skip = false
 	}
