@@ -1060,7 +1060,7 @@
   function renderCode(body, c) {
     const zoneLabel = Object.fromEntries((c.zones || []).map((z) => [z.id, z.label || label("zone", z.id)]));
     const periods = [];
-    const key = (r) => `${r.period || ""} ${r.window ? r.window.from + "–" + r.window.to + days(r.window.days) : "24 h"}`;
+    const key = (r) => `${r.period ? label("period", r.period) : ""} ${r.window ? r.window.from + "–" + r.window.to + days(r.window.days) : "24 h"}`;
     for (const r of c.limits) if (!periods.includes(key(r))) periods.push(key(r));
     const zones = [...new Set(c.limits.flatMap((r) => r.zones && r.zones.length ? r.zones : ["*"]))];
     const cell = (z, p) => c.limits.filter((r) => key(r) === p && ((r.zones && r.zones.length ? r.zones : ["*"]).includes(z)));
