@@ -147,8 +147,14 @@ func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time
 		return Limit{}, false
 	}
 	zi, zok := zoneIndex[zone]
-	ei, eok := estIndex[establishment]
-	mi, mok := mechIndex[mechanism]
+	var ei, mi uint
+	var eok, mok bool
+	if establishment != "" {
+		ei, eok = estIndex[establishment]
+	}
+	if mechanism != "" {
+		mi, mok = mechIndex[mechanism]
+	}
 	// Fast path: an occurrence computed before still contains t (period
 	// boundaries fall on whole minutes, so whole seconds compare exactly).
 	ts := t.Unix()
