@@ -673,6 +673,8 @@ func proximity(r *Rule, o *Observation) (Tri, string) {
 		return False, ""
 	}
 	switch {
+	case implied:
+		return True, "" // the zone itself says the place is near a protected use
 	case listed && hasD:
 		switch {
 		case d <= nearClearM:
@@ -681,12 +683,8 @@ func proximity(r *Rule, o *Observation) (Tri, string) {
 			return False, ""
 		}
 		return Undetermined, fmt.Sprintf("a %s m de %s: o código não diz até onde vão as \"proximidades\"", fmtNum(d), POILabel(pt))
-	case listed && implied:
-		return True, ""
 	case listed:
 		return Undetermined, fmt.Sprintf("%s sem distância informada (informe facts.distance_m_to_sensitive_poi)", POILabel(pt))
-	case implied:
-		return True, ""
 	case hasPT:
 		return False, "" // a place the list does not name is not protected by this rule
 	case o.Zone == "unclassified":
