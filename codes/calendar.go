@@ -7,14 +7,19 @@ import (
 
 // parseHM parses "HH:MM" into minutes since midnight; "24:00" is 1440.
 func parseHM(s string) (int, error) {
-	var h, m int
+	digit := func(b byte) (int, bool) { return int(b - '0'), b >= '0' && b <= '9' }
 	if len(s) != 5 || s[2] != ':' {
 		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
 	}
-	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil {
+	h1, ok1 := digit(s[0])
+	h2, ok2 := digit(s[1])
+	m1, ok3 := digit(s[3])
+	m2, ok4 := digit(s[4])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return 0, fmt.Errorf("horário %q deve ser HH:MM", s)
 	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+	h, m := h1*10+h2, m1*10+m2
+	if m > 59 || h > 24 || (h == 24 && m != 0) {
 		return 0, fmt.Errorf("horário %q fora de 00:00–24:00", s)
 	}
 	return h*60 + m, nil
@@ -42,8 +47,11 @@ func (w *Window) validate() error {
 	if f == 1440 {
 		return fmt.Errorf("from não pode ser 24:00")
 	}
-	if f == t && !w.FromExclusive {
+	if f == t && !w.FromExclusive && !w.ToInclusive {
 		return fmt.Errorf("janela vazia %s–%s", w.From, w.To)
+	}
+	if w.ToInclusive && t == 1440 {
+		return fmt.Errorf("to_inclusive com 24:00: use to 24:00 sem to_inclusive")
 	}
 	for _, d := range w.Days {
 		if !knownDays[d] {
@@ -53,10 +61,19 @@ func (w *Window) validate() error {
 	return nil
 }
 
+// bounds returns the window's first minute and its exclusive end.
+func (w *Window) bounds() (f, t int) {
+	f, t = mustHM(w.From), mustHM(w.To)
+	if w.ToInclusive {
+		t++
+	}
+	return f, t
+}
+
 // containsMinute reports whether minute-of-day m is inside the window,
 // ignoring days. Crossing midnight when To ≤ From.
 func (w *Window) containsMinute(m int) bool {
-	f, t := mustHM(w.From), mustHM(w.To)
+	f, t := w.bounds()
 	after := m >= f
 	if w.FromExclusive {
 		after = m > f
@@ -71,7 +88,7 @@ func (w *Window) containsMinute(m int) bool {
 // minute m started on: the previous day for the early part of a window that
 // crosses midnight.
 func (w *Window) startsPreviousDay(m int) bool {
-	f, t := mustHM(w.From), mustHM(w.To)
+	f, t := w.bounds()
 	return f >= t && m < t
 }
 
@@ -84,11 +101,27 @@ func (e *ScheduleEntry) validate() error {
 			return fmt.Errorf("dia %q desconhecido", d)
 		}
 	}
+	if (e.FromDate == "") != (e.ToDate == "") {
+		return fmt.Errorf("from_date e to_date vêm juntos (MM-DD)")
+	}
+	for _, d := range []string{e.FromDate, e.ToDate} {
+		if d == "" {
+			continue
+		}
+		if _, err := time.Parse("01-02", d); err != nil {
+			return fmt.Errorf("data %q deve ser MM-DD", d)
+		}
+	}
 	if e.Closed {
-		if e.Open != "" || e.Close != "" {
+		if e.Open != "" || e.Close != "" || e.CloseIfExtended != "" {
 			return fmt.Errorf("linha closed não leva open nem close")
 		}
 		return nil
+	}
+	if e.CloseIfExtended != "" {
+		if _, err := parseHM(e.CloseIfExtended); err != nil {
+			return err
+		}
 	}
 	if e.Open != "" {
 		if _, err := parseHM(e.Open); err != nil {
@@ -108,13 +141,32 @@ func (e *ScheduleEntry) validate() error {
 	return nil
 }
 
-// closeMinutes returns the closing time in service-day minutes.
-func (e *ScheduleEntry) closeMinutes() int {
-	c := mustHM(e.Close)
+// closeMinutes returns the closing time in service-day minutes; extended
+// picks CloseIfExtended when the line has one.
+func (e *ScheduleEntry) closeMinutes(extended bool) int {
+	s := e.Close
+	if extended && e.CloseIfExtended != "" {
+		s = e.CloseIfExtended
+	}
+	c := mustHM(s)
 	if e.CloseNextDay {
 		c += 1440
 	}
 	return c
+}
+
+// inSeason reports whether d falls in the line's FromDate–ToDate season
+// (inclusive, wrapping the year when FromDate > ToDate); a line without a
+// season is always in season.
+func (e *ScheduleEntry) inSeason(d Date) bool {
+	if e.FromDate == "" {
+		return true
+	}
+	md, from, to := int(d.M)*100+d.D, monthDay(e.FromDate), monthDay(e.ToDate)
+	if from <= to {
+		return md >= from && md <= to
+	}
+	return md >= from || md <= to
 }
 
 var weekdayNames = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
@@ -137,6 +189,14 @@ func (d Date) AddDays(n int) Date { return dateOf(d.time().AddDate(0, 0, n)) }
 func (d Date) Weekday() time.Weekday { return d.time().Weekday() }
 
 func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Y, d.M, d.D) }
+
+// PT is the date as a Brazilian reader writes it: 13/06/2026.
+func (d Date) PT() string { return fmt.Sprintf("%02d/%02d/%04d", d.D, d.M, d.Y) }
+
+// monthDay turns a validated "MM-DD" into MM*100+DD.
+func monthDay(s string) int {
+	return (int(s[0]-'0')*10+int(s[1]-'0'))*100 + int(s[3]-'0')*10 + int(s[4]-'0')
+}
 
 // Easter returns Easter Sunday of year y (Gregorian, anonymous algorithm).
 func Easter(y int) Date {
@@ -210,9 +270,8 @@ func (c *Code) Holiday(d Date) (string, bool) {
 	if n, ok := nationalHoliday(d); ok {
 		return n, true
 	}
-	md := fmt.Sprintf("%02d-%02d", d.M, d.D)
 	for _, h := range c.Calendar.Holidays {
-		if h.MonthDay == md {
+		if len(h.MonthDay) == 5 && monthDay(h.MonthDay) == int(d.M)*100+d.D {
 			return h.Name, true
 		}
 	}

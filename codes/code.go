@@ -3,8 +3,9 @@
 //
 // Each code is one YAML file (the five seed codes are embedded from data/;
 // a municipality can load its own from a directory). Every rule names its
-// article and quotes the seed text verbatim; every interpretation names the
-// convention of ../shared/reference/codes-conventions.md it follows.
+// article and quotes the law verbatim (the seed texts are kept in seeds/);
+// every interpretation names the reading of docs/codes-conventions.md it
+// follows.
 //
 // The engine is pure: Evaluate(code, observation) → Verdict and the fast
 // path Code.ActiveLimit do no I/O and read no clock. Times are evaluated in
@@ -37,6 +38,8 @@ type Code struct {
 	loc          *time.Location
 	file         string
 	levels       []compiledLevel
+	// overrideIdx[i] lists the indexes of the rules rule i displaces.
+	overrideIdx [][]int
 }
 
 // Law identifies the legal text.
@@ -45,7 +48,7 @@ type Law struct {
 	Number   string    `yaml:"number"`
 	Date     string    `yaml:"date"` // YYYY-MM-DD as in the header
 	Title    string    `yaml:"title"`
-	Seed     string    `yaml:"seed"` // seed file name
+	Seed     string    `yaml:"seed"` // the text's file name under codes/seeds/
 	AltDates []AltDate `yaml:"alt_dates"`
 }
 
@@ -118,15 +121,22 @@ const (
 	KindLicence         = "licence_required"   // unlawful without a licence
 	KindLocationBan     = "location_ban"       // banned in a zone or radius
 	KindMinInterval     = "min_interval"       // successive events at least N s apart
+	KindConduct         = "conduct"            // a conduct prohibited outright: violated when stated
 	KindQualitative     = "qualitative"        // prohibited, but no criterion a machine can evaluate
 	KindOutOfScope      = "out_of_scope"       // governed by other legislation
 	KindRequiredSignal  = "required_signal"    // a sound the law requires: never a violation
+	// KindLicensingReview is a siting or licensing provision addressed to
+	// the administration ("não será concedida licença…"): never an
+	// infraction of the person observed; in scope it makes the verdict
+	// undetermined and warns that the licence calls for review.
+	KindLicensingReview = "licensing_review"
 )
 
 var ruleKinds = map[string]bool{
 	KindLevelLimit: true, KindProhibitedHours: true, KindPermittedHours: true, KindDuration: true,
 	KindSchedule: true, KindLicence: true, KindLocationBan: true, KindMinInterval: true,
-	KindQualitative: true, KindOutOfScope: true, KindRequiredSignal: true,
+	KindConduct: true, KindQualitative: true, KindOutOfScope: true, KindRequiredSignal: true,
+	KindLicensingReview: true,
 }
 
 // Rule is one encoded provision.
@@ -143,20 +153,25 @@ type Rule struct {
 
 	Window   *Window         `yaml:"window"`   // prohibited/permitted hours, level period
 	Schedule []ScheduleEntry `yaml:"schedule"` // operating_schedule
-	// UndeterminedOnConflict lists weekdays whose own schedule line and
-	// a holiday-eve line disagree; the verdict is then undetermined.
-	UndeterminedOnConflict []string `yaml:"undetermined_on_conflict"`
 
 	LimitDBA     *float64 `yaml:"limit_dba"`
 	Period       string   `yaml:"period"` // period id for the fast path: diurno, noturno, integral
 	MaxDurationS *float64 `yaml:"max_duration_s"`
 	MinIntervalS *float64 `yaml:"min_interval_s"`
-	RadiusM      *float64 `yaml:"radius_m"` // location_ban by distance
+	// RadiusM is the radius around the places of Match.Near that the rule
+	// protects ("raio de 100 metros", "distando menos de 200m"); nil for
+	// "nas proximidades de", which names no distance.
+	RadiusM *float64 `yaml:"radius_m"`
 
 	// ExemptIf: the rule does not apply when every fact of any one entry holds.
 	ExemptIf []map[string]any `yaml:"exempt_if"`
-	// Overrides names general rules this special rule displaces when it applies
-	// (codes-analysis §8.13: special rule over general rule).
+	// ExemptUnknown: when the rule would be violated and an exemption could
+	// still apply because its facts are not stated, the verdict is
+	// undetermined instead (the exemption is part of the rule's own text).
+	ExemptUnknown bool `yaml:"exempt_unknown"`
+	// Overrides names general rules this special rule displaces when it
+	// applies (a special rule prevails over the general one: bells, works
+	// and sirens are judged by their own articles, not by a flat limit).
 	Overrides []string `yaml:"overrides"`
 	// PermissionFact: when this fact is explicitly false, an activity inside
 	// the permitted hours is undetermined (the permission "desde que
@@ -164,19 +179,34 @@ type Rule struct {
 	PermissionFact string `yaml:"permission_fact"`
 
 	Penalty     string   `yaml:"penalty"`
-	Conventions []string `yaml:"conventions"` // interpretations, naming codes-conventions.md
-	Why         string   `yaml:"why"`         // for qualitative / out_of_scope: why no machine verdict
+	Conventions []string `yaml:"conventions"` // interpretations, naming docs/codes-conventions.md
+	// Why: for qualitative and out_of_scope rules, why there is no machine
+	// verdict; for licensing_review, the review the provision calls for.
+	Why string `yaml:"why"`
 
 	line int
 }
 
 // Match says which observations a rule is about. Empty lists match anything.
+// Sources, Mechanisms and Events together name the activity: the rule is
+// about the observation when any one of them matches.
 type Match struct {
 	Sources        []string `yaml:"sources"`
+	Events         []string `yaml:"events"`         // facts.event values (e.g. desordem)
 	Establishments []string `yaml:"establishments"` // facts.establishment_type; missing → undetermined
 	Mechanisms     []string `yaml:"mechanisms"`     // facts.mechanism
-	Zones          []string `yaml:"zones"`
-	Content        []string `yaml:"content"` // facts.content
+	// AlcoholVenue: the rule is about "estabelecimentos em que se vendam
+	// bebidas alcoólicas": facts.alcohol_sold true, or a bar or nightclub
+	// unless facts.alcohol_sold is false.
+	AlcoholVenue bool     `yaml:"alcohol_venue"`
+	Zones        []string `yaml:"zones"`
+	// Places the rule is about (location_ban, conduct): a zone value, a
+	// facts.location value, or centro_historico via facts.in_centro_historico.
+	Places []string `yaml:"places"`
+	// Near lists the protected places (facts.poi_type values) of a radius
+	// or "nas proximidades de" rule: the code's own closed list.
+	Near    []string `yaml:"near"`
+	Content []string `yaml:"content"` // facts.content
 	// Facts must all hold; a fact the observation does not state makes the
 	// rule not applicable (unless listed in Needs).
 	Facts map[string]any `yaml:"facts"`
@@ -185,13 +215,16 @@ type Match struct {
 	Needs []string `yaml:"needs"`
 }
 
-// Window is a daily time window, half-open [From, To) unless FromExclusive.
-// To "24:00" is the end of the day; To ≤ From crosses midnight.
+// Window is a daily time window, half-open [From, To) at minute resolution
+// unless FromExclusive ("depois das H": t > H) or ToInclusive ("não …
+// depois das H": H itself is inside). To "24:00" is the end of the day; To ≤
+// From crosses midnight.
 type Window struct {
 	From          string   `yaml:"from"`
 	To            string   `yaml:"to"`
-	FromExclusive bool     `yaml:"from_exclusive"` // "depois das H": t > H
-	Days          []string `yaml:"days"`           // days the window starts on; empty = every day
+	FromExclusive bool     `yaml:"from_exclusive"`
+	ToInclusive   bool     `yaml:"to_inclusive"`
+	Days          []string `yaml:"days"` // days the window starts on; empty = every day
 }
 
 // ScheduleEntry is one line of an operating schedule.
@@ -201,6 +234,13 @@ type ScheduleEntry struct {
 	Close        string   `yaml:"close"`
 	CloseNextDay bool     `yaml:"close_next_day"`
 	Closed       bool     `yaml:"closed"` // closed all day ("permanecerão fechados")
+	// CloseIfExtended is the closing time when facts.hours_extension_granted
+	// is true (an extension the code lets the administration grant).
+	CloseIfExtended string `yaml:"close_if_extended"`
+	// FromDate and ToDate (MM-DD, inclusive, may wrap the year) restrict
+	// the line to a season ("de 1.º de Dezembro a 06 de Janeiro").
+	FromDate string `yaml:"from_date"`
+	ToDate   string `yaml:"to_date"`
 }
 
 // Penalty is a penalty provision.
@@ -219,8 +259,14 @@ type Penalty struct {
 	Unit       string   `yaml:"unit"`    // monetary unit id
 	// Reincidence doubling: fines double when the infractor was already
 	// "autuado e punido" (facts.prior_punished).
-	Doubling      *Doubling `yaml:"doubling"`
-	Accessory     []string  `yaml:"accessory"`
+	Doubling *Doubling `yaml:"doubling"`
+	// Accessory sanctions the violated article or its chapter adds to the
+	// fine (cassação da licença, apreensão), worded as the code states them.
+	Accessory []string `yaml:"accessory"`
+	// Chapter is the chapter's clause that points to this penalty when it
+	// is not the penalty article itself (e.g. "Art. 59 … previstas no Art.
+	// 153", whose list is Art. 152).
+	Chapter       *Citation `yaml:"chapter"`
 	AppealMinPct  *float64  `yaml:"appeal_min_percent"`
 	AppealArticle string    `yaml:"appeal_article"`
 	CountingNote  string    `yaml:"counting_note"`
@@ -235,6 +281,12 @@ type Step struct {
 	Text    string   `yaml:"text"` // pt-BR, as the code words it
 	Item    string   `yaml:"item"` // e.g. "Art. 102, II"
 	Days    int      `yaml:"days"` // regularisation deadline or suspension days
+}
+
+// Citation is an article and its verbatim text.
+type Citation struct {
+	Article string `yaml:"article"`
+	Quote   string `yaml:"quote"`
 }
 
 // Doubling describes reincidência.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func builtinSet(t testing.TB) *Set {
@@ -32,6 +33,9 @@ type evalCase struct {
 	limit    float64 // -1 = want null, 0 = don't check
 	penalty  string  // substring of penalty_step; "" = don't check
 	inReason string  // substring of reason; "" = don't check
+	warning  string  // substring of the joined warnings; "" = don't check
+	noPen    string  // must not appear in penalty_step
+	noWarn   bool    // no warning at all
 }
 
 func f(x float64) *float64 { return &x }
@@ -95,6 +99,16 @@ func runCases(t *testing.T, cases []evalCase) {
 			if tc.want == "undetermined" && r.Reason == "" {
 				t.Errorf("undetermined without a reason")
 			}
+			warns := strings.Join(r.Warnings, " | ")
+			if tc.warning != "" && !strings.Contains(warns, tc.warning) {
+				t.Errorf("warnings %q lack %q", warns, tc.warning)
+			}
+			if tc.noWarn && len(r.Warnings) > 0 {
+				t.Errorf("unexpected warnings %q", warns)
+			}
+			if tc.noPen != "" && r.PenaltyStep != nil && strings.Contains(*r.PenaltyStep, tc.noPen) {
+				t.Errorf("penalty_step %q must not contain %q", *r.PenaltyStep, tc.noPen)
+			}
 		})
 	}
 }
@@ -114,7 +128,8 @@ func TestLapa(t *testing.T) {
 		{name: "hospital night 40", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "hospital_surroundings", source: "live_music", laeq: f(40.5), facts: map[string]any{"establishment_type": "church_or_temple"}, want: "true", limit: 40},
 		{name: "hospital day 45 equal complies", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "hospital_surroundings", source: "amplified_worship", laeq: f(45), facts: map[string]any{"establishment_type": "church_or_temple"}, want: "false", limit: 45},
 		{name: "residential zone counts as other areas", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "residential", source: "amplified_music", laeq: f(61), facts: bar, want: "true", limit: 60},
-		{name: "unclassified zone undetermined", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "unclassified", source: "amplified_music", laeq: f(61), facts: bar, want: "undetermined", limit: -1, inReason: "zona não classificada"},
+		{name: "unclassified zone between the candidate limits undetermined", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "unclassified", source: "amplified_music", laeq: f(52), facts: bar, want: "undetermined", limit: -1, inReason: "zona não classificada"},
+		{name: "unclassified zone above every candidate limit violates", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "unclassified", source: "amplified_music", laeq: f(61), facts: bar, want: "true", article: "Art. 96", limit: -1, inReason: "excede todos"},
 		{name: "missing establishment undetermined", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(70), want: "undetermined", limit: 60, inReason: "establishment_type"},
 		{name: "residence party has no number", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "residential", source: "amplified_music", laeq: f(80), facts: map[string]any{"establishment_type": "residence"}, want: "undetermined", article: "Art. 133", limit: -1},
 		{name: "construction has no number", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "other", source: "construction_work", laeq: f(90), want: "undetermined", article: "Art. 133", limit: -1},
@@ -131,7 +146,8 @@ func TestLapa(t *testing.T) {
 		{name: "loudspeaker without licence", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"licensed": false, "content": "political"}, want: "true", article: "Art. 97"},
 		{name: "loudspeaker licence unknown", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"content": "political"}, want: "undetermined", inReason: "facts.licensed"},
 		{name: "commercial ad in historic centre", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "centro_historico", source: "loudspeaker_advertising", facts: map[string]any{"licensed": true, "content": "commercial"}, want: "true", article: "Art. 98"},
-		{name: "commercial ad 80 m from hospital", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"licensed": true, "content": "commercial", "distance_m_to_sensitive_poi": 80.0}, want: "true", article: "Art. 98"},
+		{name: "commercial ad 80 m from hospital", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"licensed": true, "content": "commercial", "distance_m_to_sensitive_poi": 80.0, "poi_type": "hospital"}, want: "true", article: "Art. 98"},
+		{name: "commercial ad 80 m from a place of unstated type", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"licensed": true, "content": "commercial", "distance_m_to_sensitive_poi": 80.0}, want: "undetermined", article: "Art. 98", inReason: "poi_type"},
 		{name: "commercial ad 100 m away allowed", code: "lapa", at: "2026-03-10T11:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"licensed": true, "content": "commercial", "distance_m_to_sensitive_poi": 100.0}, want: "false"},
 		{name: "electoral loudspeaker out of scope", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "loudspeaker_advertising", facts: map[string]any{"content": "electoral"}, want: "undetermined", article: "Art. 99"},
 		{name: "electoral propaganda source", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "electoral_propaganda", want: "undetermined", article: "Art. 99"},
@@ -146,7 +162,7 @@ func TestLapa(t *testing.T) {
 		{name: "service day: Saturday 01:30 under Friday", code: "lapa", at: "2026-03-14T01:30:00-03:00", zone: "other", source: "karaoke", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "false"},
 		{name: "service day: Saturday 02:00 closed", code: "lapa", at: "2026-03-14T02:00:00-03:00", zone: "other", source: "karaoke", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "true", article: "Art. 295, XIII"},
 		{name: "service day: Tuesday 01:00 under Monday", code: "lapa", at: "2026-03-10T01:00:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "true", article: "Art. 295, XIII"},
-		{name: "restaurant show Sunday undetermined", code: "lapa", at: "2026-03-15T21:00:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "undetermined", article: "Art. 295, XIII"},
+		{name: "restaurant show Sunday: the day is not restricted by XIII", code: "lapa", at: "2026-03-15T21:00:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "false", inReason: "não restringe domingo"},
 		{name: "holiday eve Monday 20 Apr: show until 02:00", code: "lapa", at: "2026-04-20T23:30:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "false"},
 		{name: "local holiday eve Sunday 8 Feb (Cerco da Lapa): eve line applies", code: "lapa", at: "2026-02-08T23:30:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "false"},
 		{name: "eve of 13 June (Friday 12 June 2026) counts", code: "lapa", at: "2026-06-13T01:59:00-03:00", zone: "other", source: "live_music", laeq: f(55), facts: map[string]any{"establishment_type": "restaurant"}, want: "false"},
@@ -155,13 +171,14 @@ func TestLapa(t *testing.T) {
 		{name: "club dance Saturday 04:59 under Friday", code: "lapa", at: "2026-03-14T04:59:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "false"},
 		{name: "club dance Saturday 05:00 ends", code: "lapa", at: "2026-03-14T05:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "true", article: "Art. 295, XV"},
 		{name: "club dance Monday 01:00 ends (Sunday line)", code: "lapa", at: "2026-03-16T01:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "nightclub"}, want: "true", article: "Art. 295, XV"},
-		{name: "club dance Tuesday undetermined", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "undetermined", article: "Art. 295, XV"},
-		{name: "club dance Sunday holiday eve conflict", code: "lapa", at: "2026-02-09T02:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "undetermined", inReason: "véspera de feriado"},
+		{name: "club dance Tuesday: the day is not restricted by XV", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "false", inReason: "não restringe terça-feira"},
+		{name: "club dance Sunday holiday eve: the more favourable line (05:00)", code: "lapa", at: "2026-02-09T02:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "false"},
+		{name: "club dance Sunday holiday eve still ends at 05:00", code: "lapa", at: "2026-02-09T05:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(55), facts: map[string]any{"establishment_type": "club"}, want: "true", article: "Art. 295, XV"},
 		// Art. 295 III: bars close at 24:00.
 		{name: "bar operating 23:59", code: "lapa", at: "2026-03-10T23:59:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "false"},
 		{name: "bar operating 00:00 after closing", code: "lapa", at: "2026-03-11T00:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "true", article: "Art. 295, III", penalty: "Art. 299"},
 		{name: "church bell no rule but the general clause", code: "lapa", at: "2026-03-10T05:00:00-03:00", zone: "other", source: "church_bell", laeq: f(85), want: "undetermined", limit: -1},
-		{name: "level not given: nothing judged, limit reported", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", facts: bar, want: "false", limit: 60, inReason: "nenhuma disposição"},
+		{name: "level not given: undetermined, limit reported", code: "lapa", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", facts: bar, want: "undetermined", article: "Art. 96", limit: 60, inReason: "não foi medido"},
 	})
 }
 
@@ -251,9 +268,10 @@ func TestCampinaGrandeDoSul(t *testing.T) {
 		{name: "works near residence 22:00 allowed", code: "campina-grande-do-sul", at: "2026-03-10T22:00:00-03:00", zone: "residential", source: "construction_work", assume: true, want: "false"},
 		{name: "works near residence 22:01", code: "campina-grande-do-sul", at: "2026-03-10T22:01:00-03:00", zone: "residential", source: "construction_work", assume: true, want: "true", article: "Art. 90"},
 		{name: "bar Tuesday 23:00 closed", code: "campina-grande-do-sul", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "generic", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true, "alcohol_sold": true}, want: "true", article: "Art. 87, § 2º"},
-		{name: "bar Friday 23:30 allowed", code: "campina-grande-do-sul", at: "2026-03-13T23:30:00-03:00", zone: "other", source: "crowd_shouting", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "undetermined"},
+		{name: "bar Friday 23:30 allowed", code: "campina-grande-do-sul", at: "2026-03-13T23:30:00-03:00", zone: "other", source: "generic", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "false"},
+		{name: "bar Friday 23:30 with algazarra: Art. 87 § 1º", code: "campina-grande-do-sul", at: "2026-03-13T23:30:00-03:00", zone: "other", source: "crowd_shouting", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "true", article: "Art. 87, § 1º", penalty: "cassação da licença (Art. 87, § 3º)"},
 		{name: "bar Saturday 00:10 after Friday's 24:00", code: "campina-grande-do-sul", at: "2026-03-14T00:10:00-03:00", zone: "other", source: "generic", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "true"},
-		{name: "bar holiday eve (Mon 20 Apr) 23:30 allowed", code: "campina-grande-do-sul", at: "2026-04-20T23:30:00-03:00", zone: "other", source: "generic", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "undetermined"},
+		{name: "bar holiday eve (Mon 20 Apr) 23:30 allowed", code: "campina-grande-do-sul", at: "2026-04-20T23:30:00-03:00", zone: "other", source: "generic", assume: true, facts: map[string]any{"establishment_type": "bar", "operating": true}, want: "false"},
 		{name: "radio interference out of scope", code: "campina-grande-do-sul", at: "2026-03-10T12:00:00-03:00", zone: "other", source: "electrical_interference", assume: true, want: "undetermined", article: "Art. 91"},
 	})
 }
@@ -432,5 +450,91 @@ func TestActiveLimitForMechanism(t *testing.T) {
 		if ok != tc.ok {
 			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.ok)
 		}
+	}
+}
+
+// TestScheduleReadable keeps `sossego codes show` readable: no line wider
+// than 100 columns, no vocabulary identifier or English token in the text.
+func TestScheduleReadable(t *testing.T) {
+	s := builtinSet(t)
+	bad := []string{"all:", "mon", "tue", "wed", "thu", "fri/", "holiday_eve", "business_day", "undetermined", "→",
+		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule"}
+	for _, id := range s.IDs() {
+		c, _ := s.Code(id)
+		txt := Schedule(c)
+		for i, line := range strings.Split(txt, "\n") {
+			if n := utf8.RuneCountInString(line); n > ShowWidth {
+				t.Errorf("%s line %d has %d columns: %q", id, i+1, n, line)
+			}
+		}
+		for _, b := range bad {
+			if strings.Contains(txt, b) {
+				t.Errorf("%s: schedule text contains %q", id, b)
+			}
+		}
+	}
+	lapa, _ := s.Code("lapa")
+	txt := Schedule(lapa)
+	for _, want := range []string{"13/06 Fundação da Cidade", "segunda a quinta-feira: abre às 08:00, encerra às 22:00",
+		"sexta-feira, sábado e vésperas de feriado", "domingo e feriados: fechado", "entorno de hospital e perto de hospital"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("lapa schedule lacks %q", want)
+		}
+	}
+}
+
+// TestLabelsCoverVocabularies: every vocabulary value the loader accepts has
+// a pt-BR label, and the codes' own rules use only labelled values.
+func TestLabelsCoverVocabularies(t *testing.T) {
+	for kind, vocab := range map[string]map[string]bool{
+		LabelZone: knownZones, LabelSource: knownSources, LabelMechanism: knownMechanisms,
+		LabelEstablishment: knownEstablishments, LabelDay: knownDays, LabelRuleKind: ruleKinds, LabelPOI: knownPOI,
+	} {
+		for v := range vocab {
+			l, ok := Labels()[kind][v]
+			if !ok || l == "" || strings.Contains(l, "_") {
+				t.Errorf("%s %q has no label (%q)", kind, v, l)
+			}
+		}
+		if len(Labels()[kind]) != len(vocab) {
+			t.Errorf("%s: %d labels for %d values", kind, len(Labels()[kind]), len(vocab))
+		}
+	}
+	if got := Label(LabelZone, "some_new_zone"); got != "some new zone" {
+		t.Errorf("unknown value shown as %q", got)
+	}
+	for _, tc := range []struct {
+		days []string
+		want string
+	}{
+		{[]string{"mon", "tue", "wed", "thu"}, "segunda a quinta-feira"},
+		{[]string{"fri", "sat", "holiday_eve"}, "sexta-feira, sábado e vésperas de feriado"},
+		{[]string{"all"}, "todos os dias"},
+		{[]string{"holiday", "sun"}, "domingo e feriados"},
+		{[]string{"business_day"}, "dias úteis"},
+	} {
+		if got := DaysText(tc.days); got != tc.want {
+			t.Errorf("DaysText(%v) = %q, want %q", tc.days, got, tc.want)
+		}
+	}
+}
+
+func TestResolveCodeNames(t *testing.T) {
+	s := builtinSet(t)
+	for in, want := range map[string]string{"Lapa": "lapa", " LAPA ": "lapa", "Conceição de Macabu": "conceicao-de-macabu",
+		"campina_grande_do_sul": "campina-grande-do-sul", "Entre Rios de Minas": "entre-rios-de-minas"} {
+		c, err := s.Resolve(in)
+		if err != nil || c.ID != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", in, c, err, want)
+		}
+	}
+	for in, hint := range map[string]string{"lap": `"lapa"`, "macabu": `"conceicao-de-macabu"`, "campos": `"campos-altos"`, "": "informe"} {
+		_, err := s.Resolve(in)
+		if err == nil || !strings.Contains(err.Error(), hint) {
+			t.Errorf("Resolve(%q) error %v, want it to mention %s", in, err, hint)
+		}
+	}
+	if _, err := s.Resolve("atlantida"); err == nil || strings.Contains(err.Error(), "quis dizer") {
+		t.Errorf("Resolve(atlantida) = %v: no suggestion expected", err)
 	}
 }

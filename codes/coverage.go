@@ -16,7 +16,7 @@ func CoverageMarkdown(s *Set) string {
 		if !c.Status.InForce {
 			status = "revogada (" + c.Status.RevokedBy + "): vereditos undetermined salvo assume_in_force"
 		}
-		fmt.Fprintf(&b, "### %s — `data/%s.yaml`\n\n%s; versão `%s`; semente `%s`.\n\n", c.Title(), c.ID, status, c.Version, c.Law.Seed)
+		fmt.Fprintf(&b, "### %s — `data/%s.yaml`\n\n%s; versão `%s`; texto `seeds/%s`.\n\n", c.Title(), c.ID, status, c.Version, c.Law.Seed)
 		b.WriteString("| article | encoded as | kind | what |\n|---|---|---|---|\n")
 		for _, r := range c.Rules {
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", r.Article, r.ID, r.Kind, strings.ReplaceAll(r.Label, "|", "/"))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // Tri is a verdict value: true, false or undetermined.
 type Tri int
 
-// Verdict values (codes-conventions.md "Verdicts").
+// Verdict values (docs/codes-conventions.md "Verdicts").
 const (
 	False Tri = iota
 	True
@@ -52,61 +53,83 @@ type Verdict struct {
 	Warnings    []string
 }
 
+// Proximity without a number ("nas proximidades de"): a protected place at
+// most nearClearM metres away is near; one more than nearFarM metres away is
+// not; in between the text does not decide (docs/codes-conventions.md).
+const (
+	nearClearM = 100
+	nearFarM   = 300
+)
+
 type outcome struct {
 	rule   *Rule
 	status Tri
 	skip   bool
 	reason string
+	// candidate marks a level limit judged for an unclassified zone: the
+	// verdict comes from every candidate limit together.
+	candidate bool
+	warning   string
 }
 
 // Evaluate judges o under c. It is pure: same inputs, same verdict.
 func Evaluate(c *Code, o Observation) Verdict {
 	var v Verdict
-	note := "nível tratado como LAeq ponderado A na janela de avaliação (convenção de leitura)"
 	if !c.Status.InForce && !o.AssumeInForce {
 		v.Violation = Undetermined
 		v.Article = c.Status.Article
 		if v.Article != "" {
 			v.Articles = []string{v.Article}
 		}
-		v.Reason = fmt.Sprintf("%s não está em vigor: %s; avalie pela lei vigente ou use assume_in_force para ler o texto de 1977 como escrito",
-			c.Title(), c.Status.RevokedBy)
+		v.Reason = fmt.Sprintf("%s não está em vigor: %s; avalie pela lei vigente ou use assume_in_force para ler o texto de %s como escrito",
+			c.Title(), c.Status.RevokedBy, c.Law.Date[:4])
 		return v
 	}
 	if !c.Status.InForce {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("modo texto: %s foi revogada (%s) e foi avaliada como escrita porque assume_in_force=true", c.Title(), c.Status.RevokedBy))
 	}
 	ctx := c.newEvalCtx(o)
-	outs := make([]outcome, len(c.Rules))
-	overridden := map[string]bool{}
+	n := len(c.Rules)
+	outs := make([]outcome, n)
+	overridden := make([]bool, n)
 	for i := range c.Rules {
-		r := &c.Rules[i]
-		outs[i] = c.evalRule(r, &o, &ctx)
+		outs[i] = c.evalRule(i, &o, &ctx)
 		if !outs[i].skip {
-			for _, id := range r.Overrides {
-				overridden[id] = true
+			for _, j := range c.overrideIdx[i] {
+				overridden[j] = true
 			}
 		}
-		if r.Kind == KindLevelLimit && v.LimitDBA == nil && ctx.levelScope[r.ID] {
-			l := *r.LimitDBA
+	}
+	for i := range c.Rules {
+		if ctx.levelScope[i] {
+			l := *c.Rules[i].LimitDBA
 			v.LimitDBA = &l
+			break
 		}
 	}
-	var viol, und, ok []outcome
-	for _, out := range outs {
-		if out.skip || overridden[out.rule.ID] {
+	resolveCandidates(outs, overridden, o.LAeq)
+	var viol, und, ok []int
+	for i := range outs {
+		out := &outs[i]
+		if out.skip || overridden[i] {
 			continue
+		}
+		if out.warning != "" {
+			v.Warnings = append(v.Warnings, out.warning)
 		}
 		switch out.status {
 		case True:
-			viol = append(viol, out)
+			viol = append(viol, i)
 		case Undetermined:
-			und = append(und, out)
+			und = append(und, i)
 		default:
-			ok = append(ok, out)
+			ok = append(ok, i)
 		}
 	}
-	var decisive []outcome
+	// The main provision of an undetermined verdict is the most specific
+	// one: a general clause without a criterion comes last.
+	slices.SortStableFunc(und, func(a, b int) int { return generality(outs[a].rule) - generality(outs[b].rule) })
+	var decisive []int
 	switch {
 	case len(viol) > 0:
 		v.Violation, decisive = True, viol
@@ -115,40 +138,118 @@ func Evaluate(c *Code, o Observation) Verdict {
 	default:
 		v.Violation, decisive = False, ok
 	}
-	var reasons []string
-	for _, out := range decisive {
-		if !slices.Contains(v.Articles, out.rule.Article) {
-			v.Articles = append(v.Articles, out.rule.Article)
+	reasons := make([]string, 0, len(decisive)+1)
+	for _, i := range decisive {
+		r := outs[i].rule
+		if !slices.Contains(v.Articles, r.Article) {
+			v.Articles = append(v.Articles, r.Article)
 		}
-		v.RuleIDs = append(v.RuleIDs, out.rule.ID)
-		reasons = append(reasons, out.reason)
+		v.RuleIDs = append(v.RuleIDs, r.ID)
+		reasons = append(reasons, outs[i].reason)
 	}
 	if len(decisive) > 0 {
-		v.Article = decisive[0].rule.Article
+		v.Article = outs[decisive[0]].rule.Article
 	} else {
 		v.Articles = []string{}
-		reasons = append(reasons, fmt.Sprintf("nenhuma disposição de %s sobre ruído se aplica a esta fonte, local e horário", c.Title()))
+		what := "esta fonte, local e horário"
+		if o.Source == "generic" && o.LAeq == nil {
+			what = "estes fatos (fonte não especificada e sem nível medido: nada mostra ruído)"
+		}
+		reasons = append(reasons, fmt.Sprintf("nenhuma disposição de %s sobre ruído se aplica a %s", c.Title(), what))
 	}
 	if v.Violation == True {
-		v.PenaltyStep = c.penaltyStep(decisive[0].rule, &o)
+		v.PenaltyStep = c.penaltySteps(outs, decisive, &o)
 	}
 	if o.LAeq != nil {
-		reasons = append(reasons, note)
+		reasons = append(reasons, "nível tratado como LAeq ponderado A na janela de avaliação (convenção de leitura)")
 	}
 	v.Reason = strings.Join(reasons, "; ")
 	return v
+}
+
+// generality orders undetermined provisions: specific rules first, general
+// clauses and remissions to other laws last.
+func generality(r *Rule) int {
+	switch r.Kind {
+	case KindQualitative, KindOutOfScope:
+		return 1
+	}
+	return 0
+}
+
+// resolveCandidates decides level limits judged for an unclassified zone:
+// when the level is above every candidate limit of the same article at that
+// time, the article is violated; at or below every one, it is complied with;
+// only in between is it undetermined (docs/codes-conventions.md "What the
+// observation shows").
+func resolveCandidates(outs []outcome, overridden []bool, laeq *float64) {
+	for i := range outs {
+		if !outs[i].candidate || outs[i].skip || overridden[i] {
+			continue
+		}
+		art := outs[i].rule.Article
+		group := []int{i}
+		for j := i + 1; j < len(outs); j++ {
+			if outs[j].candidate && !outs[j].skip && !overridden[j] && outs[j].rule.Article == art {
+				group = append(group, j)
+			}
+		}
+		lo, hi := group[0], group[0]
+		exceed := 0
+		for _, j := range group {
+			l := *outs[j].rule.LimitDBA
+			if l < *outs[lo].rule.LimitDBA {
+				lo = j
+			}
+			if l > *outs[hi].rule.LimitDBA {
+				hi = j
+			}
+			if outs[j].status == True {
+				exceed++
+			}
+			outs[j].skip = true
+			outs[j].candidate = false
+		}
+		limits := make([]string, len(group))
+		for k, j := range group {
+			limits[k] = fmtNum(*outs[j].rule.LimitDBA) + " dB"
+		}
+		all := joinPT(limits)
+		keep := &outs[i]
+		what := art
+		if p := outs[i].rule.Period; p != "" {
+			what = fmt.Sprintf("%s, %s", art, Label(LabelPeriod, p))
+		}
+		switch exceed {
+		case len(group):
+			keep = &outs[hi]
+			keep.status = True
+			keep.reason = fmt.Sprintf("%s: zona não classificada, mas %s dB excede todos os limites possíveis neste horário (%s)",
+				what, fmtDec(*laeq), all)
+		case 0:
+			keep = &outs[lo]
+			keep.status = False
+			keep.reason = fmt.Sprintf("%s: zona não classificada, mas %s dB não excede nenhum dos limites possíveis neste horário (%s)",
+				what, fmtDec(*laeq), all)
+		default:
+			keep.status = Undetermined
+			keep.reason = fmt.Sprintf("%s: zona não classificada; %s dB excede %s dB mas não %s dB, e só a zona decide qual limite vale",
+				what, fmtDec(*laeq), fmtNum(*outs[lo].rule.LimitDBA), fmtNum(*outs[hi].rule.LimitDBA))
+		}
+		keep.skip = false
+	}
 }
 
 type evalCtx struct {
 	local      time.Time
 	date       Date
 	minute     int
-	levelScope map[string]bool // level rules whose scope matched (for limit_dba)
+	levelScope []bool // level rules whose scope matched with a known zone (for limit_dba)
 }
 
 func (c *Code) newEvalCtx(o Observation) evalCtx {
 	lt := o.At.In(c.loc)
-	return evalCtx{local: lt, date: dateOf(lt), minute: lt.Hour()*60 + lt.Minute(), levelScope: map[string]bool{}}
+	return evalCtx{local: lt, date: dateOf(lt), minute: lt.Hour()*60 + lt.Minute(), levelScope: make([]bool, len(c.Rules))}
 }
 
 func factBool(o *Observation, k string) (val, present bool) {
@@ -182,6 +283,9 @@ func factNumber(o *Observation, k string) (float64, bool) {
 // matching want; present is false when it does not state k at all.
 func factHolds(o *Observation, k string, want any) (holds, present bool) {
 	got, ok := o.Facts[k]
+	if k == "source" {
+		got, ok = o.Source, true
+	}
 	if !ok {
 		return false, false
 	}
@@ -198,83 +302,118 @@ func factHolds(o *Observation, k string, want any) (holds, present bool) {
 	}
 }
 
-func (c *Code) evalRule(r *Rule, o *Observation, ctx *evalCtx) outcome {
-	out := outcome{rule: r}
-	skip := func() outcome { out.skip = true; return out }
+// noiseShown reports whether the observation shows a sound at all: a
+// named source, or any source with a measured level. A generic source with
+// no level shows none (docs/codes-conventions.md "What the observation
+// shows").
+func noiseShown(o *Observation) bool { return o.Source != "generic" || o.LAeq != nil }
+
+func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
+	r := &c.Rules[i]
+	out := outcome{rule: r, skip: true}
 	undetermined := func(why string) outcome {
+		out.skip = false
 		out.status = Undetermined
 		out.reason = fmt.Sprintf("%s (%s): %s", r.Label, r.Article, why)
 		return out
 	}
 	m := &r.Match
-	// Activity: source or mechanism.
-	if len(m.Sources) > 0 || len(m.Mechanisms) > 0 {
+	// The trigger: a source or mechanism, and the facts the rule is about.
+	byEvent := false // the trigger is a stated event (a desordem), which shows a disturbance by itself
+	if len(m.Sources) > 0 || len(m.Mechanisms) > 0 || len(m.Events) > 0 {
 		mech, _ := factString(o, "mechanism")
-		if !slices.Contains(m.Sources, o.Source) && !(mech != "" && slices.Contains(m.Mechanisms, mech)) {
-			return skip()
+		ev, _ := factString(o, "event")
+		byEvent = ev != "" && slices.Contains(m.Events, ev)
+		if !slices.Contains(m.Sources, o.Source) && (mech == "" || !slices.Contains(m.Mechanisms, mech)) && !byEvent {
+			return out
 		}
 	}
 	for k, want := range m.Facts {
 		if holds, _ := factHolds(o, k, want); !holds {
-			return skip()
+			return out
 		}
 	}
-	// Zone.
 	zoneUnknown := false
-	if len(m.Zones) > 0 && r.Kind != KindLocationBan {
+	if len(m.Zones) > 0 {
 		if o.Zone == "unclassified" {
 			zoneUnknown = true
 		} else if !slices.Contains(m.Zones, o.Zone) {
-			return skip()
+			return out
 		}
 	}
-	// Time window (level limits, hour bans, duration rules with a window).
-	inWindow := true
-	if r.Window != nil && r.Kind != KindPermittedHours {
-		inWindow = c.inWindow(r.Window, ctx)
-		if !inWindow {
-			return skip()
-		}
+	if r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx) {
+		return out
 	}
-	// Establishment and content, which may be unknown.
 	var missing []string
 	if len(m.Establishments) > 0 {
 		est, ok := factString(o, "establishment_type")
 		switch {
 		case !ok:
-			missing = append(missing, "tipo de estabelecimento (facts.establishment_type)")
+			// A level limit whose scope is a list of establishments cannot be
+			// decided without the type; any other rule about an establishment
+			// is not triggered by an observation that names none.
+			if r.Kind != KindLevelLimit {
+				return out
+			}
+			missing = append(missing, "o tipo de estabelecimento (facts.establishment_type)")
 		case !slices.Contains(m.Establishments, est):
-			return skip()
+			return out
 		}
+	}
+	if m.AlcoholVenue {
+		sold, present := factBool(o, "alcohol_sold")
+		est, _ := factString(o, "establishment_type")
+		if !(present && sold) && (present || (est != "bar" && est != "nightclub")) {
+			return out
+		}
+	}
+	if r.Kind == KindLevelLimit && !zoneUnknown {
+		ctx.levelScope[i] = true
+	}
+	// A limit or a general clause about a sound needs the observation to show
+	// one; a clause about a stated fact (an establishment's special hours)
+	// does not.
+	soundRule := len(m.Sources) > 0 || len(m.Mechanisms) > 0
+	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !byEvent && !noiseShown(o) {
+		return out
 	}
 	if len(m.Content) > 0 {
 		ct, ok := factString(o, "content")
 		switch {
 		case !ok:
-			missing = append(missing, "conteúdo da propaganda (facts.content)")
+			missing = append(missing, "o conteúdo da propaganda (facts.content)")
 		case !slices.Contains(m.Content, ct):
-			return skip()
-		}
-	}
-	if r.Kind == KindLevelLimit {
-		ctx.levelScope[r.ID] = !zoneUnknown
-	}
-	for _, ex := range r.ExemptIf {
-		all := true
-		for k, want := range ex {
-			if holds, _ := factHolds(o, k, want); !holds {
-				all = false
-				break
-			}
-		}
-		if all {
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex))
 			return out
 		}
 	}
-	if zoneUnknown {
-		return undetermined("zona não classificada; a regra depende da zona (" + strings.Join(m.Zones, ", ") + ")")
+	whereWhy := ""
+	if len(m.Places) > 0 || len(m.Near) > 0 {
+		st, why := c.where(r, o)
+		// A provision addressed to the administration is in scope only when
+		// the stated facts put the observation inside its radius.
+		if st == False || (st == Undetermined && r.Kind == KindLicensingReview) {
+			return out
+		}
+		if st == Undetermined {
+			whereWhy = why
+		}
+	}
+	out.skip = false
+	if ex := exemptEntry(r, o); ex != nil {
+		out.status = False
+		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex, o))
+		return out
+	}
+	if r.Kind == KindLicensingReview {
+		out = undetermined("dirige-se ao licenciamento, não ao observado: " + r.Why)
+		out.warning = fmt.Sprintf("revisão do licenciamento (%s): %s", r.Article, r.Why)
+		return out
+	}
+	if zoneUnknown && r.Kind != KindLevelLimit {
+		return undetermined("zona não classificada; a regra vale só em " + labelList(LabelZone, m.Zones))
+	}
+	if whereWhy != "" {
+		return undetermined(whereWhy)
 	}
 	for _, k := range m.Needs {
 		if _, present := o.Facts[k]; !present {
@@ -282,37 +421,38 @@ func (c *Code) evalRule(r *Rule, o *Observation, ctx *evalCtx) outcome {
 		}
 	}
 	if len(missing) > 0 {
-		return undetermined("falta informar " + strings.Join(missing, " e "))
+		return undetermined("falta informar " + joinPT(missing))
 	}
-
 	switch r.Kind {
 	case KindLevelLimit:
 		lim := *r.LimitDBA
 		if o.LAeq == nil {
-			out.status = False
-			out.skip = true // no level measured: the limit is reported, nothing judged
-			return out
+			if zoneUnknown {
+				return undetermined("nível não medido, e a zona não está classificada")
+			}
+			return undetermined(fmt.Sprintf("o nível decide e não foi medido (máximo %s dB)", fmtNum(lim)))
 		}
+		out.candidate = zoneUnknown
 		if *o.LAeq > lim {
 			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %.1f excede", r.Label, r.Article, fmtNum(lim), *o.LAeq)
+			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
 		} else {
 			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %.1f não excede", r.Label, r.Article, fmtNum(lim), *o.LAeq)
+			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB não excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
 		}
 	case KindProhibitedHours:
 		out.status = True
 		out.reason = fmt.Sprintf("%s (%s): proibido às %s", r.Label, r.Article, fmtHM(ctx.minute))
+	case KindConduct:
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): conduta proibida pelo código, declarada na observação", r.Label, r.Article)
 	case KindPermittedHours:
 		if !c.inWindow(r.Window, ctx) {
 			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): permitido só das %s às %s; ocorreu às %s", r.Label, r.Article, r.Window.From, r.Window.To, fmtHM(ctx.minute))
-		} else if r.PermissionFact != "" {
-			if b, present := factBool(o, r.PermissionFact); present && !b {
-				return undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
-			}
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): dentro do horário permitido", r.Label, r.Article)
+			out.reason = fmt.Sprintf("%s (%s): permitido só %s; ocorreu às %s", r.Label, r.Article,
+				windowText(r.Window), fmtHM(ctx.minute))
+		} else if b, present := factBool(o, r.PermissionFact); r.PermissionFact != "" && present && !b {
+			return undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
 		} else {
 			out.status = False
 			out.reason = fmt.Sprintf("%s (%s): dentro do horário permitido", r.Label, r.Article)
@@ -330,7 +470,10 @@ func (c *Code) evalRule(r *Rule, o *Observation, ctx *evalCtx) outcome {
 			out.reason = fmt.Sprintf("%s (%s): duração %s s não excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
 		}
 	case KindSchedule:
-		return c.evalSchedule(r, o, ctx)
+		out.status, out.reason = c.evalSchedule(r, o, ctx)
+		if out.status == Undetermined {
+			return out
+		}
 	case KindLicence:
 		lic, present := factBool(o, "licensed")
 		switch {
@@ -344,17 +487,8 @@ func (c *Code) evalRule(r *Rule, o *Observation, ctx *evalCtx) outcome {
 			out.reason = fmt.Sprintf("%s (%s): sem a licença exigida", r.Label, r.Article)
 		}
 	case KindLocationBan:
-		in, known := c.inBannedArea(r, o)
-		switch {
-		case in:
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): proibido neste local", r.Label, r.Article)
-		case !known:
-			return undetermined("local não classificado; informe a zona ou facts.distance_m_to_sensitive_poi")
-		default:
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): fora da área proibida", r.Label, r.Article)
-		}
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): proibido neste local", r.Label, r.Article)
 	case KindMinInterval:
 		iv, ok := factNumber(o, "interval_between_series_s")
 		lim := *r.MinIntervalS
@@ -374,7 +508,52 @@ func (c *Code) evalRule(r *Rule, o *Observation, ctx *evalCtx) outcome {
 		out.status = False
 		out.reason = fmt.Sprintf("%s (%s): sinal exigido pela lei, não é infração", r.Label, r.Article)
 	}
+	if out.status == True && r.ExemptUnknown {
+		if facts := exemptPossible(r, o); facts != "" {
+			return undetermined("a exceção do próprio artigo pode aplicar-se; informe " + facts)
+		}
+	}
 	return out
+}
+
+// exemptEntry returns the exempt_if entry whose facts all hold, or nil.
+func exemptEntry(r *Rule, o *Observation) map[string]any {
+	for _, ex := range r.ExemptIf {
+		all := true
+		for k, want := range ex {
+			if holds, _ := factHolds(o, k, want); !holds {
+				all = false
+				break
+			}
+		}
+		if all {
+			return ex
+		}
+	}
+	return nil
+}
+
+// exemptPossible names the missing facts of an exempt_if entry that no
+// stated fact contradicts, or "".
+func exemptPossible(r *Rule, o *Observation) string {
+	for _, ex := range r.ExemptIf {
+		var miss []string
+		contradicted := false
+		for k, want := range ex {
+			holds, present := factHolds(o, k, want)
+			if !present {
+				miss = append(miss, "facts."+k)
+			} else if !holds {
+				contradicted = true
+				break
+			}
+		}
+		if !contradicted && len(miss) > 0 {
+			slices.Sort(miss)
+			return joinPT(miss)
+		}
+	}
+	return ""
 }
 
 func (c *Code) inWindow(w *Window, ctx *evalCtx) bool {
@@ -388,99 +567,269 @@ func (c *Code) inWindow(w *Window, ctx *evalCtx) bool {
 	return c.anyDay(w.Days, start)
 }
 
-func (c *Code) inBannedArea(r *Rule, o *Observation) (in, known bool) {
-	if slices.Contains(r.Match.Zones, o.Zone) {
-		return true, true
-	}
-	if b, ok := factBool(o, "in_centro_historico"); ok && b && slices.Contains(r.Match.Zones, "centro_historico") {
-		return true, true
-	}
-	if loc, ok := factString(o, "location"); ok && slices.Contains(r.Match.Zones, loc) {
-		return true, true
-	}
-	if r.RadiusM != nil {
-		if d, ok := factNumber(o, "distance_m_to_sensitive_poi"); ok {
-			return d < *r.RadiusM, true
+// where decides a rule's places and protected surroundings: True when the
+// observation is inside them, False when outside, Undetermined (with why)
+// when the stated facts do not say.
+func (c *Code) where(r *Rule, o *Observation) (Tri, string) {
+	m := &r.Match
+	place := False
+	if len(m.Places) > 0 {
+		place = inPlaces(m.Places, o)
+		if place == True {
+			return True, ""
 		}
 	}
-	return false, o.Zone != "unclassified"
-}
-
-// evalSchedule judges an operating schedule by service day: minutes before
-// calendar.service_day_start belong to the previous day's schedule
-// (codes-conventions.md "Time", closing "do dia seguinte").
-func (c *Code) evalSchedule(r *Rule, o *Observation, ctx *evalCtx) outcome {
-	out := outcome{rule: r}
-	day, minute := ctx.date, ctx.minute
-	if minute < mustHM(c.Calendar.ServiceDayStart) {
-		day, minute = day.AddDays(-1), minute+1440
+	placeWhy := "local não classificado; informe a zona ou facts.location (" + strings.Join(m.Places, ", ") + ")"
+	if len(m.Near) == 0 {
+		if place == Undetermined {
+			return Undetermined, placeWhy
+		}
+		return False, ""
 	}
-	wd := weekdayNames[day.Weekday()]
-	if slices.Contains(r.UndeterminedOnConflict, wd) && c.HolidayEve(day) {
-		out.status = Undetermined
-		out.reason = fmt.Sprintf("%s (%s): %s é %s e véspera de feriado, e o código dá horários diferentes para os dois casos",
-			r.Label, r.Article, day, ptWeekday(day.Weekday()))
-		return out
-	}
-	e := c.scheduleEntry(r, day)
-	if e == nil {
-		out.status = Undetermined
-		out.reason = fmt.Sprintf("%s (%s): o código não prevê horário para %s (%s)", r.Label, r.Article, ptWeekday(day.Weekday()), day)
-		return out
-	}
-	if e.Closed {
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): fechado em %s (%s)", r.Label, r.Article, ptWeekday(day.Weekday()), day)
-		return out
-	}
-	closeM := e.closeMinutes()
+	near, why := proximity(r, o)
 	switch {
-	case e.Open != "" && minute < mustHM(e.Open):
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): antes da abertura (%s) do dia de funcionamento %s", r.Label, r.Article, e.Open, day)
-	case minute >= closeM:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): depois do encerramento (%s%s) do dia de funcionamento %s", r.Label, r.Article,
-			e.Close, map[bool]string{true: " do dia seguinte", false: ""}[e.CloseNextDay], day)
-	default:
-		if r.PermissionFact != "" {
-			if b, present := factBool(o, r.PermissionFact); present && !b {
-				out.status = Undetermined
-				out.reason = fmt.Sprintf("%s (%s): dentro do horário, mas a permissão exige %s, informado como falso", r.Label, r.Article, r.PermissionFact)
-				return out
-			}
-		}
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): dentro do horário de funcionamento", r.Label, r.Article)
+	case near == True:
+		return True, ""
+	case near == Undetermined:
+		return Undetermined, why
+	case place == Undetermined:
+		return Undetermined, placeWhy
 	}
-	return out
+	return False, ""
 }
 
-// scheduleEntry picks the line for a service day: holiday lines first, then
-// holiday-eve lines, then weekday lines (the more specific wins).
-func (c *Code) scheduleEntry(r *Rule, d Date) *ScheduleEntry {
-	for _, pass := range []string{"holiday", "holiday_eve", ""} {
-		for i := range r.Schedule {
-			e := &r.Schedule[i]
-			for _, tok := range e.Days {
-				special := tok == "holiday" || tok == "holiday_eve"
-				if pass != "" && tok == pass && c.dayMatches(tok, d) {
-					return e
+func inPlaces(places []string, o *Observation) Tri {
+	if slices.Contains(places, o.Zone) {
+		return True
+	}
+	if loc, ok := factString(o, "location"); ok {
+		if slices.Contains(places, loc) {
+			return True
+		}
+		return False
+	}
+	if b, ok := factBool(o, "in_centro_historico"); ok && slices.Contains(places, "centro_historico") {
+		if b {
+			return True
+		}
+		if len(places) == 1 {
+			return False
+		}
+	}
+	if o.Zone == "unclassified" {
+		return Undetermined
+	}
+	return False
+}
+
+// zoneImplies reports whether the zone itself says the observation is near a
+// place of one of the listed types (a sensor classified "perto de escola" is
+// near a school, a residential zone is among residences).
+func zoneImplies(zone string, near []string) bool {
+	switch zone {
+	case "near_hospital", "hospital_surroundings":
+		return slices.Contains(near, "hospital")
+	case "near_school":
+		return slices.Contains(near, "school")
+	case "near_residence", "residential":
+		return slices.Contains(near, "residence")
+	}
+	return false
+}
+
+// proximity decides a radius rule (RadiusM) or a "nas proximidades de" rule
+// from the stated distance and type of the protected place and the code's
+// own closed list (Match.Near). A zone label alone does not prove a
+// distance.
+func proximity(r *Rule, o *Observation) (Tri, string) {
+	near := r.Match.Near
+	pt, hasPT := factString(o, "poi_type")
+	d, hasD := factNumber(o, "distance_m_to_sensitive_poi")
+	listed := hasPT && slices.Contains(near, pt)
+	implied := zoneImplies(o.Zone, near)
+	list := labelList(LabelPOI, near)
+	if r.RadiusM != nil {
+		rad := *r.RadiusM
+		switch {
+		case listed && hasD:
+			return triOf(d < rad), ""
+		case listed:
+			return Undetermined, fmt.Sprintf("%s sem distância informada; o artigo vale a menos de %s m de %s (informe facts.distance_m_to_sensitive_poi)",
+				POILabel(pt), fmtNum(rad), list)
+		case hasPT && !implied:
+			return False, "" // a place the list does not name is not protected by this rule
+		case hasD && !hasPT:
+			if d >= rad {
+				return False, ""
+			}
+			if implied {
+				return True, ""
+			}
+			return Undetermined, fmt.Sprintf("a %s m de um local cujo tipo não foi informado; o artigo protege só %s (informe facts.poi_type)", fmtNum(d), list)
+		case implied || o.Zone == "unclassified":
+			return Undetermined, fmt.Sprintf("a zona (%s) não prova a distância; o artigo vale a menos de %s m de %s (informe facts.distance_m_to_sensitive_poi e facts.poi_type)",
+				ZoneLabel(o.Zone), fmtNum(rad), list)
+		}
+		return False, ""
+	}
+	switch {
+	case implied:
+		return True, "" // the zone itself says the place is near a protected use
+	case listed && hasD:
+		switch {
+		case d <= nearClearM:
+			return True, ""
+		case d > nearFarM:
+			return False, ""
+		}
+		return Undetermined, fmt.Sprintf("a %s m de %s: o código não diz até onde vão as \"proximidades\"", fmtNum(d), POILabel(pt))
+	case listed:
+		return Undetermined, fmt.Sprintf("%s sem distância informada (informe facts.distance_m_to_sensitive_poi)", POILabel(pt))
+	case hasPT:
+		return False, "" // a place the list does not name is not protected by this rule
+	case o.Zone == "unclassified":
+		return Undetermined, "zona não classificada; o artigo protege as proximidades de " + list
+	case hasD && d <= nearFarM:
+		return Undetermined, fmt.Sprintf("a %s m de um local cujo tipo não foi informado; o artigo protege só %s (informe facts.poi_type)", fmtNum(d), list)
+	}
+	return False, ""
+}
+
+func triOf(b bool) Tri {
+	if b {
+		return True
+	}
+	return False
+}
+
+// evalSchedule judges an operating schedule (docs/codes-conventions.md
+// "Time" and "Schedules, licences and favour"): a day the schedule does not
+// mention is not restricted; where several lines fit a day, the most
+// favourable prevails (a holiday line displaces the weekday lines);
+// minutes before calendar.service_day_start continue the previous day's
+// operation ("HH:MM do dia seguinte").
+func (c *Code) evalSchedule(r *Rule, o *Observation, ctx *evalCtx) (Tri, string) {
+	extended, _ := factBool(o, "hours_extension_granted")
+	day, m := ctx.date, ctx.minute
+	start := mustHM(c.Calendar.ServiceDayStart)
+	permitted := false
+	why := ""
+	if m < start {
+		prevDay := day.AddDays(-1)
+		prev := c.linesFor(r, prevDay)
+		for _, e := range prev {
+			if ok, _ := c.linePermits(e, m+1440, extended); ok {
+				permitted = true
+			}
+		}
+		cur := c.linesFor(r, day)
+		for _, e := range cur {
+			if ok, _ := c.linePermits(e, m, extended); ok && e.Open != "" {
+				permitted = true
+			}
+		}
+		switch {
+		case permitted:
+		case len(prev) > 0:
+			_, w := c.linePermits(prev[0], m+1440, extended)
+			why = fmt.Sprintf("às %s de %s, %s do dia de funcionamento de %s (%s)", fmtHM(m), day.PT(), w,
+				ptWeekday(prevDay.Weekday()), prevDay.PT())
+		case len(cur) == 0:
+			return False, fmt.Sprintf("%s (%s): o artigo não restringe %s (%s) nem a madrugada que o antecede", r.Label, r.Article,
+				ptWeekday(day.Weekday()), day.PT())
+		default:
+			_, w := c.linePermits(cur[0], m, extended)
+			why = fmt.Sprintf("às %s de %s (%s), %s", fmtHM(m), ptWeekday(day.Weekday()), day.PT(), w)
+		}
+	} else {
+		cur := c.linesFor(r, day)
+		if len(cur) == 0 {
+			return False, fmt.Sprintf("%s (%s): o artigo não restringe %s (%s)", r.Label, r.Article, ptWeekday(day.Weekday()), day.PT())
+		}
+		for _, e := range cur {
+			if ok, _ := c.linePermits(e, m, extended); ok {
+				permitted = true
+			}
+		}
+		if !permitted {
+			_, w := c.linePermits(cur[0], m, extended)
+			why = fmt.Sprintf("às %s de %s (%s), %s", fmtHM(m), ptWeekday(day.Weekday()), day.PT(), w)
+		}
+	}
+	if !permitted {
+		return True, fmt.Sprintf("%s (%s): %s", r.Label, r.Article, why)
+	}
+	if r.PermissionFact != "" {
+		if b, present := factBool(o, r.PermissionFact); present && !b {
+			return Undetermined, fmt.Sprintf("%s (%s): dentro do horário, mas a permissão exige %s, informado como falso", r.Label, r.Article, r.PermissionFact)
+		}
+	}
+	return False, fmt.Sprintf("%s (%s): dentro do horário de funcionamento", r.Label, r.Article)
+}
+
+// linesFor returns the schedule lines that fit day d: the holiday lines
+// when d is a holiday and the schedule has any, else every line whose days
+// and season fit.
+func (c *Code) linesFor(r *Rule, d Date) []*ScheduleEntry {
+	_, hol := c.Holiday(d)
+	var lines, holi []*ScheduleEntry
+	for i := range r.Schedule {
+		e := &r.Schedule[i]
+		if !e.inSeason(d) {
+			continue
+		}
+		for _, tok := range e.Days {
+			if c.dayMatches(tok, d) {
+				if tok == "holiday" {
+					holi = append(holi, e)
+				} else {
+					lines = append(lines, e)
 				}
-				if pass == "" && !special && c.dayMatches(tok, d) {
-					return e
-				}
+				break
 			}
 		}
 	}
-	return nil
+	if hol && len(holi) > 0 {
+		return holi
+	}
+	return lines
+}
+
+// linePermits judges service-day minute m (≥ 1440 for the early hours of
+// the next calendar day) against one line; a line without an opening time
+// opens at the service-day start.
+func (c *Code) linePermits(e *ScheduleEntry, m int, extended bool) (bool, string) {
+	if e.Closed {
+		return false, "dia em que o estabelecimento permanece fechado"
+	}
+	open := mustHM(c.Calendar.ServiceDayStart)
+	if e.Open != "" {
+		open = mustHM(e.Open)
+	}
+	closeM := e.closeMinutes(extended)
+	closeTxt := e.Close
+	if extended && e.CloseIfExtended != "" {
+		closeTxt = e.CloseIfExtended + " (horário prorrogado)"
+	}
+	if e.CloseNextDay {
+		closeTxt += " do dia seguinte"
+	}
+	switch {
+	case m < open:
+		return false, "antes da abertura (" + fmtHM(open) + ")"
+	case m >= closeM:
+		return false, "depois do encerramento (" + closeTxt + ")"
+	}
+	return true, ""
 }
 
 func ptWeekday(w time.Weekday) string {
-	return [...]string{"domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"}[w]
+	return DayLabel(weekdayNames[w])
 }
 
-func describeFacts(m map[string]any) string {
+// describeFacts names the facts of an exemption as the observation states
+// them ("emitter=ambulance, in_service=true").
+func describeFacts(m map[string]any, o *Observation) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -488,16 +837,49 @@ func describeFacts(m map[string]any) string {
 	slices.Sort(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
+		v := o.Facts[k]
+		if k == "source" {
+			v = SourceLabel(o.Source)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 	}
 	return strings.Join(parts, ", ")
 }
 
+// fmtNum writes a limit or count as a Brazilian reader does: 45, 30,5.
 func fmtNum(f float64) string {
 	if f == math.Trunc(f) {
-		return fmt.Sprintf("%.0f", f)
+		return strconv.FormatFloat(f, 'f', 0, 64)
 	}
-	return fmt.Sprintf("%.1f", f)
+	return fmtDec(f)
+}
+
+// fmtDec writes a measured value with one decimal and a decimal comma: 62,0.
+func fmtDec(f float64) string {
+	return strings.Replace(strconv.FormatFloat(f, 'f', 1, 64), ".", ",", 1)
+}
+
+// penaltySteps words the penalty of every violated provision, each from its
+// own article or chapter; the first is the main provision's.
+func (c *Code) penaltySteps(outs []outcome, decisive []int, o *Observation) string {
+	var seen, arts, parts []string
+	for _, i := range decisive {
+		r := outs[i].rule
+		if r.Penalty == "" || slices.Contains(seen, r.Penalty) {
+			continue
+		}
+		if s := c.penaltyStep(r, o); s != "" {
+			seen = append(seen, r.Penalty)
+			arts = append(arts, r.Article)
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) > 1 {
+		for k := range parts {
+			parts[k] = arts[k] + ": " + parts[k]
+		}
+	}
+	return strings.Join(parts, " | ")
 }
 
 // penaltyStep words the penalty for this infractor.
@@ -509,43 +891,47 @@ func (c *Code) penaltyStep(r *Rule, o *Observation) string {
 	punished, _ := factBool(o, "prior_punished")
 	reinc := o.PriorInfractions > 0 && punished && p.Doubling != nil
 	unit := c.unit(p.Unit)
+	var txt string
 	switch p.Type {
 	case "ladder":
-		i := o.PriorInfractions
-		if i >= len(p.Steps) {
-			i = len(p.Steps) - 1
-		}
+		i := min(o.PriorInfractions, len(p.Steps)-1)
 		s := p.Steps[i]
-		txt := fmt.Sprintf("%dª infração: %s (%s)", o.PriorInfractions+1, s.Text, s.Item)
+		txt = fmt.Sprintf("%dª infração: %s (%s)", o.PriorInfractions+1, s.Text, s.Item)
 		if o.PriorInfractions >= len(p.Steps) {
 			txt += fmt.Sprintf("; a escada do %s termina na %dª infração", p.Article, len(p.Steps))
 		}
 		if s.Percent != nil {
 			txt += c.amount(*s.Percent, 1, unit)
 		}
-		return txt
 	case "fixed":
 		f := 1.0
-		txt := fmt.Sprintf("multa de %s%% %s (%s)", fmtNum(*p.Percent), unitName(unit, p.Unit), p.Article)
+		txt = fmt.Sprintf("multa de %s%% %s (%s)", fmtNum(*p.Percent), unitName(unit, p.Unit), p.Article)
 		if reinc {
 			f = p.Doubling.Factor
 			txt += fmt.Sprintf(", em dobro por reincidência (%s): %s%%", p.Doubling.Article, fmtNum(*p.Percent*f))
 		}
-		return txt + c.amount(*p.Percent, f, unit)
+		txt += c.amount(*p.Percent, f, unit)
 	case "range":
-		txt := fmt.Sprintf("multa de %s%% a %s%% %s (%s)", fmtNum(*p.PercentMin), fmtNum(*p.PercentMax), unitName(unit, p.Unit), p.Article)
+		txt = fmt.Sprintf("multa de %s%% a %s%% %s (%s)", fmtNum(*p.PercentMin), fmtNum(*p.PercentMax), unitName(unit, p.Unit), p.Article)
 		if reinc {
 			txt += fmt.Sprintf(", em dobro por reincidência (%s): %s%% a %s%%", p.Doubling.Article,
 				fmtNum(*p.PercentMin*p.Doubling.Factor), fmtNum(*p.PercentMax*p.Doubling.Factor))
 		}
-		return txt
 	default: // unmapped
-		txt := fmt.Sprintf("multa (%s: %s; a faixa aplicável não está mapeada no código)", p.Article, strings.Join(p.Amounts, " / "))
+		txt = fmt.Sprintf("multa (%s: %s; a faixa aplicável não está mapeada no código)", p.Article, strings.Join(p.Amounts, " / "))
 		if reinc {
 			txt += fmt.Sprintf(", em dobro por reincidência (%s)", p.Doubling.Article)
 		}
-		return txt
 	}
+	return txt + p.accessoryText()
+}
+
+// accessoryText is the article's or chapter's accessory sanctions, "" if none.
+func (p *Penalty) accessoryText() string {
+	if len(p.Accessory) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(p.Accessory, "; ")
 }
 
 func (c *Code) unit(id string) *Unit {

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
-// Request is one input line of `sossego codes eval` (reference/codes-eval.md).
+// Request is one input line of `sossego codes eval` (docs/codes-eval.md).
 type Request struct {
 	ID               *string         `json:"id"`
 	Code             string          `json:"code"`
@@ -77,19 +78,19 @@ func (s *Set) EvalLine(line []byte) Response {
 	fail := func(format string, a ...any) Response {
 		return Response{ID: req.ID, Error: fmt.Sprintf(format, a...)}
 	}
-	c, ok := s.Code(req.Code)
-	if !ok {
-		return fail("code %q desconhecido; use um de %v", req.Code, s.IDs())
+	c, err := s.Resolve(req.Code)
+	if err != nil {
+		return fail("%v", err)
 	}
 	at, err := time.Parse(time.RFC3339, req.At)
 	if err != nil {
 		return fail("at %q não é RFC 3339 com fuso (ex.: 2026-03-10T21:59:00-03:00)", req.At)
 	}
 	if !knownZones[req.Zone] {
-		return fail("zone %q desconhecida; valores: %v", req.Zone, sortedKeys(knownZones))
+		return fail("zone %q desconhecida; valores: %s", req.Zone, strings.Join(sortedKeys(knownZones), ", "))
 	}
 	if !knownSources[req.Source] {
-		return fail("source %q desconhecida; valores: %v", req.Source, sortedKeys(knownSources))
+		return fail("source %q desconhecida; valores: %s", req.Source, strings.Join(sortedKeys(knownSources), ", "))
 	}
 	if req.LAeqDBA != nil && (math.IsNaN(*req.LAeqDBA) || *req.LAeqDBA < 0 || *req.LAeqDBA > 200) {
 		return fail("laeq_dba %v fora de 0–200", *req.LAeqDBA)
@@ -110,6 +111,9 @@ func (s *Set) EvalLine(line []byte) Response {
 	}
 	v := Evaluate(c, Observation{At: at, Zone: req.Zone, Source: req.Source, LAeq: req.LAeqDBA, DurationS: req.DurationS,
 		PriorInfractions: prior, AssumeInForce: req.AssumeInForce, Facts: facts})
+	if c.ID != req.Code {
+		warnings = append(warnings, fmt.Sprintf("code %q lido como %q", req.Code, c.ID))
+	}
 	resp := Response{ID: req.ID, LimitDBA: v.LimitDBA, Reason: v.Reason, Articles: v.Articles, Warnings: append(warnings, v.Warnings...)}
 	if resp.Articles == nil {
 		resp.Articles = []string{}
@@ -175,6 +179,10 @@ func parseFacts(raw json.RawMessage) (map[string]any, []string, error) {
 			}
 			if k == "mechanism" && !knownMechanisms[s] {
 				warnings = append(warnings, fmt.Sprintf("facts.mechanism %q fora do vocabulário", s))
+			}
+			if k == "poi_type" && !knownPOI[s] {
+				warnings = append(warnings, fmt.Sprintf("facts.poi_type %q fora do vocabulário (%s); tratado como local não protegido",
+					s, strings.Join(sortedKeys(knownPOI), ", ")))
 			}
 			facts[k] = s
 		case knownNumberFacts[k]:

@@ -30,5 +30,5 @@ func ExampleEvaluate() {
 	fmt.Println(v.PenaltyStep)
 	// Output:
 	// true Art. 55 45
-	// multa (Art. 152: intimação preliminar (Art. 152, I; Art. 171) ou multa de R$ 84,75 / R$ 169,50 / R$ 508,50 (valores de 2006, corrigidos pelo IPCA; faixa definida por decreto do Executivo, Art. 184); a faixa aplicável não está mapeada no código)
+	// multa (Arts. 59 e 152: intimação preliminar (Art. 152, I; Art. 171) ou multa de R$ 84,75 / R$ 169,50 / R$ 508,50 (valores de 2006, corrigidos pelo IPCA; faixa definida por decreto do Executivo, Art. 184); a faixa aplicável não está mapeada no código)
 }

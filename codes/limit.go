@@ -8,7 +8,7 @@ import (
 
 // Limit is the numeric limit in force for a zone and establishment at an
 // instant, with the period it belongs to. A level exceeds it only when
-// strictly greater (codes-conventions.md "Levels and durations").
+// strictly greater (docs/codes-conventions.md "Levels and durations").
 type Limit struct {
 	DBA         float64
 	Period      string    // diurno | noturno | integral
@@ -44,7 +44,10 @@ type override struct {
 	zones uint64
 }
 
-type occurrence struct{ start, end time.Time }
+type occurrence struct {
+	start, end time.Time
+	s, e       int64 // start and end in Unix seconds, for the fast comparison
+}
 
 var zoneIndex, estIndex, mechIndex = indexOf(knownZones), indexOf(knownEstablishments), indexOf(knownMechanisms)
 
@@ -72,6 +75,16 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 func (c *Code) compile() {
+	idx := make(map[string]int, len(c.Rules))
+	for i := range c.Rules {
+		idx[c.Rules[i].ID] = i
+	}
+	c.overrideIdx = make([][]int, len(c.Rules))
+	for i := range c.Rules {
+		for _, id := range c.Rules[i].Overrides {
+			c.overrideIdx[i] = append(c.overrideIdx[i], idx[id])
+		}
+	}
 	c.levels = c.levels[:0]
 	for i := range c.Rules {
 		r := &c.Rules[i]
@@ -87,7 +100,8 @@ func (c *Code) compile() {
 		}
 		if r.Window != nil {
 			cl.hasWindow = true
-			cl.from, cl.to, cl.fromExcl = mustHM(r.Window.From), mustHM(r.Window.To), r.Window.FromExclusive
+			cl.from, cl.to = r.Window.bounds()
+			cl.fromExcl = r.Window.FromExclusive
 			cl.crossesNite = cl.from >= cl.to
 		}
 		for j := range c.Rules {
@@ -101,6 +115,13 @@ func (c *Code) compile() {
 			}
 			for _, z := range sp.Match.Zones {
 				ov.zones |= 1 << zoneIndex[z]
+			}
+			// A rule about the surroundings of protected places displaces the
+			// limit in the zones that say the sensor is near such a place.
+			for z := range knownZones {
+				if len(sp.Match.Near) > 0 && zoneImplies(z, sp.Match.Near) {
+					ov.zones |= 1 << zoneIndex[z]
+				}
 			}
 			cl.overrides = append(cl.overrides, ov)
 		}
@@ -117,7 +138,7 @@ func (c *Code) ActiveLimit(zone, establishment string, t time.Time) (Limit, bool
 }
 
 // ActiveLimitFor is ActiveLimit for an establishment whose noise comes from
-// a known mechanism (codes-eval.md: sound_system, bell, machinery, …): a
+// a known mechanism (docs/codes-eval.md: sound_system, bell, machinery, …): a
 // special rule that displaces the level limit for that mechanism (bells,
 // works near sensitive uses) leaves no numeric limit, since the hour rule
 // of its own article decides.
@@ -126,15 +147,23 @@ func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time
 		return Limit{}, false
 	}
 	zi, zok := zoneIndex[zone]
-	ei, eok := estIndex[establishment]
-	mi, mok := mechIndex[mechanism]
-	// Fast path: an occurrence computed before still contains t.
+	var ei, mi uint
+	var eok, mok bool
+	if establishment != "" {
+		ei, eok = estIndex[establishment]
+	}
+	if mechanism != "" {
+		mi, mok = mechIndex[mechanism]
+	}
+	// Fast path: an occurrence computed before still contains t (period
+	// boundaries fall on whole minutes, so whole seconds compare exactly).
+	ts := t.Unix()
 	for i := range c.levels {
 		cl := &c.levels[i]
 		if !cl.hasWindow || !cl.matches(zi, zok, ei, eok, mi, mok) {
 			continue
 		}
-		if o := cl.last.Load(); o != nil && !t.Before(o.start) && t.Before(o.end) {
+		if o := cl.last.Load(); o != nil && ts >= o.s && ts < o.e {
 			l := cl.limit(c)
 			l.Start, l.End = o.start, o.end
 			return l, true
@@ -174,7 +203,7 @@ func (c *Code) ActiveLimitFor(zone, establishment, mechanism string, t time.Time
 		}
 		l.Start = time.Date(y, mo, d+startDayOffset, 0, cl.from, 0, 0, c.loc)
 		l.End = time.Date(y, mo, d+startDayOffset, 0, cl.from+dur, 0, 0, c.loc)
-		cl.last.Store(&occurrence{start: l.Start, end: l.End})
+		cl.last.Store(&occurrence{start: l.Start, end: l.End, s: l.Start.Unix(), e: l.End.Unix()})
 		return l, true
 	}
 	return Limit{}, false

@@ -127,7 +127,7 @@ func setLines(c *Code, root *yaml.Node) {
 	}
 }
 
-// Vocabularies of codes-eval.md.
+// Vocabularies of docs/codes-eval.md.
 var (
 	knownZones = set("hospital_surroundings", "near_hospital", "near_school", "near_residence", "residential",
 		"logradouro_publico", "centro_historico", "industrial", "quarry", "municipal_market", "other", "unclassified")
@@ -145,9 +145,11 @@ var (
 	knownStringFacts = set("emitter", "content", "event", "licence_scope", "location", "poi_type", "purpose",
 		"establishment_type", "mechanism")
 	knownNumberFacts = set("distance_m_to_sensitive_poi", "interval_between_series_s")
-	knownDays        = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
-	knownReligious   = set("good_friday", "corpus_christi", "carnival")
-	knownActions     = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
+	knownPOI         = set("hospital", "clinic", "maternity", "school", "asylum", "church", "residence",
+		"public_building", "cemetery", "funeral_chapel", "prison")
+	knownDays      = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
+	knownReligious = set("good_friday", "corpus_christi", "carnival")
+	knownActions   = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
 		"licence_suspension", "licence_cassation", "interdiction")
 )
 
@@ -222,7 +224,7 @@ func (c *Code) validate() error {
 	}
 	for _, z := range c.Zones {
 		if !knownZones[z.ID] {
-			bad(0, "zona %q fora do vocabulário (veja codes-eval.md)", z.ID)
+			bad(0, "zona %q fora do vocabulário (veja docs/codes-eval.md)", z.ID)
 		}
 	}
 	pens := map[string]*Penalty{}
@@ -268,6 +270,9 @@ func (c *Code) validate() error {
 		}
 		if p.Unit != "" && !units[p.Unit] {
 			bad(p.line, "penalidade %q: unidade %q não declarada em monetary_units", p.ID, p.Unit)
+		}
+		if p.Chapter != nil && (p.Chapter.Article == "" || p.Chapter.Quote == "") {
+			bad(p.line, "penalidade %q: chapter precisa de article e quote", p.ID)
 		}
 	}
 	ids := map[string]bool{}
@@ -331,21 +336,31 @@ func (c *Code) validate() error {
 			if r.Why == "" {
 				bad(r.line, "regra %q: %s precisa de why (por que não há critério objetivo)", r.ID, r.Kind)
 			}
+		case KindLicensingReview:
+			if r.Why == "" {
+				bad(r.line, "regra %q: licensing_review precisa de why (a revisão do licenciamento que o artigo pede)", r.ID)
+			}
+			if len(r.Match.Near) == 0 {
+				bad(r.line, "regra %q: licensing_review precisa de match.near (os locais protegidos)", r.ID)
+			}
+			if r.Penalty != "" {
+				bad(r.line, "regra %q: licensing_review dirige-se à administração e não tem penalty", r.ID)
+			}
 		case KindLocationBan:
-			if len(r.Match.Zones) == 0 && r.RadiusM == nil {
-				bad(r.line, "regra %q: location_ban precisa de match.zones ou radius_m", r.ID)
+			if len(r.Match.Places) == 0 && (r.RadiusM == nil || len(r.Match.Near) == 0) {
+				bad(r.line, "regra %q: location_ban precisa de match.places ou de radius_m com match.near", r.ID)
 			}
 		}
-		if r.Kind != KindQualitative && r.Kind != KindOutOfScope && r.Kind != KindRequiredSignal && r.Penalty == "" {
+		if r.RadiusM != nil && (*r.RadiusM <= 0 || len(r.Match.Near) == 0) {
+			bad(r.line, "regra %q: radius_m precisa ser > 0 e vir com match.near (os locais protegidos)", r.ID)
+		}
+		needsPenalty := r.Kind != KindQualitative && r.Kind != KindOutOfScope && r.Kind != KindRequiredSignal &&
+			r.Kind != KindLicensingReview
+		if needsPenalty && r.Penalty == "" {
 			bad(r.line, "regra %q: falta penalty (id de uma penalidade)", r.ID)
 		}
 		if r.Penalty != "" && pens[r.Penalty] == nil {
 			bad(r.line, "regra %q: penalty %q não existe em penalties", r.ID, r.Penalty)
-		}
-		for _, d := range r.UndeterminedOnConflict {
-			if !knownDays[d] {
-				bad(r.line, "regra %q: dia %q desconhecido", r.ID, d)
-			}
 		}
 	}
 	for i := range c.Rules {
@@ -379,7 +394,7 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 	chk := func(what string, vals []string, vocab map[string]bool) {
 		for _, v := range vals {
 			if !vocab[v] {
-				bad(r.line, "regra %q: %s %q fora do vocabulário de codes-eval.md", r.ID, what, v)
+				bad(r.line, "regra %q: %s %q fora do vocabulário de docs/codes-eval.md", r.ID, what, v)
 			}
 		}
 	}
@@ -387,6 +402,12 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 	chk("establishment", r.Match.Establishments, knownEstablishments)
 	chk("mechanism", r.Match.Mechanisms, knownMechanisms)
 	chk("zone", r.Match.Zones, knownZones)
+	chk("near", r.Match.Near, knownPOI)
+	for _, p := range r.Match.Places {
+		if p == "" {
+			bad(r.line, "regra %q: places com valor vazio", r.ID)
+		}
+	}
 	for k, v := range r.Match.Facts {
 		checkFact(r, k, v, bad)
 	}
@@ -407,6 +428,19 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 
 func checkFact(r *Rule, k string, v any, bad func(int, string, ...any)) {
 	switch {
+	case k == "source": // the observation's source, for an exemption of one source only
+		vals, _ := v.([]any)
+		if s, ok := v.(string); ok {
+			vals = []any{s}
+		}
+		for _, x := range vals {
+			if s, _ := x.(string); !knownSources[s] {
+				bad(r.line, "regra %q: source %v fora do vocabulário de docs/codes-eval.md", r.ID, x)
+			}
+		}
+		if len(vals) == 0 {
+			bad(r.line, "regra %q: fato source é texto ou lista de textos, achado %v", r.ID, v)
+		}
 	case knownBoolFacts[k]:
 		if _, ok := v.(bool); !ok {
 			bad(r.line, "regra %q: fato %q é booleano (true/false), achado %v", r.ID, k, v)
@@ -418,7 +452,7 @@ func checkFact(r *Rule, k string, v any, bad func(int, string, ...any)) {
 			bad(r.line, "regra %q: fato %q é texto ou lista de textos, achado %v", r.ID, k, v)
 		}
 	default:
-		bad(r.line, "regra %q: fato %q desconhecido (veja codes-eval.md)", r.ID, k)
+		bad(r.line, "regra %q: fato %q desconhecido (veja docs/codes-eval.md)", r.ID, k)
 	}
 }
 
@@ -549,4 +583,78 @@ func (s *Set) IDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// Resolve finds the code a person means by name: the id in any case, with
+// or without accents, spaces for hyphens ("Lapa", "Conceição de Macabu").
+// When nothing matches, the error is pt-BR and suggests the nearest ids.
+func (s *Set) Resolve(name string) (*Code, error) {
+	key := normalizeID(name)
+	if c, ok := s.byID[key]; ok {
+		return c, nil
+	}
+	ids := s.IDs()
+	if key == "" {
+		return nil, fmt.Errorf("informe o código municipal; códigos carregados: %s", strings.Join(ids, ", "))
+	}
+	var near []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, key) || strings.Contains(id, key) || levenshtein(id, key) <= 3 {
+			near = append(near, id)
+		}
+	}
+	if len(near) > 0 {
+		return nil, fmt.Errorf("código %q desconhecido; você quis dizer %s? códigos carregados: %s",
+			name, quoteList(near), strings.Join(ids, ", "))
+	}
+	return nil, fmt.Errorf("código %q desconhecido; códigos carregados: %s", name, strings.Join(ids, ", "))
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, " ou ")
+}
+
+var accentFold = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "é", "e", "ê", "e", "è", "e",
+	"í", "i", "î", "i", "ó", "o", "ô", "o", "õ", "o", "ö", "o", "ú", "u", "ü", "u", "ç", "c")
+
+// normalizeID folds a municipality name or code id to the id form.
+func normalizeID(s string) string {
+	s = accentFold.Replace(strings.ToLower(strings.TrimSpace(s)))
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == ' ' || r == '_' || r == '/':
+			return '-'
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return -1
+	}, s)
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return strings.Trim(s, "-")
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -100,9 +100,9 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 	}
 	for _, id := range s.IDs() {
 		c, _ := s.Code(id)
-		seed, err := os.ReadFile(filepath.Join("..", "..", "shared", "seeds", c.Law.Seed))
+		seed, err := os.ReadFile(filepath.Join("seeds", c.Law.Seed))
 		if err != nil {
-			t.Skipf("seed not beside the checkout: %v", err)
+			t.Fatalf("%s: the law's text must be in codes/seeds: %v", id, err)
 		}
 		text := normalize(string(seed))
 		checked := 0
@@ -117,6 +117,9 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 		}
 		for _, p := range c.Penalties {
 			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})
+			if p.Chapter != nil {
+				quotes = append(quotes, struct{ where, q string }{"chapter of " + p.ID, p.Chapter.Quote})
+			}
 			if p.Doubling != nil {
 				quotes = append(quotes, struct{ where, q string }{"doubling of " + p.ID, p.Doubling.Quote})
 			}
@@ -188,7 +191,7 @@ func TestLoadDirOverridesAndAdds(t *testing.T) {
 func TestEvalLineErrors(t *testing.T) {
 	s := builtinSet(t)
 	for _, tc := range []struct{ line, want string }{
-		{`{"id":"x","code":"nowhere","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic"}`, "code \"nowhere\""},
+		{`{"id":"x","code":"nowhere","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic"}`, "\"nowhere\" desconhecido"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10 22:00","zone":"other","source":"generic"}`, "RFC 3339"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"moon","source":"generic"}`, "zone \"moon\""},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"ufo"}`, "source \"ufo\""},

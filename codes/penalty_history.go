@@ -7,7 +7,7 @@ import (
 
 // PriorInfraction is one earlier infraction of the same infractor, as the
 // case store remembers it. It is what the penalty ladder and reincidência
-// are computed from (codes-analysis §8.17).
+// are computed from.
 type PriorInfraction struct {
 	PenaltyID string // the penalty provision it was counted under, e.g. "lapa-102"
 	Ordinal   int    // the step it was counted as (1 = 1ª infração); informative
@@ -59,7 +59,7 @@ type PenaltyOutcome struct {
 // penalty provision penaltyID, given the infractor's prior infractions (any
 // order; entries under other provisions are ignored).
 //
-// Counting (codes-analysis §8.17): a ladder counts every prior infraction
+// Counting (docs/codes-conventions.md "Infractions and penalties"): a ladder counts every prior infraction
 // under the same provision, punished or not (Lapa counts per chapter, with
 // no reset); doubling applies only when a prior infraction under the same
 // provision was "autuado e punido"; a code without doubling never doubles.
@@ -131,6 +131,7 @@ func (c *Code) PenaltyForHistory(penaltyID string, history []PriorInfraction) (P
 	} else if o.Percent != nil || o.PercentMin != nil {
 		txt += fmt.Sprintf(" (valor em R$ não calculado: o valor de %s não está configurado)", unit)
 	}
+	txt += p.accessoryText()
 	if p.AppealMinPct != nil && o.Percent != nil && *o.Percent < *p.AppealMinPct {
 		o.AppealAllowed = false
 		o.AppealNote = fmt.Sprintf("não cabe recurso: multa de %s%% %s, inferior a %s%% (%s)",

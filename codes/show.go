@@ -3,154 +3,279 @@ package codes
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
-// Schedule renders the code as a pt-BR table: zone × period → limit, hour
-// rules, the penalty ladders and the procedure. It is what
-// `sossego codes show` prints and the dashboard's codes page mirrors.
+// ShowWidth is the widest line Schedule writes.
+const ShowWidth = 100
+
+// Schedule renders the code in Portuguese for a person: the level limits by
+// period and zone, the hour rules and other provisions, the penalties, the
+// procedure and the municipal holidays, every line at most ShowWidth
+// columns. It is what `sossego codes show` prints and the dashboard's codes
+// page offers as text.
 func Schedule(c *Code) string {
 	var b strings.Builder
+	w := func(indent, hang int, s string) { b.WriteString(wrap(s, indent, hang)) }
 	st := "em vigor"
 	if !c.Status.InForce {
-		st = "REVOGADA por " + c.Status.RevokedBy + " — avaliada só com assume_in_force"
+		st = "REVOGADA por " + c.Status.RevokedBy + "; avaliada só com assume_in_force"
 	}
-	fmt.Fprintf(&b, "%s — %s\nversão %s — %s\n\n", c.Title(), c.Law.Title, c.Version, st)
-
-	b.WriteString("Limites de nível (LAeq; infração só acima do limite)\n")
-	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  zonas\tperíodo\tlimite\tartigo\tregra")
+	w(0, 0, c.Title()+" — "+c.Law.Title)
+	w(0, 0, "versão "+c.Version+" — "+st)
+	b.WriteString("\nLimites de nível (LAeq; infração só acima do limite)\n")
 	n := 0
-	for _, r := range c.Rules {
+	for i := range c.Rules {
+		r := &c.Rules[i]
 		if r.Kind != KindLevelLimit {
 			continue
 		}
 		n++
-		win := "24 h"
+		when := Label(LabelPeriod, r.Period)
 		if r.Window != nil {
-			win = r.Window.From + "–" + r.Window.To
+			when += ", " + r.Window.From + "–" + r.Window.To
 		}
-		fmt.Fprintf(tw, "  %s\t%s %s\t%s dB\t%s\t%s\n", strings.Join(r.Match.Zones, ", "), r.Period, win, fmtNum(*r.LimitDBA), r.Article, r.ID)
+		w(2, 8, fmt.Sprintf("%s %s (%s)", fmtNum(*r.LimitDBA)+" dB", when, r.Article))
+		if len(r.Match.Zones) > 0 {
+			w(8, 8, "zonas: "+labelList(LabelZone, r.Match.Zones))
+		} else {
+			w(8, 8, "zonas: todas")
+		}
+		if len(r.Match.Establishments) > 0 {
+			w(8, 8, "estabelecimentos: "+labelList(LabelEstablishment, r.Match.Establishments))
+		}
+		if len(r.Match.Sources) > 0 && len(r.Match.Sources) < 8 {
+			w(8, 8, "fontes: "+labelList(LabelSource, r.Match.Sources))
+		}
 	}
-	tw.Flush()
 	if n == 0 {
 		b.WriteString("  (o código não fixa nenhum limite numérico)\n")
 	}
 
 	b.WriteString("\nHorários, proibições e demais regras\n")
-	for _, r := range c.Rules {
+	for i := range c.Rules {
+		r := &c.Rules[i]
 		if r.Kind == KindLevelLimit {
 			continue
 		}
-		fmt.Fprintf(&b, "  - %s (%s) [%s]: %s\n", r.Label, r.Article, r.ID, describeRule(&r))
+		w(2, 4, fmt.Sprintf("- %s (%s) — %s", r.Label, r.Article, Label(LabelRuleKind, r.Kind)))
+		for _, line := range describeRule(r) {
+			w(4, 6, line)
+		}
 	}
 
 	b.WriteString("\nPenalidades\n")
 	for _, p := range c.Penalties {
-		fmt.Fprintf(&b, "  %s (%s):", p.ID, p.Article)
+		head := p.Article
 		switch p.Type {
-		case "ladder":
-			b.WriteString("\n")
-			for _, s := range p.Steps {
-				fmt.Fprintf(&b, "    %dª infração: %s\n", s.Ordinal, s.Text)
-			}
 		case "fixed":
-			fmt.Fprintf(&b, " multa de %s%% %s\n", fmtNum(*p.Percent), p.Unit)
+			head += fmt.Sprintf(": multa de %s%% %s", fmtNum(*p.Percent), unitText(c, p.Unit))
 		case "range":
-			fmt.Fprintf(&b, " multa de %s%% a %s%% %s\n", fmtNum(*p.PercentMin), fmtNum(*p.PercentMax), p.Unit)
-		default:
-			fmt.Fprintf(&b, " %s\n", strings.Join(p.Amounts, " / "))
+			head += fmt.Sprintf(": multa de %s%% a %s%% %s", fmtNum(*p.PercentMin), fmtNum(*p.PercentMax), unitText(c, p.Unit))
+		case "unmapped":
+			head += ": " + strings.Join(p.Amounts, " / ")
+		}
+		w(2, 4, head)
+		for _, s := range p.Steps {
+			w(4, 6, fmt.Sprintf("%dª infração: %s", s.Ordinal, s.Text))
+		}
+		for _, a := range p.Accessory {
+			w(4, 6, "sanção acessória: "+a)
 		}
 		if p.Doubling != nil {
-			fmt.Fprintf(&b, "    reincidência (%s): multa em dobro se já %s\n", p.Doubling.Article, p.Doubling.Requires)
+			w(4, 6, fmt.Sprintf("reincidência (%s): multa em dobro se já %s", p.Doubling.Article, p.Doubling.Requires))
 		}
 	}
 
 	b.WriteString("\nProcedimento\n")
-	if n := c.Procedure.Notice; n != nil {
-		fmt.Fprintf(&b, "  %s (%s)", n.Title, n.Article)
-		if n.PrazoDaysMax > 0 {
-			fmt.Fprintf(&b, ", prazo de até %d dias fixado pelo fiscal", n.PrazoDaysMax)
+	if d := c.Procedure.Notice; d != nil {
+		s := fmt.Sprintf("%s (%s)", d.Title, d.Article)
+		if d.PrazoDaysMax > 0 {
+			s += fmt.Sprintf(", prazo de até %d dias fixado pelo fiscal", d.PrazoDaysMax)
 		}
-		b.WriteString("\n")
+		w(2, 4, s)
 	} else {
-		b.WriteString("  sem notificação preliminar: lavra-se diretamente o auto de infração\n")
+		w(2, 4, "sem notificação preliminar: lavra-se diretamente o auto de infração")
 	}
 	if a := c.Procedure.Auto; a != nil {
-		fmt.Fprintf(&b, "  %s (%s)\n", a.Title, a.Article)
+		w(2, 4, fmt.Sprintf("%s (%s)", a.Title, a.Article))
 	}
 	for _, d := range c.Procedure.Deadlines {
 		kind := "dias"
 		if d.Business {
 			kind = "dias úteis"
 		}
-		fmt.Fprintf(&b, "  prazo de %s: %d %s (%s)\n", d.ID, d.Days, kind, d.Article)
+		w(2, 4, fmt.Sprintf("prazo de %s: %d %s (%s)", strings.ReplaceAll(d.ID, "_", " "), d.Days, kind, d.Article))
 	}
 	if len(c.Calendar.Holidays) > 0 {
 		b.WriteString("\nFeriados municipais\n")
 		for _, h := range c.Calendar.Holidays {
-			fmt.Fprintf(&b, "  %s %s (%s)\n", h.MonthDay, h.Name, h.Article)
+			md := h.MonthDay
+			if len(md) == 5 {
+				md = md[3:] + "/" + md[:2]
+			}
+			w(2, 4, fmt.Sprintf("%s %s (%s)", md, h.Name, h.Article))
 		}
 	}
 	return b.String()
 }
 
-func describeRule(r *Rule) string {
-	var parts []string
-	if len(r.Match.Sources) > 0 {
-		parts = append(parts, "fontes "+strings.Join(r.Match.Sources, ", "))
+func unitText(c *Code, id string) string {
+	if u := c.unit(id); u != nil && u.Name != "" {
+		return "do " + u.Name
 	}
-	if len(r.Match.Establishments) > 0 {
-		parts = append(parts, "estabelecimentos "+strings.Join(r.Match.Establishments, ", "))
+	return id
+}
+
+// describeRule words a rule's scope and criterion in Portuguese, one
+// sentence per line.
+func describeRule(r *Rule) []string {
+	var lines []string
+	m := &r.Match
+	var scope []string
+	if len(m.Sources) > 0 {
+		scope = append(scope, "fontes: "+labelList(LabelSource, m.Sources))
+	}
+	if len(m.Establishments) > 0 {
+		scope = append(scope, "estabelecimentos: "+labelList(LabelEstablishment, m.Establishments))
+	}
+	if m.AlcoholVenue {
+		scope = append(scope, "estabelecimentos que vendem bebidas alcoólicas")
+	}
+	if len(m.Zones) > 0 {
+		scope = append(scope, "zonas: "+labelList(LabelZone, m.Zones))
+	}
+	if len(m.Places) > 0 {
+		places := make([]string, len(m.Places))
+		for i, p := range m.Places {
+			places[i] = placeLabel(p)
+		}
+		scope = append(scope, "locais: "+joinPT(places))
+	}
+	if len(m.Near) > 0 {
+		if r.RadiusM != nil {
+			scope = append(scope, fmt.Sprintf("a menos de %s m de %s", fmtNum(*r.RadiusM), labelList(LabelPOI, m.Near)))
+		} else {
+			scope = append(scope, "nas proximidades de "+labelList(LabelPOI, m.Near))
+		}
+	}
+	if len(scope) > 0 {
+		lines = append(lines, strings.Join(scope, "; "))
 	}
 	switch r.Kind {
 	case KindProhibitedHours:
-		parts = append(parts, fmt.Sprintf("proibido %s–%s%s", r.Window.From, r.Window.To, days(r.Window.Days)))
+		lines = append(lines, "proibido "+windowText(r.Window))
 	case KindPermittedHours:
-		parts = append(parts, fmt.Sprintf("permitido só %s–%s%s", r.Window.From, r.Window.To, days(r.Window.Days)))
+		lines = append(lines, "permitido só "+windowText(r.Window))
 	case KindDuration:
-		s := fmt.Sprintf("proibido por mais de %s s", fmtNum(*r.MaxDurationS))
+		s := fmt.Sprintf("proibido por mais de %s segundos", fmtNum(*r.MaxDurationS))
 		if r.Window != nil {
-			s += fmt.Sprintf(" entre %s e %s", r.Window.From, r.Window.To)
+			s += " " + windowText(r.Window)
 		}
-		parts = append(parts, s)
+		lines = append(lines, s)
 	case KindSchedule:
 		for _, e := range r.Schedule {
-			s := strings.Join(e.Days, "/") + ":"
-			if e.Closed {
-				parts = append(parts, s+" fechado")
-				continue
-			}
-			if e.Open != "" {
-				s += " abre " + e.Open
-			}
-			s += " encerra " + e.Close
-			if e.CloseNextDay {
-				s += " do dia seguinte"
-			}
-			parts = append(parts, s)
+			lines = append(lines, scheduleText(e))
 		}
 	case KindLicence:
-		parts = append(parts, "exige licença prévia")
+		lines = append(lines, "exige licença prévia")
 	case KindLocationBan:
-		s := "proibido em " + strings.Join(r.Match.Zones, ", ")
-		if r.RadiusM != nil {
-			s += fmt.Sprintf(" ou a menos de %s m", fmtNum(*r.RadiusM))
-		}
-		parts = append(parts, s)
+		lines = append(lines, "proibido nesses locais")
 	case KindMinInterval:
-		parts = append(parts, fmt.Sprintf("intervalo mínimo de %s s", fmtNum(*r.MinIntervalS)))
+		lines = append(lines, fmt.Sprintf("intervalo mínimo de %s minutos", fmtNum(*r.MinIntervalS/60)))
+	case KindConduct:
+		s := "a conduta declarada é a infração"
+		if r.Window != nil {
+			s += ", " + windowText(r.Window)
+		}
+		lines = append(lines, s)
 	case KindQualitative, KindOutOfScope:
-		parts = append(parts, "sem critério objetivo → undetermined: "+r.Why)
+		lines = append(lines, "sem critério objetivo, veredito indeterminado: "+r.Why)
+	case KindLicensingReview:
+		lines = append(lines, "dirigido à administração, veredito indeterminado com aviso: "+r.Why)
 	case KindRequiredSignal:
-		parts = append(parts, "sinal exigido por lei (nunca infração)")
+		lines = append(lines, "sinal exigido por lei (nunca é infração)")
 	}
-	return strings.Join(parts, "; ")
+	return lines
 }
 
-func days(d []string) string {
-	if len(d) == 0 {
+func placeLabel(p string) string {
+	switch p {
+	case "feira_livre":
+		return "feira livre"
+	case "mercado_municipal":
+		return "mercado municipal"
+	}
+	return ZoneLabel(p)
+}
+
+func windowText(w *Window) string {
+	if w == nil {
 		return ""
 	}
-	return " (" + strings.Join(d, ", ") + ")"
+	from := "das " + w.From
+	if w.FromExclusive {
+		from = "depois das " + w.From
+	}
+	s := from + " às " + w.To
+	if w.ToInclusive {
+		s += " (inclusive)"
+	}
+	if w.From == "00:00" && w.To == "24:00" {
+		s = "o dia todo"
+	}
+	if len(w.Days) > 0 {
+		s += " (" + DaysText(w.Days) + ")"
+	}
+	return s
+}
+
+func scheduleText(e ScheduleEntry) string {
+	s := DaysText(e.Days)
+	if e.FromDate != "" {
+		s += fmt.Sprintf(" de %s a %s", e.FromDate[3:]+"/"+e.FromDate[:2], e.ToDate[3:]+"/"+e.ToDate[:2])
+	}
+	if e.Closed {
+		return s + ": fechado"
+	}
+	s += ":"
+	if e.Open != "" {
+		s += " abre às " + e.Open + ","
+	}
+	s += " encerra às " + e.Close
+	if e.CloseNextDay {
+		s += " do dia seguinte"
+	}
+	if e.CloseIfExtended != "" {
+		s += " (às " + e.CloseIfExtended + " com prorrogação concedida)"
+	}
+	return s
+}
+
+// wrap breaks s into lines of at most ShowWidth columns: the first indented
+// by indent spaces, the following by hang.
+func wrap(s string, indent, hang int) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", indent)
+	col := 0
+	for _, word := range strings.Fields(s) {
+		wl := utf8.RuneCountInString(word)
+		switch {
+		case col == 0:
+			b.WriteString(pad)
+			b.WriteString(word)
+			col = indent + wl
+		case col+1+wl > ShowWidth:
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(" ", hang))
+			b.WriteString(word)
+			col = hang + wl
+		default:
+			b.WriteByte(' ')
+			b.WriteString(word)
+			col += 1 + wl
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
 }

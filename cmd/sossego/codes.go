@@ -21,16 +21,26 @@ func runCodes(_ context.Context, args []string, io stdio) int {
 	usage := func() int {
 		fmt.Fprintln(io.err, `uso: sossego codes <list|show|eval|validate> [opções]
   list                 lista os códigos carregados
-  show CÓDIGO          quadro do código: zona × período → limite, horários, escada de penalidades
-  eval                 JSON Lines na entrada, um veredito por linha na saída (codes-eval)
+  show CÓDIGO          quadro do código: limites por período e zona, horários, penalidades
+  eval                 JSON Lines na entrada, um veredito por linha na saída (docs/codes-eval.md)
   validate ARQUIVO...  valida arquivos YAML de código
-opção comum: --codes-dir DIR  carrega códigos adicionais de DIR`)
+opção comum: --codes-dir DIR  carrega códigos adicionais de DIR
+CÓDIGO: o id (lapa, conceicao-de-macabu, …) ou o nome do município, sem distinção de maiúsculas`)
 		return 2
 	}
 	if len(args) == 0 {
 		return usage()
 	}
 	sub, rest := args[0], args[1:]
+	switch sub {
+	case "list", "show", "eval", "validate":
+	case "-h", "--help", "help":
+		usage()
+		return 0
+	default:
+		fmt.Fprintf(io.err, "sossego codes: subcomando %q desconhecido\n", sub)
+		return usage()
+	}
 	fs := flag.NewFlagSet("codes "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	dir := fs.String("codes-dir", "", "diretório com códigos YAML adicionais")
@@ -47,6 +57,10 @@ opção comum: --codes-dir DIR  carrega códigos adicionais de DIR`)
 	}
 	switch sub {
 	case "list":
+		if fs.NArg() != 0 {
+			fmt.Fprintf(io.err, "sossego codes list: argumentos inesperados %q\n", fs.Args())
+			return 2
+		}
 		for _, id := range set.IDs() {
 			c, _ := set.Code(id)
 			st := "em vigor"
@@ -61,15 +75,23 @@ opção comum: --codes-dir DIR  carrega códigos adicionais de DIR`)
 			fmt.Fprintln(io.err, "uso: sossego codes show CÓDIGO (veja sossego codes list)")
 			return 2
 		}
-		c, ok := set.Code(fs.Arg(0))
-		if !ok {
-			fmt.Fprintf(io.err, "sossego codes: código %q desconhecido; use um de %v\n", fs.Arg(0), set.IDs())
+		c, err := set.Resolve(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(io.err, "sossego codes: %v\n", err)
 			return 1
 		}
 		fmt.Fprint(io.out, codes.Schedule(c))
 		return 0
 	case "eval":
+		if fs.NArg() != 0 {
+			fmt.Fprintf(io.err, "sossego codes eval: lê as observações da entrada padrão (JSON Lines), não de argumentos: %q\n", fs.Args())
+			return 2
+		}
 		return codesEval(set, io)
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(io.err, "sossego codes %s: argumentos inesperados %q\n", sub, fs.Args())
+		return 2
 	}
 	return usage()
 }

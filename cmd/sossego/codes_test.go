@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -83,5 +84,46 @@ func TestCodesShowListValidate(t *testing.T) {
 	code, out, _ = runCLI(t, "", "codes", "validate", filepath.Join("..", "..", "codes", "data", "lapa.yaml"))
 	if code != 0 || !strings.Contains(out, "ok") {
 		t.Errorf("validate lapa: exit %d %s", code, out)
+	}
+}
+
+func TestCodesCLIWrongInput(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		stdin    string
+		code     int
+		out, err string // substrings; "" = not checked
+		notInOut string
+	}{
+		{args: []string{"codes", "show", "Lapa"}, code: 0, out: "Lei nº 1783/2004 (Lapa/PR)"},
+		{args: []string{"codes", "show", "Conceição de Macabu"}, code: 0, out: "45 dB qualquer horário (Art. 55)"},
+		{args: []string{"codes", "show", "lap"}, code: 1, err: `você quis dizer "lapa"`},
+		{args: []string{"codes", "show"}, code: 2, err: "uso: sossego codes show CÓDIGO"},
+		{args: []string{"codes", "frobnicate"}, code: 2, err: `subcomando "frobnicate" desconhecido`},
+		{args: []string{"codes", "list", "lapa"}, code: 2, err: "argumentos inesperados"},
+		{args: []string{"codes", "eval", "obs.jsonl"}, code: 2, err: "entrada padrão"},
+		{args: []string{"codes", "eval"}, code: 0,
+			stdin: `{"code":"LAPA","at":"2026-03-10T23:00:00-03:00","zone":"other","source":"amplified_music","laeq_dba":61,"facts":{"establishment_type":"bar"}}`,
+			out:   `"violation":true`},
+		{args: []string{"codes", "eval"}, code: 1,
+			stdin: `{"id":"m","code":"macabu","at":"2026-03-10T23:00:00-03:00","zone":"other","source":"generic"}`,
+			out:   `quis dizer \"conceicao-de-macabu\"`},
+	} {
+		code, out, errs := runCLI(t, tc.stdin, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.err) {
+			t.Errorf("%v: exit %d (want %d)\nstdout: %s\nstderr: %s", tc.args, code, tc.code, out, errs)
+		}
+	}
+	// The schedule fits 100 columns and shows no identifiers.
+	_, out, _ := runCLI(t, "", "codes", "show", "lapa")
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("show lapa: %d columns: %q", n, line)
+		}
+	}
+	for _, bad := range []string{"all:", "mon", "holiday_eve", "→ undetermined", "06-13"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("show lapa prints %q", bad)
+		}
 	}
 }

@@ -38,6 +38,7 @@
     triage: new Map(), // alert id → {acked, acked_by, acked_at, assignee, …}
     assignees: null, // user names of the fiscais an alert may be assigned to
     codes: null,
+    labels: null, // pt-BR labels of the codes vocabularies (GET /api/v1/labels)
     codeViews: new Map(),
     filter: localStorage.getItem("sossego.filter") || "",
     ws: null, wsRetry: 0, wsStop: false,
@@ -150,7 +151,7 @@
     $("#nav").hidden = false; $("#who").hidden = false;
     $("#user-name").textContent = me.user;
     $("#user-role").textContent = ROLES[me.role] || me.role;
-    await Promise.all([loadSensors(), loadGateways(), loadAlerts()]);
+    await Promise.all([loadSensors(), loadGateways(), loadAlerts(), loadLabels()]);
     connect();
     route();
   }
@@ -405,7 +406,7 @@
         h("h1", {}, `Sensor ${s.id}`),
         h("div", { class: "level" }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A) agora"), h("span", { class: "margin " + marginClass(l) }, marginText(l))),
         h("div", { class: "facts" },
-          h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? "zona " + s.zone : ""),
+          h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
           h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A), ${periodText(l)}` : "sem limite numérico agora"),
           h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state || "sem status"}` : ""),
           h("span", {}, clockText(s)),
@@ -1028,14 +1029,17 @@
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
   }
 
+  // ---- vocabulary labels --------------------------------------------------
+  // pt-BR labels of zones, sources, days, … from GET /api/v1/labels (codes.Labels),
+  // so an enum value never reaches the user; without them, underscores become spaces.
+  async function loadLabels() {
+    try { S.labels = await api("/api/v1/labels", { feature: "Os rótulos do vocabulário" }); } catch (e) { S.labels = null; }
+  }
+  const label = (kind, v) => (S.labels && S.labels[kind] && S.labels[kind][v]) || String(v === undefined || v === null ? "" : v).replaceAll("_", " ");
+  const labels = (kind, vs) => vs.map((v) => label(kind, v)).join(", ");
+
   // ---- municipal codes ----------------------------------------------------
-  const KINDS = {
-    prohibited_hours: "proibido no horário", permitted_hours: "permitido só no horário", duration_limit: "duração máxima",
-    operating_schedule: "horário de funcionamento", licence_required: "exige licença", location_ban: "proibido no local",
-    min_interval: "intervalo mínimo", qualitative: "proibição sem critério objetivo", out_of_scope: "outra legislação", required_signal: "sinal exigido por lei",
-  };
-  const DAYS = { mon: "seg", tue: "ter", wed: "qua", thu: "qui", fri: "sex", sat: "sáb", sun: "dom", holiday: "feriados", holiday_eve: "vésperas de feriado", business_day: "dias úteis", all: "todos os dias" };
-  const days = (d) => d && d.length ? " (" + d.map((x) => DAYS[x] || x).join(", ") + ")" : "";
+  const days = (d) => d && d.length ? " (" + labels("day", d) + ")" : "";
   function codesView(id) {
     const root = $("#view");
     const sel = h("select", { id: "code-select", "aria-label": "Código municipal", onchange: () => { location.hash = "#/codigos/" + encodeURIComponent(sel.value); } });
@@ -1054,15 +1058,15 @@
     return {};
   }
   function renderCode(body, c) {
-    const zoneLabel = Object.fromEntries((c.zones || []).map((z) => [z.id, z.label || z.id]));
+    const zoneLabel = Object.fromEntries((c.zones || []).map((z) => [z.id, z.label || label("zone", z.id)]));
     const periods = [];
-    const key = (r) => `${r.period || ""} ${r.window ? r.window.from + "–" + r.window.to + days(r.window.days) : "24 h"}`;
+    const key = (r) => `${r.period ? label("period", r.period) : ""} ${r.window ? r.window.from + "–" + r.window.to + days(r.window.days) : "24 h"}`;
     for (const r of c.limits) if (!periods.includes(key(r))) periods.push(key(r));
     const zones = [...new Set(c.limits.flatMap((r) => r.zones && r.zones.length ? r.zones : ["*"]))];
     const cell = (z, p) => c.limits.filter((r) => key(r) === p && ((r.zones && r.zones.length ? r.zones : ["*"]).includes(z)));
     const limits = c.limits.length ? h("div", { class: "table-wrap" }, h("table", { id: "limits" },
       h("thead", {}, h("tr", {}, h("th", {}, "zona"), periods.map((p) => h("th", {}, p)))),
-      h("tbody", {}, zones.map((z) => h("tr", {}, h("th", {}, z === "*" ? "todas as zonas" : (zoneLabel[z] || z)),
+      h("tbody", {}, zones.map((z) => h("tr", {}, h("th", {}, z === "*" ? "todas as zonas" : (zoneLabel[z] || label("zone", z))),
         periods.map((p) => h("td", {}, cell(z, p).map((r) => h("div", { title: r.quote }, h("b", {}, db(r.limit_db) + " dB(A)"), " ", r.article)))))))))
       : h("p", { class: "muted" }, "Este código não fixa limite numérico em decibéis.");
     const rules = c.rules.filter((r) => r.kind !== "out_of_scope");
@@ -1074,7 +1078,7 @@
         h("thead", {}, h("tr", {}, h("th", {}, "regra"), h("th", {}, "tipo"), h("th", {}, "quando / onde"), h("th", {}, "artigo"))),
         h("tbody", {}, rules.map((r) => h("tr", {},
           h("td", {}, r.label || r.id, h("details", {}, h("summary", {}, "texto"), h("div", { class: "quote" }, r.quote))),
-          h("td", {}, KINDS[r.kind] || r.kind),
+          h("td", {}, label("rule_kind", r.kind)),
           h("td", {}, describe(r, zoneLabel)),
           h("td", {}, r.article))))))
         : h("p", { class: "muted" }, "Nenhuma regra de horário."),
@@ -1089,10 +1093,10 @@
     if (r.max_duration_s) parts.push(`por mais de ${r.max_duration_s} s`);
     if (r.min_interval_s) parts.push(`intervalo mínimo de ${r.min_interval_s} s`);
     if (r.radius_m) parts.push(`a menos de ${r.radius_m} m`);
-    if (r.zones && r.zones.length) parts.push("zonas: " + r.zones.map((z) => zoneLabel[z] || z).join(", "));
-    if (r.sources && r.sources.length) parts.push("fontes: " + r.sources.join(", "));
-    if (r.establishments && r.establishments.length) parts.push("estabelecimentos: " + r.establishments.join(", "));
-    for (const e of r.schedule || []) parts.push(e.days.map((d) => DAYS[d] || d).join("/") + ": " + (e.closed ? "fechado" : `${e.open ? "abre " + e.open + ", " : ""}encerra ${e.close}${e.close_next_day ? " do dia seguinte" : ""}`));
+    if (r.zones && r.zones.length) parts.push("zonas: " + r.zones.map((z) => zoneLabel[z] || label("zone", z)).join(", "));
+    if (r.sources && r.sources.length) parts.push("fontes: " + labels("source", r.sources));
+    if (r.establishments && r.establishments.length) parts.push("estabelecimentos: " + labels("establishment", r.establishments));
+    for (const e of r.schedule || []) parts.push(labels("day", e.days) + ": " + (e.closed ? "fechado" : `${e.open ? "abre " + e.open + ", " : ""}encerra ${e.close}${e.close_next_day ? " do dia seguinte" : ""}`));
     if (r.why) parts.push(r.why);
     return parts.join("; ") || "—";
   }
