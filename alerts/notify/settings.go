@@ -339,12 +339,40 @@ func (s *Settings) Normalize() {
 // returns the policy the engine runs on, or a *ValidationError listing
 // every problem. loadLocation resolves a time zone name (time.LoadLocation).
 func Validate(s Settings, users []UserRef, loadLocation func(string) (*time.Location, error)) (*Policy, error) {
+	return validate(s, users, true, loadLocation)
+}
+
+// Compile builds the policy of settings stored earlier without checking
+// users against the dashboard (a user removed since must not stop the
+// notifications of everyone else); the other problems still fail.
+func Compile(s Settings, loadLocation func(string) (*time.Location, error)) (*Policy, error) {
+	return validate(s, nil, false, loadLocation)
+}
+
+func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(string) (*time.Location, error)) (*Policy, error) {
 	s.Normalize()
 	var probs []string
 	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
 	known := map[string]UserRef{}
 	for _, u := range users {
 		known[u.Name] = u
+	}
+	if !checkUsers {
+		// Every name the settings use counts as an active fiscal.
+		add := func(n string) { known[n] = UserRef{Name: n, Role: "fiscal"} }
+		for _, m := range s.Municipalities {
+			add(m.Coordinator)
+			for _, sh := range m.Weekly {
+				add(sh.User)
+			}
+			for _, o := range m.Overrides {
+				add(o.User)
+			}
+		}
+		for _, c := range s.Contacts {
+			add(c.User)
+		}
+		delete(known, "")
 	}
 	if s.PublicURL != "" {
 		if u, err := url.Parse(s.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
