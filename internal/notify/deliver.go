@@ -346,6 +346,9 @@ func (s *Service) attempt(ctx context.Context, d delivery) {
 		s.m.deliveries.WithLabelValues(d.Receiver, "sent").Inc()
 		s.m.latency.WithLabelValues(kindOf(d.Receiver)).Observe(now.Sub(d.ReceivedAt).Seconds())
 		s.m.attemptTime.WithLabelValues(kindOf(d.Receiver)).Observe(now.Sub(start).Seconds())
+		if s.sent != nil {
+			s.sent(d.Receiver, now.Sub(d.ReceivedAt))
+		}
 	case errors.As(err, new(permanentError)) || n >= s.o.MaxAttempts:
 		status, kind = "failed", notify.EntryFailed
 		detail = fmt.Sprintf("falhou definitivamente por %s para %s (%s) após %d tentativa(s): %v", label, d.User, target, n, err)

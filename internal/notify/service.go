@@ -107,6 +107,9 @@ type Service struct {
 
 	vapidPub, vapidPriv string
 
+	// sent, if set (benchmarks), is told of every accepted delivery.
+	sent func(receiver string, latency time.Duration)
+
 	wmu     sync.Mutex
 	workers map[string]*worker
 	wctx    context.Context
