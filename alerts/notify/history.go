@@ -10,10 +10,10 @@ import (
 // Delivery outcomes the shell writes to an alert's history beside the
 // engine's entries.
 const (
-	EntryEnqueued  EntryKind = "enqueued"  // a delivery was queued for a receiver
-	EntrySent      EntryKind = "sent"      // the receiver accepted it (SMTP 250, HTTP 2xx, push 201)
-	EntryRetry     EntryKind = "retry"     // it failed and will be tried again
-	EntryFailed    EntryKind = "failed"    // it failed for good (attempts exhausted or a permanent refusal)
+	EntryEnqueued  EntryKind = "enqueued"   // a delivery was queued for a receiver
+	EntrySent      EntryKind = "sent"       // the receiver accepted it (SMTP 250, HTTP 2xx, push 201)
+	EntryRetry     EntryKind = "retry"      // it failed and will be tried again
+	EntryFailed    EntryKind = "failed"     // it failed for good (attempts exhausted or a permanent refusal)
 	EntryNoChannel EntryKind = "no_channel" // the user has no e-mail, webhook or device
 )
 

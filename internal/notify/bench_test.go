@@ -60,7 +60,9 @@ func BenchmarkFiringToSMTPAccepted(b *testing.B) {
 	}
 	b.StopTimer()
 	slices.Sort(ds)
-	q := func(p float64) float64 { return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))].Microseconds()) / 1000 }
+	q := func(p float64) float64 {
+		return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))].Microseconds()) / 1000
+	}
 	b.ReportMetric(q(0.5), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(float64(ds[len(ds)-1].Microseconds())/1000, "max-ms")
