@@ -2,6 +2,7 @@ package notify
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -70,3 +71,12 @@ func decodeB64URL(s string) ([]byte, error) {
 	}
 	return base64.URLEncoding.DecodeString(s)
 }
+
+// Errors the delivery shell returns and the HTTP API maps.
+var (
+	// ErrFileManaged: the settings come from a configuration file and
+	// cannot be changed in the dashboard.
+	ErrFileManaged = errors.New("settings come from a file")
+	// ErrNotFound: an unknown silence or push subscription.
+	ErrNotFound = errors.New("not found")
+)

@@ -15,12 +15,11 @@ import (
 	"github.com/sossego/sossego/alerts/notify"
 )
 
-// ErrFileManaged is returned by PutSettings when the settings come from a
-// file.
-var ErrFileManaged = errors.New("settings come from a file")
-
-// ErrNotFound is returned for an unknown silence or subscription.
-var ErrNotFound = errors.New("not found")
+// The errors callers branch on.
+var (
+	ErrFileManaged = notify.ErrFileManaged // PutSettings when the settings come from a file
+	ErrNotFound    = notify.ErrNotFound    // an unknown silence or subscription
+)
 
 // loadSettings reads the settings from the file or the database.
 func (s *Service) loadSettings(ctx context.Context) error {
