@@ -73,7 +73,9 @@ func NewNotifyAPI(o NotifyOptions) *NotifyAPI {
 
 // Register mounts the routes on mux behind auth (sessions, CSRF, roles).
 func (n *NotifyAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(h http.HandlerFunc, roles ...users.Role) http.Handler { return auth.Protect(auth.RequireRole(roles...)(h)) }
+	role := func(h http.HandlerFunc, roles ...users.Role) http.Handler {
+		return auth.Protect(auth.RequireRole(roles...)(h))
+	}
 	all := users.Roles
 	mux.Handle("GET /api/v1/notify/on-duty", role(n.onDuty, all...))
 	mux.Handle("GET /api/v1/notify/settings", role(n.getSettings, users.Admin))

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts/notify"
-	"github.com/sossego/sossego/internal/registry"
 	inotify "github.com/sossego/sossego/internal/notify"
+	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
 )
 
