@@ -116,7 +116,7 @@ const horizon = 8 * 24 * time.Hour
 // OnDuty returns who is on duty in municipality m at now, until when, and
 // who comes next.
 func OnDuty(m Municipality, loc *time.Location, now time.Time) Duty {
-	ivs := intervals(m, loc, now, now.Add(horizon))
+	ivs := intervals(m, loc, now, now.Add(horizon+24*time.Hour))
 	users, over, reason := dutyAt(ivs, now)
 	d := Duty{Municipality: m.ID, Users: users, Override: over, Reason: reason, Coordinator: m.Coordinator}
 	if d.Users == nil {
@@ -145,7 +145,7 @@ func OnDuty(m Municipality, loc *time.Location, now time.Time) Duty {
 // NextOnDuty returns the first person on duty after now who is not in
 // exclude (the escalation's "next person in the schedule"), or "".
 func NextOnDuty(m Municipality, loc *time.Location, now time.Time, exclude []string) string {
-	ivs := intervals(m, loc, now, now.Add(horizon))
+	ivs := intervals(m, loc, now, now.Add(horizon+24*time.Hour))
 	for _, b := range append([]time.Time{now}, boundaries(ivs, now)...) {
 		u, _, _ := dutyAt(ivs, b)
 		for _, x := range u {
@@ -157,12 +157,14 @@ func NextOnDuty(m Municipality, loc *time.Location, now time.Time, exclude []str
 	return ""
 }
 
-// boundaries returns the slot starts and ends after now, in order.
+// boundaries returns the slot starts and ends after now and within the
+// horizon, in order (the slots are listed a day past it, so that the last
+// one listed ending is not taken for a change).
 func boundaries(ivs []interval, now time.Time) []time.Time {
 	var bs []time.Time
 	for _, iv := range ivs {
 		for _, t := range []time.Time{iv.from, iv.to} {
-			if t.After(now) {
+			if t.After(now) && t.Before(now.Add(horizon)) {
 				bs = append(bs, t)
 			}
 		}

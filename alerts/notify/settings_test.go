@@ -50,6 +50,10 @@ func TestOnDuty(t *testing.T) {
 		{at: "2026-11-24 10:00", nextAfter: []string{"fiscal-a", "fiscal-b"}, want: "fiscal-c"},
 		{at: "2026-11-24 10:00", nextAfter: []string{"fiscal-a", "fiscal-b", "fiscal-c"}, want: ""},
 	}
+	always := Municipality{ID: "x", Weekly: []Shift{{Days: all, From: "00:00", To: "24:00", User: "fiscal-a"}}}
+	if d := OnDuty(always, saoPaulo, local("2026-11-24 10:00")); !d.Until.IsZero() || d.Next != "" || len(d.Users) != 1 {
+		t.Errorf("always on duty: %+v", d)
+	}
 	for _, tc := range tests {
 		now := local(tc.at)
 		if tc.nextAfter != nil {

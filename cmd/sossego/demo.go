@@ -303,7 +303,11 @@ func demoNotify(dir, httpAddr string) *notify.Settings {
 	s := &notify.Settings{
 		Email:    notify.EmailSettings{Enabled: true, Transport: "dir", Dir: filepath.Join(dir, demoMailDir), From: "sossego@demo.invalid"},
 		Contacts: []notify.Contact{{User: "fiscal", Email: "fiscal@demo.invalid"}, {User: "admin", Email: "admin@demo.invalid"}},
+		// Like the alert lifecycle, the demo shortens the grouping: a
+		// second level alert of a municipality waits 30 s, not 2 min.
+		Grouping: notify.DefaultGrouping,
 	}
+	s.Grouping.Level.Interval = notify.Duration(30 * time.Second)
 	if !strings.HasSuffix(httpAddr, ":0") {
 		s.PublicURL = "http://" + httpAddr
 	}
