@@ -12,8 +12,8 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notify"
 	"github.com/sossego/sossego/dashboard/dashtest"
-	"github.com/sossego/sossego/internal/registry"
 	inotify "github.com/sossego/sossego/internal/notify"
+	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
 )
 
