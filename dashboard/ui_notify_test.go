@@ -67,7 +67,7 @@ func TestUINotifications(t *testing.T) {
 		dashtest.WaitJS(`!!document.querySelector('[data-notif-history]')`, "the history box"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-notif-history] summary').click()`),
 		dashtest.WaitText(`[data-notif-history]`, "entregue por e-mail a fis"),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-action="silence"]').click()`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-notify="silence"]').click()`),
 		chromedp.SendKeys(chromedp.CSS(`[data-form="silence"] [name="reason"]`), "evento licenciado 12/2026"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-form="silence"] button[type=submit]').click()`),
 		dashtest.WaitText(`#toasts`, "Silenciado até"))
@@ -87,14 +87,14 @@ func TestUINotifications(t *testing.T) {
 	dashtest.Run(t, b, dashtest.Login(u.srv.URL, "adm", testPassword), chromedp.Navigate(u.srv.URL+"/#/notificacoes"),
 		dashtest.WaitJS(`!!document.querySelector('[data-form="notify-settings"] [data-municipality="lapa"]')`, "the settings form"),
 		chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('[data-contact="fis"] [name=email]'); i.value = 'fis-na-lapa'; })()`),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-action="save-settings"]').click()`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-notify="save-settings"]').click()`),
 		dashtest.WaitText(`[data-form="notify-settings"] .error`, `e-mail "fis-na-lapa" inválido`))
 	dashtest.Screenshot(t, b, "notify-settings-error")
 	dashtest.Run(t, b,
 		chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('[data-contact="fis"] [name=email]'); i.value = 'fiscal@lapa.pr.gov.br'; })()`),
 		// an exception for Christmas Eve: fis replaced by op is refused (an operador), then by adm… also refused; keep fis
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-municipality="lapa"] [name=escalate_after_min]').value = '10'`),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-action="save-settings"]').click()`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-notify="save-settings"]').click()`),
 		dashtest.WaitText(`#toasts`, "Configurações de notificação salvas"))
 	dashtest.Screenshot(t, b, "notify-settings")
 	got, _ := svc.Settings()

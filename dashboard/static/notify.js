@@ -70,7 +70,7 @@
     box.append(det);
     if (me().role === "operador" || me().role === "fiscal") {
       const form = h("div", { hidden: true });
-      box.append(h("button", { type: "button", class: "link", "data-action": "silence", onclick: () => { form.hidden = !form.hidden; } }, "Silenciar este sensor"), form);
+      box.append(h("button", { type: "button", class: "link", "data-notify": "silence", onclick: () => { form.hidden = !form.hidden; } }, "Silenciar este sensor"), form);
       form.append(silenceForm({ sensor: a.sensor }, () => { form.hidden = true; }));
     }
     return box;
@@ -122,7 +122,7 @@
       h("h2", {}, "Plantão agora"), duty,
       h("h2", {}, "Este aparelho"), device,
       h("h2", {}, "Silêncios"),
-      canSilence ? h("div", { class: "toolbar" }, h("button", { type: "button", class: "secondary", "data-action": "new-silence", onclick: () => { newSilence.hidden = !newSilence.hidden; } }, "Novo silêncio")) : null,
+      canSilence ? h("div", { class: "toolbar" }, h("button", { type: "button", class: "secondary", "data-notify": "new-silence", onclick: () => { newSilence.hidden = !newSilence.hidden; } }, "Novo silêncio")) : null,
       newSilence, silences,
       me().role === "admin" ? h("h2", {}, "Configuração") : null, me().role === "admin" ? settings : null);
     newSilence.append(silenceForm({}, () => { newSilence.hidden = true; loadSilences(); }));
@@ -144,7 +144,7 @@
             h("td", {}, fmtDT.format(new Date(s.starts))),
             h("td", {}, fmtDT.format(new Date(s.ended_at || s.ends)) + (s.ended_by ? ` (encerrado por ${s.ended_by})` : s.active ? "" : " (expirado)")),
             h("td", {}, s.reason), h("td", {}, s.created_by),
-            h("td", {}, s.active && canSilence ? h("button", { type: "button", class: "secondary", "data-action": "end-silence", onclick: async () => {
+            h("td", {}, s.active && canSilence ? h("button", { type: "button", class: "secondary", "data-notify": "end-silence", onclick: async () => {
               try { await api(`/api/v1/notify/silences/${encodeURIComponent(s.id)}/end`, { method: "POST" }); loadSilences(); } catch (e) { S().toast(e.message); }
             } }, "Encerrar") : null)))))) : h("p", { class: "muted" }, "Nenhum silêncio nos últimos 7 dias."),
         (data.audit || []).length ? h("details", {}, h("summary", {}, "Auditoria dos silêncios"), h("ul", {}, data.audit.map((a) =>
@@ -165,7 +165,7 @@
     const status = h("p", { class: "muted" }, `${info.devices} aparelho(s) seu(s) recebe(m) alertas por push.`);
     if (!info.enabled) { el.replaceChildren(status, h("p", { class: "muted" }, "O push não está ativado nas configurações.")); return; }
     if (!supported) { el.replaceChildren(status, h("p", { class: "muted" }, "Este navegador não oferece notificações push (no celular, instale o painel na tela inicial).")); return; }
-    const btn = h("button", { type: "button", "data-action": "push-subscribe", onclick: async () => {
+    const btn = h("button", { type: "button", "data-notify": "push-subscribe", onclick: async () => {
       btn.disabled = true;
       try {
         const reg = await navigator.serviceWorker.register("/static/sw.js");
@@ -270,8 +270,8 @@
       h("h3", {}, "Plantão e escalonamento"), munis,
       h("h3", {}, "Contatos"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Usuário", "E-mail", "Telefone (webhooks)"].map((x) => h("th", {}, x)))), contacts)),
       err, ok,
-      h("div", { class: "actions toolbar" }, ro ? null : h("button", { type: "submit", "data-action": "save-settings" }, "Salvar"),
-        h("span", {}, "Teste: ", testRecv, " para ", testUser, " ", h("button", { type: "button", class: "secondary", "data-action": "test", onclick: async () => {
+      h("div", { class: "actions toolbar" }, ro ? null : h("button", { type: "submit", "data-notify": "save-settings" }, "Salvar"),
+        h("span", {}, "Teste: ", testRecv, " para ", testUser, " ", h("button", { type: "button", class: "secondary", "data-notify": "test", onclick: async () => {
           ok.textContent = "enviando…";
           try { const r = await api("/api/v1/notify/test", { method: "POST", body: { receiver: testRecv.value, user: testUser.value } }); ok.textContent = r.mensagem; }
           catch (e2) { ok.textContent = ""; showErr(e2.message); }
