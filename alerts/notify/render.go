@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // SensorDetails is what the register says about a sensor, for messages.
@@ -35,7 +36,7 @@ type Message struct {
 // RenderContext is what rendering needs besides the notification.
 type RenderContext struct {
 	PublicURL string
-	Location  *time.Location                            // local time of the municipality; nil → UTC
+	Location  *time.Location                            // local time of the municipality; nil → Brasília time
 	Details   func(sensor string) (SensorDetails, bool) // nil: none
 }
 
@@ -70,7 +71,7 @@ func (rc RenderContext) details(sensor string) SensorDetails {
 func (rc RenderContext) local(t time.Time) string {
 	loc := rc.Location
 	if loc == nil {
-		loc = time.UTC
+		loc = tz.Brasilia()
 	}
 	if t.IsZero() {
 		return "—"

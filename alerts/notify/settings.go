@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Duration is a time.Duration written as text ("30s", "5m") in JSON and
@@ -237,18 +239,18 @@ type Policy struct {
 // Municipality returns the settings of one municipality.
 func (p *Policy) Municipality(id string) (Municipality, *time.Location, bool) {
 	if p == nil {
-		return Municipality{}, time.UTC, false
+		return Municipality{}, tz.Brasilia(), false
 	}
 	for _, m := range p.Settings.Municipalities {
 		if m.ID == id {
 			loc := p.Locations[id]
 			if loc == nil {
-				loc = time.UTC
+				loc = tz.Brasilia()
 			}
 			return m, loc, true
 		}
 	}
-	return Municipality{}, time.UTC, false
+	return Municipality{}, tz.Brasilia(), false
 }
 
 // Contact returns a user's contact.
@@ -472,7 +474,7 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 		loc, err := loadLocation(m.Timezone)
 		if err != nil {
 			bad("%s: fuso horário %q desconhecido (ex.: America/Sao_Paulo)", where, m.Timezone)
-			loc = time.UTC
+			loc = tz.Brasilia()
 		}
 		pol.Locations[m.ID] = loc
 		for i, sh := range m.Weekly {

@@ -24,6 +24,7 @@ import (
 	mail "github.com/wneessen/go-mail"
 
 	"github.com/sossego/sossego/alerts/notify"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // Receiver names.
@@ -376,14 +377,9 @@ func (s *Service) attempt(ctx context.Context, d delivery) {
 	}
 }
 
-func locOf(pol *notify.Policy) *time.Location {
-	if pol != nil {
-		for _, l := range pol.Locations {
-			return l
-		}
-	}
-	return time.UTC
-}
+// locOf is the zone retry times are told in: Brasília time (one zone
+// for the whole installation's log lines).
+func locOf(*notify.Policy) *time.Location { return tz.Brasilia() }
 
 func kindOf(receiver string) string {
 	if strings.HasPrefix(receiver, webhookPrefix) {

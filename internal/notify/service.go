@@ -33,7 +33,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	_ "time/tzdata" // the municipalities' zones on machines without tzdata
 
 	webpush "github.com/SherClockHolmes/webpush-go"
 	"github.com/prometheus/client_golang/prometheus"

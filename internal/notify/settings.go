@@ -13,6 +13,7 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notify"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // The errors callers branch on.
@@ -32,7 +33,7 @@ func (s *Service) loadSettings(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("notify: users: %w", err)
 		}
-		pol, err := notify.Validate(set, users, time.LoadLocation)
+		pol, err := notify.Validate(set, users, tz.Load)
 		if err != nil {
 			return fmt.Errorf("notify: %s: %w", s.o.ConfigFile, err)
 		}
@@ -48,12 +49,12 @@ func (s *Service) loadSettings(ctx context.Context) error {
 	if !ok && s.o.Defaults != nil {
 		set = *s.o.Defaults
 	}
-	pol, err := notify.Compile(set, time.LoadLocation)
+	pol, err := notify.Compile(set, tz.Load)
 	if err != nil {
 		// Stored settings that no longer compile (a zone vanished from
 		// tzdata…) must not stop the service: run without them and say so.
 		s.log.Error("notificações: configuração salva inválida; notificações desativadas até ser corrigida no painel", "erro", err)
-		pol, _ = notify.Compile(notify.Settings{}, time.LoadLocation)
+		pol, _ = notify.Compile(notify.Settings{}, tz.Load)
 	}
 	s.apply(pol, set)
 	return nil
@@ -118,7 +119,7 @@ func (s *Service) watchFile(ctx context.Context) error {
 		if err == nil {
 			var users []notify.UserRef
 			if users, err = s.o.Users(ctx); err == nil {
-				pol, err = notify.Validate(set, users, time.LoadLocation)
+				pol, err = notify.Validate(set, users, tz.Load)
 			}
 		}
 		if err != nil {
@@ -152,7 +153,7 @@ func (s *Service) PutSettings(ctx context.Context, set notify.Settings, by strin
 	if err != nil {
 		return notify.Settings{}, fmt.Errorf("notify: users: %w", err)
 	}
-	pol, err := notify.Validate(set, users, time.LoadLocation)
+	pol, err := notify.Validate(set, users, tz.Load)
 	if err != nil {
 		return notify.Settings{}, err
 	}

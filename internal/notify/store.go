@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/sossego/sossego/alerts/notify"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
 // FileName is the notification database inside the service's data dir.
@@ -24,12 +22,10 @@ type store struct {
 	db *sql.DB
 }
 
-var migrations = []struct {
-	version int
-	name    string
-	sql     string
-}{
-	{1, "notifications: settings, engine state, outbox, history, silences, push subscriptions", `
+// migrations are the schema's steps (recorded in notify_migrations).
+// Append, never edit, once released.
+var migrations = []sqlitedb.Step{
+	{Name: "notifications: settings, engine state, outbox, history, silences, push subscriptions", SQL: `
 CREATE TABLE notify_kv (
 	key        TEXT PRIMARY KEY, -- settings | state | vapid
 	value      TEXT NOT NULL,
@@ -100,50 +96,18 @@ CREATE TABLE notify_settings_audit (
 }
 
 func openStore(ctx context.Context, path string) (*store, error) {
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4})
 	if err != nil {
-		return nil, fmt.Errorf("notify: open %s: %w", path, err)
+		return nil, fmt.Errorf("notify: %w", err)
 	}
-	db.SetMaxOpenConns(4)
-	s := &store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "notify_migrations"}, migrations); err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("notify: %s: %w", path, err)
 	}
-	return s, nil
+	return &store{db: db}, nil
 }
 
 func (s *store) close() error { return s.db.Close() }
-
-func (s *store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS notify_schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		return fmt.Errorf("notify: migrate: %w", err)
-	}
-	for _, m := range migrations {
-		err := s.tx(ctx, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM notify_schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO notify_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, time.Now().UnixMilli())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("notify: migrate %d: %w", m.version, err)
-		}
-	}
-	return nil
-}
 
 func (s *store) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
