@@ -8,3 +8,4 @@ mkdir -p "$GOBIN"
 need() { [ -x "$GOBIN/$1" ] || { echo "tools: building $1 ($2)"; go install "$2"; }; }
 need staticcheck honnef.co/go/tools/cmd/staticcheck@v0.8.2
 need influxd github.com/influxdata/influxdb/cmd/influxd@v1.8.10
+need mailpit github.com/axllent/mailpit@v1.33.1

@@ -56,6 +56,8 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 		o.Origins = append(o.Origins, v)
 		return nil
 	})
+	fs.StringVar(&o.NotifyConfig, "notify-config", "", "arquivo YAML das notificações (e-mail, webhooks, push, plantão; docs/notifications.md); "+
+		"vazio: configuradas no painel")
 	fs.StringVar(&o.CodesDir, "codes-dir", "", "pasta com códigos de posturas adicionais (YAML; veja sossego codes validate)")
 	fs.BoolVar(&o.SecureCookies, "secure-cookies", false, "marca o cookie de sessão como Secure (TLS terminado num proxy)")
 	fs.Usage = func() {

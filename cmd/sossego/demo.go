@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/notify"
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/firmware-bridge/sim"
 	"github.com/sossego/sossego/gateway"
@@ -149,7 +150,8 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	cfg.Window, cfg.MinDuration, cfg.ResolveTime = 20*time.Second, 20*time.Second, 60*time.Second
 	ready := make(chan central.Addrs, 1)
 	o := central.Options{DataDir: *dataDir, HTTP: *httpAddr, MQTTListen: *mqttAddr, AlertConfig: &cfg, Log: log,
-		Registry: filepath.Join(*dataDir, "registry.yaml"), Ready: func(a central.Addrs) { ready <- a }}
+		Registry: filepath.Join(*dataDir, "registry.yaml"), Ready: func(a central.Addrs) { ready <- a },
+		NotifyDefaults: demoNotify(*dataDir, *httpAddr)}
 	// Shutdown order: on Ctrl-C the simulated gateways stop first (each
 	// flushes its open batch and says "offline"), then the central service,
 	// so that neither side logs lost connections.
@@ -274,9 +276,11 @@ Sossego — demonstração
   API:           %s/api/v1   métricas: %s/metrics
   broker MQTT:   %s
   dados:         %s (apagados a cada início)
+  mensagens:     e-mails de alerta gravados em %s (arquivos .eml);
+                 plantão: fiscal, todos os dias; sem reconhecimento em 15 min vai ao admin
 
   Entre no painel com:
-`, url, url, url, a.MQTT, dir)
+`, url, url, url, a.MQTT, dir, filepath.Join(dir, demoMailDir))
 	for _, u := range demoUsers {
 		fmt.Fprintf(io.out, "    %-9s senha %-20s (%s)\n", u.name, u.password, u.role)
 	}
@@ -286,6 +290,32 @@ Sossego — demonstração
   Em cerca de 1–2 minutos o bar da Lapa passa do limite do Art. 96 e um alerta aparece em "Alertas".
   Ctrl-C encerra.
 `)
+}
+
+// demoMailDir is where the demo's e-mails are written, inside its data dir.
+const demoMailDir = "mensagens"
+
+// demoNotify is the demo's plantão: the demo fiscal on duty all week in
+// both municipalities, the admin as coordinator, e-mails written as .eml
+// files (no SMTP server needed).
+func demoNotify(dir, httpAddr string) *notify.Settings {
+	all := []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+	s := &notify.Settings{
+		Email:    notify.EmailSettings{Enabled: true, Transport: "dir", Dir: filepath.Join(dir, demoMailDir), From: "sossego@demo.invalid"},
+		Contacts: []notify.Contact{{User: "fiscal", Email: "fiscal@demo.invalid"}, {User: "admin", Email: "admin@demo.invalid"}},
+		// Like the alert lifecycle, the demo shortens the grouping: a
+		// second level alert of a municipality waits 30 s, not 2 min.
+		Grouping: notify.DefaultGrouping,
+	}
+	s.Grouping.Level.Interval = notify.Duration(30 * time.Second)
+	if !strings.HasSuffix(httpAddr, ":0") {
+		s.PublicURL = "http://" + httpAddr
+	}
+	for _, m := range []string{"conceicao-de-macabu", "lapa"} {
+		s.Municipalities = append(s.Municipalities, notify.Municipality{ID: m, Coordinator: "admin", EscalateAfterMin: 15,
+			Weekly: []notify.Shift{{Days: all, From: "00:00", To: "24:00", User: "fiscal"}}})
+	}
+	return s
 }
 
 // runDemoGateway runs one simulated gateway in-process over MQTT.

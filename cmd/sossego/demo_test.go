@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,8 +28,9 @@ func TestDemoFiresAlert(t *testing.T) {
 	defer cancel()
 	var out, errb testenv.SyncBuffer
 	done := make(chan int, 1)
+	dataDir := t.TempDir()
 	go func() {
-		done <- run(ctx, []string{"demo", "--data-dir", t.TempDir(), "--http", "127.0.0.1:0", "--mqtt-listen", "127.0.0.1:0"},
+		done <- run(ctx, []string{"demo", "--data-dir", dataDir, "--http", "127.0.0.1:0", "--mqtt-listen", "127.0.0.1:0"},
 			stdio{in: strings.NewReader(""), out: &out, err: &errb})
 	}()
 	re := regexp.MustCompile(`painel:\s+(http://\S+)`)
@@ -41,7 +44,7 @@ func TestDemoFiresAlert(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, want := range []string{"fiscal", "fiscal-demo-2026", "operador-demo-2026", "Ctrl-C"} {
+	for _, want := range []string{"fiscal", "fiscal-demo-2026", "operador-demo-2026", "Ctrl-C", "mensagens:", filepath.Join(dataDir, "mensagens")} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, out.String())
 		}
@@ -117,6 +120,47 @@ func TestDemoFiresAlert(t *testing.T) {
 		t.Fatalf("no Art. 96 alert for lapa-bar-01 within 2 minutes\nstderr:\n%s", errb.String())
 	}
 	t.Logf("alert firing %s after the banner", time.Since(start).Round(time.Second))
+	// The fiscal on duty gets the e-mail (written as .eml in the demo),
+	// at once or, behind another alert of Lapa, within the demo's 30 s
+	// group interval.
+	var mail string
+	for deadline := time.Now().Add(60 * time.Second); mail == ""; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			files, _ := os.ReadDir(filepath.Join(dataDir, "mensagens"))
+			var names []string
+			for _, f := range files {
+				b, _ := os.ReadFile(filepath.Join(dataDir, "mensagens", f.Name()))
+				_, rest, _ := strings.Cut(string(b), "Subject: ")
+				subj, _, _ := strings.Cut(rest, "\r\n")
+				names = append(names, subj)
+			}
+			t.Fatalf("no e-mail about lapa-bar-01 in %s within 60 s of the alert (subjects: %q)\nstderr:\n%s", filepath.Join(dataDir, "mensagens"), names, errb.String())
+		}
+		eml, _ := filepath.Glob(filepath.Join(dataDir, "mensagens", "*.eml"))
+		for _, f := range eml {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), "Subject: [Sossego] Alerta em lapa: lapa-bar-01 ") {
+				mail = string(b)
+			}
+		}
+	}
+	if !strings.Contains(mail, "fiscal@demo.invalid") {
+		t.Errorf("demo e-mail not to the fiscal:\n%s", mail)
+	}
+	resp, err = c.Get(base + "/api/v1/notify/on-duty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var duty struct {
+		OnDuty []struct {
+			Municipality string   `json:"municipality"`
+			Users        []string `json:"users"`
+		} `json:"on_duty"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&duty)
+	resp.Body.Close()
+	if err != nil || len(duty.OnDuty) != 2 || duty.OnDuty[1].Municipality != "lapa" || len(duty.OnDuty[1].Users) != 1 || duty.OnDuty[1].Users[0] != "fiscal" {
+		t.Errorf("on duty: %+v %v", duty, err)
+	}
 	cancel()
 	select {
 	case code := <-done:

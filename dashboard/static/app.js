@@ -68,7 +68,7 @@
       try { new Notification(title, { body, icon: "/static/icon.svg", tag: "sossego-alerta" }); } catch (e) { /* ignore */ }
     },
   };
-  window.sossego = { notify, state: S };
+  window.sossego = { notify, state: S, api, h, toast }; // notify.js (the notifications page) uses api, h and toast
 
   // ---- API ----------------------------------------------------------------
   class ApiError extends Error {
@@ -316,6 +316,7 @@
     if ((m = hash.match(/^#\/sensor\/(.+)$/))) { nav("overview"); S.view = sensorView(decodeURIComponent(m[1])); }
     else if (hash.startsWith("#/alertas")) { nav("alerts"); S.view = alertsView(); }
     else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
+    else if (hash.startsWith("#/notificacoes") && window.sossegoNotify) { nav("notify"); S.view = window.sossegoNotify.page($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
   }
   window.addEventListener("hashchange", route);
@@ -779,6 +780,7 @@
       ? h("button", { type: "button", class: "secondary", onclick: async () => { await Notification.requestPermission(); notifBtn.remove(); } }, "Ativar notificações do navegador") : null;
     fill(root, h("h1", {}, "Alertas"),
       h("div", { class: "toolbar" }, notifBtn, h("span", { class: "muted" }, fiscal ? "Novos alertas aparecem aqui na hora, com som." : "Somente fiscais podem agir sobre os alertas.")),
+      window.sossegoNotify ? window.sossegoNotify.dutyLine() : null,
       S.alertsError ? h("p", { class: "banner" }, "Lista de alertas indisponível: " + S.alertsError) : null, list);
     S.unseen = 0;
     const items = new Map();
@@ -809,6 +811,7 @@
         fiscal ? actions(a) : null,
         h("div", { class: "assign-box", "data-assign": a.id, hidden: true }),
         h("div", { class: "result", "data-result": a.id, role: "status" }),
+        window.sossegoNotify ? window.sossegoNotify.alertExtras(a) : null,
         h("div", { class: "notice", "data-notice": a.id, hidden: true }));
       el.addEventListener("animationend", () => { el.classList.remove("new"); if (S.fresh) S.fresh.delete(a.id); });
       return el;

@@ -27,11 +27,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/notify"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/broker"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
+	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
@@ -101,6 +103,12 @@ type Options struct {
 	// Alerts: nil → alerts.DefaultConfig(); DisableAlerts turns the monitor off.
 	AlertConfig   *alerts.Config
 	DisableAlerts bool
+
+	// NotifyConfig is the notifications' settings file (YAML,
+	// docs/notifications.md); "" keeps them in DataDir/notify.db, edited
+	// in the dashboard. NotifyDefaults are used while none are stored.
+	NotifyConfig   string
+	NotifyDefaults *notify.Settings
 
 	// Observers get every stored reading in addition to the alerts monitor
 	// and the dashboard hub.
@@ -212,6 +220,7 @@ func Run(ctx context.Context, o Options) error {
 	// Alerts.
 	observers := append([]ingest.Observer(nil), o.Observers...)
 	var monitor *alerts.Monitor
+	var notifier *inotify.Service
 	var cases *casestore.Store
 	var limits alerts.Limits
 	codeSet, err := codes.LoadDir(o.CodesDir)
@@ -230,8 +239,16 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("central: %w", err)
 		}
 		defer cases.Close()
-		notify := alerts.NotifierFunc(func(_ context.Context, e alerts.Event) error { wb.hub.PublishAlert(e); return nil })
-		monitor, err = alerts.NewMonitor(cfg, limits, alerts.Options{Store: cases, Notifier: notify, Logger: log.With("componente", "alertas")})
+		if notifier, err = openNotify(ctx, o, wb, cases, reg, promReg, log); err != nil {
+			return fmt.Errorf("central: %w", err)
+		}
+		defer notifier.Close()
+		// The hub and the notifications only queue: the monitor never waits.
+		toHub := alerts.NotifierFunc(func(ctx context.Context, e alerts.Event) error {
+			wb.hub.PublishAlert(e)
+			return notifier.Notify(ctx, e)
+		})
+		monitor, err = alerts.NewMonitor(cfg, limits, alerts.Options{Store: cases, Notifier: toHub, Logger: log.With("componente", "alertas")})
 		if err != nil {
 			return fmt.Errorf("central: %w", err)
 		}
@@ -246,6 +263,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := wb.workflow(ctx, o, cases, reg, st, codeSet, log); err != nil {
 			return err
 		}
+		notifyAcks(wb, notifier)
 		promReg.MustRegister(alertGauge{cases: cases})
 	}
 
@@ -335,6 +353,9 @@ func Run(ctx context.Context, o Options) error {
 			apiOpts.Alerts = alertLister{cases}
 		}
 		wb.register(mux, dashboard.NewAPI(apiOpts), reg, codeSet, log)
+		if notifier != nil {
+			registerNotify(mux, notifier, wb, reg, log)
+		}
 		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
@@ -369,6 +390,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if monitor != nil {
 		g.Go(func() error { return monitor.Run(gctx) })
+	}
+	if notifier != nil {
+		g.Go(func() error { return notifier.Run(gctx) })
 	}
 	if srv != nil {
 		g.Go(func() error {
