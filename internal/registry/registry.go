@@ -35,19 +35,19 @@ import (
 	"github.com/sossego/sossego/internal/wire"
 )
 
-// Zones a sensor may be placed in (codes-eval.md `zone`).
+// Zones a sensor may be placed in (docs/codes-eval.md `zone`).
 var Zones = []string{
 	"hospital_surroundings", "near_hospital", "near_school", "near_residence", "residential",
 	"logradouro_publico", "centro_historico", "industrial", "quarry", "municipal_market", "other", "unclassified",
 }
 
-// EstablishmentTypes (codes-eval.md `facts.establishment_type`).
+// EstablishmentTypes (docs/codes-eval.md `facts.establishment_type`).
 var EstablishmentTypes = []string{
 	"bar", "restaurant", "club", "nightclub", "commerce", "church_or_temple", "factory",
 	"industry", "construction_site", "residence", "public_event", "quarry", "workshop",
 }
 
-// Mechanisms (codes-eval.md `facts.mechanism`).
+// Mechanisms (docs/codes-eval.md `facts.mechanism`).
 var Mechanisms = []string{
 	"sound_system", "recorded_music", "live_music", "karaoke", "loudspeaker_ad", "siren_whistle",
 	"bell", "machinery", "radio_interference",
