@@ -103,6 +103,11 @@ func TestPausedService(t *testing.T) {
 		}
 		return time.Since(began)
 	}
+	// The load generator signs every batch before its clock starts
+	// (Prepare): tens of thousands of signatures, which under the race
+	// detector on a busy machine take minutes. Time is measured from the
+	// first publish, not from the start of the preparation.
+	waitFor("first publish (the load generator still signing its batches)", 15*time.Minute, func() bool { return published.Load() > 0 })
 	// The service is ingesting: the first two seconds are acknowledged.
 	waitFor("first acks", time.Minute, func() bool { return ackedTotal() >= 2*gateways*rate })
 
