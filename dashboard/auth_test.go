@@ -555,7 +555,6 @@ func TestLoginLockoutFromAnotherAddress(t *testing.T) {
 		t.Fatalf("the user, from another address, during the attack: %d %v", resp.StatusCode, m)
 	}
 
-
 	// Five addresses spending their free attempts on one name: the name
 	// waits (after 4 × 5 failures), also for the user, then admits them.
 	for i := 0; i < 5; i++ {
@@ -706,8 +705,12 @@ type testBuffer struct {
 	b  bytes.Buffer
 }
 
-func (b *testBuffer) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
-func (b *testBuffer) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+func (b *testBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+func (b *testBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // TestLoginBurstMemory is the memory attack: 100 logins at once, each from
 // its own address (so the limiter lets all of them through) and each an
