@@ -53,6 +53,7 @@ func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
 		o.MQTTListen = "127.0.0.1:0"
 	}
 	o.Log = slog.New(slog.DiscardHandler)
+	o.Demo = true // the tests' registers sign with keys derived from the demonstration seed
 	addTestUser(t, o.DataDir)
 	ready := make(chan Addrs, 1)
 	o.Ready = func(a Addrs) { ready <- a }
