@@ -31,8 +31,6 @@ func newFlags(name, head string, sio stdio) *flagSet {
 	return &flagSet{FlagSet: fs, io: sio, head: head}
 }
 
-
-
 // newFlagsUsage is newFlags for a sub-command whose usage text already
 // describes its options: -h prints just that.
 func newFlagsUsage(name, usage string, sio stdio) *flagSet {
