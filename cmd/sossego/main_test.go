@@ -115,9 +115,9 @@ func TestCentralRefusesDemoRegister(t *testing.T) {
 		{"no register", nil, "sossego central: informe o cadastro com --registry ARQUIVO"},
 		{"no register, bad sync", []string{"--sync", "sempre"}, `--sync "sempre" inválido: use full ou normal`},
 		{"no register, bad origin", []string{"--origin", "painel"}, `--origin "painel" inválida`},
-		{"the demonstration register", []string{"--registry", demo}, "usa a chave de demonstração"},
+		{"the demonstration register", []string{"--registry", demo}, "usam chaves de demonstração, que qualquer um pode derivar"},
 		{"a register that is not there", []string{"--registry", "cadastro.yaml"},
-			`não foi possível abrir "cadastro.yaml": o arquivo ou a pasta não existe; confira o caminho`},
+			`sossego central: --registry: não foi possível abrir "cadastro.yaml": o arquivo ou a pasta não existe; confira o caminho`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := cli(t, append([]string{"central"}, tc.args...)...)

@@ -184,7 +184,7 @@ func (o *Options) Check() error {
 	}
 	data, err := os.ReadFile(o.Registry)
 	if err != nil {
-		return fmt.Errorf("--registry: não foi possível ler %s: %w", o.Registry, err)
+		return fmt.Errorf("--registry: %w", err)
 	}
 	reg, err := registry.Parse(data)
 	if err != nil {
@@ -192,9 +192,13 @@ func (o *Options) Check() error {
 	}
 	if !o.Demo {
 		if ids := demoKeyGateways(reg); len(ids) > 0 {
-			return fmt.Errorf("--registry %s: o gateway %s usa a chave de demonstração, que qualquer um pode derivar "+
-				"(semente pública %q): gere a chave de cada gateway com sossego-gateway key e ponha a chave pública "+
-				"em public_key (%d gateways com chave de demonstração)", o.Registry, ids[0], loadgen.DefaultSeed, len(ids))
+			who := "o gateway " + ids[0] + " usa a chave"
+			if len(ids) > 1 {
+				who = fmt.Sprintf("os gateways %s e mais %d usam chaves", ids[0], len(ids)-1)
+			}
+			return fmt.Errorf("--registry %s: %s de demonstração, que qualquer um pode derivar da semente pública %q: "+
+				"gere a chave de cada gateway com sossego-gateway key e ponha a chave pública dele em public_key",
+				o.Registry, who, loadgen.DefaultSeed)
 		}
 	}
 	return nil
