@@ -31,7 +31,9 @@ package dashboard
 // further one up to LoginWindow (exponential backoff, never a hard lock),
 // and allows one check at a time. Every check reserves its place on both
 // keys before the password is hashed, so guesses sent at once count as
-// many as sent one by one. Over the limit the answer is 429 with
+// many as sent one by one; a check held back only by checks still running
+// waits up to 3 s for their outcome (colleagues behind one NAT address
+// logging in together get in one after another). Over the limit the answer is 429 with
 // Retry-After, even for the right password. When the user store is
 // saturated (users.ErrBusy: every argon2id slot busy) the answer is 503
 // with Retry-After and the attempt is not counted.
@@ -51,6 +53,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sossego/sossego/internal/users"
@@ -310,7 +313,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	}
 	// Reserve the check before hashing: simultaneous guesses each take a
 	// place, and those beyond the budget are refused here.
-	if wait := a.lim.reserve(keys, now); wait > 0 {
+	if wait := a.lim.reserve(r.Context(), keys, a.opts.Now); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(wait)))
 		webError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+waitText(wait)+" e tente de novo")
 		return
@@ -478,6 +481,13 @@ type loginLimiter struct {
 	window  time.Duration
 	backoff time.Duration
 	keys    map[string]*limitState
+	changed chan struct{} // closed (and replaced) whenever a check resolves
+
+	// pendingWait is how long a check held back only by checks still
+	// running waits for their outcome (people behind one NAT address
+	// logging in at once); 3 s when zero.
+	pendingWait time.Duration
+	waiting     atomic.Int64 // checks waiting so (tests)
 }
 
 // limitKey is one throttled key of a check and its free failures.
@@ -511,16 +521,58 @@ func (l *loginLimiter) delay(k int) time.Duration {
 }
 
 // reserve takes a place on every key, or returns how long to wait when one
-// of them has none to give.
-func (l *loginLimiter) reserve(keys []limitKey, now time.Time) time.Duration {
+// of them has none to give. When only checks still running stand in the
+// way, it first waits (up to pendingWait) for their outcome: a failure
+// takes their place for good, a success gives it back.
+func (l *loginLimiter) reserve(ctx context.Context, keys []limitKey, now func() time.Time) time.Duration {
+	var timeout <-chan time.Time
+	for {
+		wait, pendingOnly, changed := l.tryReserve(keys, now())
+		if wait == 0 || !pendingOnly {
+			return wait
+		}
+		if timeout == nil {
+			d := l.pendingWait
+			if d <= 0 {
+				d = 3 * time.Second
+			}
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
+		l.waiting.Add(1)
+		select {
+		case <-changed:
+			l.waiting.Add(-1)
+		case <-timeout:
+			l.waiting.Add(-1)
+			return wait
+		case <-ctx.Done():
+			l.waiting.Add(-1)
+			return wait
+		}
+	}
+}
+
+// tryReserve is reserve's atomic step: it takes a place on every key, or
+// says how long to wait, whether only running checks are in the way, and
+// the channel closed when one of them resolves.
+func (l *loginLimiter) tryReserve(keys []limitKey, now time.Time) (wait time.Duration, pendingOnly bool, changed <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var wait time.Duration
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	pendingOnly = true
 	for _, k := range keys {
-		wait = max(wait, l.waitLocked(k, now))
+		w, pending := l.waitLocked(k, now)
+		if w > 0 && !pending {
+			pendingOnly = false
+		}
+		wait = max(wait, w)
 	}
 	if wait > 0 {
-		return wait
+		return wait, pendingOnly, l.changed
 	}
 	for _, k := range keys {
 		st := l.keys[k.name]
@@ -537,37 +589,41 @@ func (l *loginLimiter) reserve(keys []limitKey, now time.Time) time.Duration {
 			}
 		}
 	}
-	return 0
+	return 0, false, nil
 }
 
-// waitLocked is how long k must wait before one more check; the caller
-// holds mu.
-func (l *loginLimiter) waitLocked(k limitKey, now time.Time) time.Duration {
+// waitLocked is how long k must wait before one more check, and whether
+// only checks still running hold it back; the caller holds mu.
+func (l *loginLimiter) waitLocked(k limitKey, now time.Time) (time.Duration, bool) {
 	st := l.keys[k.name]
 	if st == nil {
-		return 0
+		return 0, false
 	}
 	l.prune(st, now)
 	n := len(st.fails)
 	if n+st.pending < k.budget {
-		return 0 // a free attempt
+		return 0, false // a free attempt
 	}
 	if st.pending > 0 {
 		// One check at a time past the budget; should the pending ones
 		// fail, this is the least the next one will wait.
-		return l.delay(n + st.pending - k.budget + 1)
+		return l.delay(n + st.pending - k.budget + 1), true
 	}
 	ready := st.fails[n-1].Add(l.delay(n - k.budget + 1))
 	if now.Before(ready) {
-		return ready.Sub(now)
+		return ready.Sub(now), false
 	}
-	return 0
+	return 0, false
 }
 
 // resolve records the outcome of a reserved check.
 func (l *loginLimiter) resolve(keys []limitKey, o outcome, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
 	for _, k := range keys {
 		st := l.keys[k.name]
 		if st == nil {
