@@ -45,7 +45,7 @@ func TestRunRefusesDemoRegisterAndBadOptions(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{"no register", Options{}, "informe o cadastro com --registry"},
-		{"the demonstration register", Options{Registry: demo}, "os gateways lapa-centro-01 e mais 3 usam chaves de demonstração"},
+		{"the demonstration register", Options{Registry: demo}, "os gateways lapa-centro-01 e mais 1 usam chaves de demonstração"},
 		{"a load-test register on the public seed", Options{Registry: lg}, "os gateways lg-0001 e mais 2 usam chaves de demonstração"},
 		{"a register that does not exist", Options{Registry: filepath.Join(dir, "nada.yaml")}, "--registry: open "},
 		{"bad store", Options{Registry: ownPath, Store: "postgres"}, `--store "postgres" inválido`},
