@@ -178,8 +178,19 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusServiceUnavailable
 		}
 	}
+	if _, ok := SessionFrom(r.Context()); !ok {
+		// An outside monitor (Zabbix, Nagios) sees the verdict only: the
+		// components and problems name internals for logged-in staff.
+		out = map[string]any{"status": out["status"]}
+	}
 	apiJSON(w, status, out)
 }
+
+// HealthProbe serves GET /api/v1/health without a login: anyone gets
+// {"status": "ok"|"degradado"} with 200, or 503 when the service cannot
+// ingest; a logged-in session (mount it inside Auth.Protect) also gets the
+// components and problems. Mount it ahead of the authenticated API.
+func (a *API) HealthProbe() http.Handler { return http.HandlerFunc(a.health) }
 
 // sensorView is one sensor in /sensors.
 type sensorView struct {

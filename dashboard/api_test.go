@@ -13,6 +13,7 @@ import (
 
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -147,7 +148,8 @@ func TestAPIErrorsInPortuguese(t *testing.T) {
 
 // TestHealth: "ok" with 200; "degradado" with 200 and the problems listed
 // while the service works without a part; "degradado" with 503 when it
-// cannot ingest.
+// cannot ingest. Without a session (an outside monitor) the same status
+// codes and only the verdict: no components, problems or error text.
 func TestHealth(t *testing.T) {
 	down := errors.New("ingestão sem conexão MQTT")
 	for _, tc := range []struct {
@@ -164,7 +166,11 @@ func TestHealth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := NewAPI(APIOptions{Registry: registry.NewLive(&registry.Registry{}), Health: func(context.Context) HealthReport { return tc.report }})
-			code, out := get(t, api, "/api/v1/health")
+			logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s := users.Session{User: users.User{Name: "op", Role: users.Operador}}
+				api.HealthProbe().ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, s)))
+			})
+			code, out := get(t, logged, "/api/v1/health")
 			if code != tc.code || out["status"] != tc.status {
 				t.Errorf("%d %v, want %d %q", code, out, tc.code, tc.status)
 			}
@@ -174,6 +180,10 @@ func TestHealth(t *testing.T) {
 			}
 			if (tc.report.Down != nil) != (out["erro"] != nil) {
 				t.Errorf("erro %v with Down %v", out["erro"], tc.report.Down)
+			}
+			code, out = get(t, api.HealthProbe(), "/api/v1/health")
+			if code != tc.code || out["status"] != tc.status || len(out) != 1 {
+				t.Errorf("without a session: %d %v, want %d and only {\"status\": %q}", code, out, tc.code, tc.status)
 			}
 		})
 	}

@@ -21,23 +21,39 @@ package dashboard
 //	mux.Handle("PUT /api/v1/registry", auth.RequireRole(users.Admin)(edit))
 //	mux.Handle("GET /api/v1/sensors", auth.RequireRole(users.Roles...)(list))
 //
-// Failed logins are rate limited per client address and per user name
-// (AuthOptions.LoginAttempts in LoginWindow); over the limit the answer is 429
-// with Retry-After, even for the right password.
+// Password checks are throttled per source (the client address; behind a
+// reverse proxy listed in AuthOptions.TrustedProxies, the address it
+// forwards) and per user name. A source has LoginAttempts free failures in
+// LoginWindow; a name has 4 × LoginAttempts from all sources together, more
+// than one source can spend in a window, so one attacker cannot lock a user
+// out: the user still logs in from another address. Past its free failures
+// a key waits LoginBackoff after the latest failure, doubling with every
+// further one up to LoginWindow (exponential backoff, never a hard lock),
+// and allows one check at a time. Every check reserves its place on both
+// keys before the password is hashed, so guesses sent at once count as
+// many as sent one by one; a check held back only by checks still running
+// waits up to 3 s for their outcome (colleagues behind one NAT address
+// logging in together get in one after another). Over the limit the answer is 429 with
+// Retry-After, even for the right password. When the user store is
+// saturated (users.ErrBusy: every argon2id slot busy) the answer is 503
+// with Retry-After and the attempt is not counted.
 
 import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sossego/sossego/internal/users"
@@ -114,9 +130,13 @@ type AuthOptions struct {
 	SessionTTL    time.Duration // 12 h (one shift and some)
 	SecureCookies bool          // mark cookies Secure even on plain HTTP (TLS terminated by a proxy)
 	Origins       *Origins      // nil: same host only
-	LoginAttempts int           // failed logins allowed per address and per name in LoginWindow; 5
-	LoginWindow   time.Duration // 15 min
-	Now           func() time.Time
+	LoginAttempts int           // free failed logins per source in LoginWindow (a name gets 4×); 5
+	LoginWindow   time.Duration // how long a failure counts, and the longest backoff; 15 min
+	LoginBackoff  time.Duration // first wait once the free failures are spent, doubling after; 1 s
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client; nil trusts none (the connection's address is the client).
+	TrustedProxies *Proxies
+	Now            func() time.Time
 	// OnLogout is called with the token of a session that logged out
 	// (Hub.EndSession disconnects its sockets).
 	OnLogout func(token string)
@@ -142,6 +162,9 @@ func NewAuth(store UserStore, opts AuthOptions, log *slog.Logger) *Auth {
 	if opts.LoginWindow <= 0 {
 		opts.LoginWindow = 15 * time.Minute
 	}
+	if opts.LoginBackoff <= 0 {
+		opts.LoginBackoff = time.Second
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -153,7 +176,7 @@ func NewAuth(store UserStore, opts AuthOptions, log *slog.Logger) *Auth {
 		_ = cop.AddTrustedOrigin(o) // validated by NewOrigins
 	}
 	return &Auth{store: store, opts: opts, log: log, cop: cop,
-		lim: &loginLimiter{max: opts.LoginAttempts, window: opts.LoginWindow, fails: map[string][]time.Time{}}}
+		lim: &loginLimiter{window: opts.LoginWindow, backoff: opts.LoginBackoff, keys: map[string]*limitState{}}}
 }
 
 // SetOnLogout sets the function called with the token of a session that
@@ -283,25 +306,38 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.opts.Now()
-	keys := []string{"ip:" + clientIP(r), "user:" + strings.ToLower(req.User)}
-	if wait := a.lim.blocked(keys, now); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
-		webError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde alguns minutos e tente de novo")
+	remote := a.opts.TrustedProxies.ClientIP(r)
+	keys := []limitKey{
+		{name: "src:" + sourceKey(remote), budget: a.opts.LoginAttempts},
+		{name: "user:" + strings.ToLower(req.User), budget: 4 * a.opts.LoginAttempts, clearOnSuccess: true},
+	}
+	// Reserve the check before hashing: simultaneous guesses each take a
+	// place, and those beyond the budget are refused here.
+	if wait := a.lim.reserve(r.Context(), keys, a.opts.Now); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(wait)))
+		webError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+waitText(wait)+" e tente de novo")
 		return
 	}
+	outcome := notChecked
+	defer func() { a.lim.resolve(keys, outcome, a.opts.Now()) }()
 	u, err := a.store.Authenticate(r.Context(), req.User, req.Password)
-	if errors.Is(err, users.ErrBadCredentials) {
-		a.lim.fail(keys, now)
-		a.log.Info("painel: login recusado", "user", req.User, "remote", clientIP(r))
+	switch {
+	case errors.Is(err, users.ErrBadCredentials):
+		outcome = failed
+		a.log.Info("painel: login recusado", "user", req.User, "remote", remote.String())
 		webError(w, http.StatusUnauthorized, "usuário ou senha incorretos")
 		return
-	}
-	if err != nil {
-		a.log.Error("painel: falha no login", "erro", err)
+	case errors.Is(err, users.ErrBusy):
+		w.Header().Set("Retry-After", "2")
+		a.log.Warn("painel: login adiado, verificações de senha demais ao mesmo tempo", "user", req.User, "remote", remote.String())
+		webError(w, http.StatusServiceUnavailable, "servidor ocupado verificando outras senhas: tente de novo em alguns segundos")
+		return
+	case err != nil:
+		a.log.Error("painel: falha no login", "user", req.User, "erro", err)
 		webError(w, http.StatusInternalServerError, "erro ao verificar a senha")
 		return
 	}
-	a.lim.reset(keys[1])
+	outcome = succeeded
 	// A fresh session id on every login (no fixation); drop the old one.
 	if old, err := r.Cookie(CookieName); err == nil {
 		_ = a.store.DeleteSession(r.Context(), old.Value)
@@ -314,7 +350,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || a.opts.SecureCookies, Expires: s.Expires})
-	a.log.Info("painel: falha no login", "user", u.Name, "role", u.Role)
+	a.log.Info("painel: login aceito", "user", u.Name, "role", u.Role, "remote", remote.String())
 	webJSON(w, http.StatusOK, meResponse{User: u.Name, Role: u.Role, CSRFToken: s.CSRF, Expires: s.Expires})
 }
 
@@ -339,74 +375,294 @@ func (a *Auth) me(w http.ResponseWriter, r *http.Request) {
 	webJSON(w, http.StatusOK, meResponse{User: s.User.Name, Role: s.User.Role, CSRFToken: s.CSRF, Expires: s.Expires})
 }
 
-// clientIP is the connection's address (proxies' headers are not trusted).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// Proxies is the set of reverse proxies whose X-Forwarded-For header is
+// believed. The zero value (and nil) trusts none.
+type Proxies struct {
+	nets []netip.Prefix
+}
+
+// NewProxies parses proxy addresses ("10.0.0.5", "::1") and networks
+// ("10.0.0.0/24").
+func NewProxies(list ...string) (*Proxies, error) {
+	p := &Proxies{}
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if pr, err := netip.ParsePrefix(s); err == nil {
+			p.nets = append(p.nets, pr.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: proxy %q: use an address (10.0.0.5) or a network (10.0.0.0/24)", s)
+		}
+		a = a.Unmap()
+		p.nets = append(p.nets, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return p, nil
+}
+
+// Trusted reports whether a is one of the proxies.
+func (p *Proxies) Trusted(a netip.Addr) bool {
+	if p == nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, n := range p.nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientIP is the address a request came from: the connection's, unless
+// that is a trusted proxy; then the right-most address of X-Forwarded-For
+// that is not a trusted proxy (what the outermost trusted proxy saw; the
+// entries left of it are the client's own claims). An unreadable entry
+// stops the walk at the proxy that wrote it. The zero Addr means the
+// connection's address is not an IP (a test's pipe).
+func (p *Proxies) ClientIP(r *http.Request) netip.Addr {
+	remote := remoteAddr(r.RemoteAddr)
+	if !remote.IsValid() || !p.Trusted(remote) {
+		return remote
+	}
+	client := remote
+	hops := r.Header.Values("X-Forwarded-For")
+	for i := len(hops) - 1; i >= 0; i-- {
+		parts := strings.Split(hops[i], ",")
+		for j := len(parts) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
+			if err != nil {
+				return client
+			}
+			client = a.Unmap()
+			if !p.Trusted(client) {
+				return client
+			}
+		}
+	}
+	return client
+}
+
+// remoteAddr parses http.Request.RemoteAddr ("ip:port").
+func remoteAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	host, _, err := net.SplitHostPort(s)
 	if err != nil {
-		return r.RemoteAddr
+		host = s
 	}
-	return host
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
 }
 
-// loginLimiter counts failed logins per key in a sliding window.
+// SourceOf is the address block one client controls: the address itself
+// for IPv4, its /64 for IPv6 (one subscriber's usual allocation).
+func SourceOf(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p
+	}
+	return netip.PrefixFrom(a, a.BitLen())
+}
+
+func sourceKey(a netip.Addr) string {
+	if !a.IsValid() {
+		return "?"
+	}
+	return SourceOf(a).String()
+}
+
+// loginLimiter throttles password checks per key (see the file comment).
 type loginLimiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	fails  map[string][]time.Time
+	mu      sync.Mutex
+	window  time.Duration
+	backoff time.Duration
+	keys    map[string]*limitState
+	changed chan struct{} // closed (and replaced) whenever a check resolves
+
+	// pendingWait is how long a check held back only by checks still
+	// running waits for their outcome (people behind one NAT address
+	// logging in at once); 3 s when zero.
+	pendingWait time.Duration
+	waiting     atomic.Int64 // checks waiting so (tests)
 }
 
-// blocked returns how long until the most limited key may try again.
-func (l *loginLimiter) blocked(keys []string, now time.Time) time.Duration {
+// limitKey is one throttled key of a check and its free failures.
+type limitKey struct {
+	name           string
+	budget         int
+	clearOnSuccess bool // a right password forgets the key's failures
+}
+
+type limitState struct {
+	fails   []time.Time // failures within the window, oldest first
+	pending int         // checks reserved and not yet resolved
+}
+
+type outcome int
+
+const (
+	notChecked outcome = iota // refused before the password was checked (store busy, error)
+	failed
+	succeeded
+)
+
+// delay is the wait after the k-th failure past the free ones (k ≥ 1):
+// backoff·2^(k−1), at most the window.
+func (l *loginLimiter) delay(k int) time.Duration {
+	d := l.backoff
+	for i := 1; i < k && d < l.window; i++ {
+		d *= 2
+	}
+	return min(d, l.window)
+}
+
+// reserve takes a place on every key, or returns how long to wait when one
+// of them has none to give. When only checks still running stand in the
+// way, it first waits (up to pendingWait) for their outcome: a failure
+// takes their place for good, a success gives it back.
+func (l *loginLimiter) reserve(ctx context.Context, keys []limitKey, now func() time.Time) time.Duration {
+	var timeout <-chan time.Time
+	for {
+		wait, pendingOnly, changed := l.tryReserve(keys, now())
+		if wait == 0 || !pendingOnly {
+			return wait
+		}
+		if timeout == nil {
+			d := l.pendingWait
+			if d <= 0 {
+				d = 3 * time.Second
+			}
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
+		l.waiting.Add(1)
+		select {
+		case <-changed:
+			l.waiting.Add(-1)
+		case <-timeout:
+			l.waiting.Add(-1)
+			return wait
+		case <-ctx.Done():
+			l.waiting.Add(-1)
+			return wait
+		}
+	}
+}
+
+// tryReserve is reserve's atomic step: it takes a place on every key, or
+// says how long to wait, whether only running checks are in the way, and
+// the channel closed when one of them resolves.
+func (l *loginLimiter) tryReserve(keys []limitKey, now time.Time) (wait time.Duration, pendingOnly bool, changed <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var wait time.Duration
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	pendingOnly = true
 	for _, k := range keys {
-		ts := l.prune(k, now)
-		if len(ts) >= l.max {
-			if w := ts[len(ts)-l.max].Add(l.window).Sub(now); w > wait {
-				wait = w
+		w, pending := l.waitLocked(k, now)
+		if w > 0 && !pending {
+			pendingOnly = false
+		}
+		wait = max(wait, w)
+	}
+	if wait > 0 {
+		return wait, pendingOnly, l.changed
+	}
+	for _, k := range keys {
+		st := l.keys[k.name]
+		if st == nil {
+			st = &limitState{}
+			l.keys[k.name] = st
+		}
+		st.pending++
+	}
+	if len(l.keys) > 100000 { // a flood of names: forget the idle ones
+		for name, st := range l.keys {
+			if l.prune(st, now); len(st.fails) == 0 && st.pending == 0 {
+				delete(l.keys, name)
 			}
 		}
 	}
-	return wait
+	return 0, false, nil
 }
 
-func (l *loginLimiter) fail(keys []string, now time.Time) {
+// waitLocked is how long k must wait before one more check, and whether
+// only checks still running hold it back; the caller holds mu.
+func (l *loginLimiter) waitLocked(k limitKey, now time.Time) (time.Duration, bool) {
+	st := l.keys[k.name]
+	if st == nil {
+		return 0, false
+	}
+	l.prune(st, now)
+	n := len(st.fails)
+	if n+st.pending < k.budget {
+		return 0, false // a free attempt
+	}
+	if st.pending > 0 {
+		// One check at a time past the budget; should the pending ones
+		// fail, this is the least the next one will wait.
+		return l.delay(n + st.pending - k.budget + 1), true
+	}
+	ready := st.fails[n-1].Add(l.delay(n - k.budget + 1))
+	if now.Before(ready) {
+		return ready.Sub(now), false
+	}
+	return 0, false
+}
+
+// resolve records the outcome of a reserved check.
+func (l *loginLimiter) resolve(keys []limitKey, o outcome, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, k := range keys {
-		l.fails[k] = append(l.prune(k, now), now)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = make(chan struct{})
 	}
-	if len(l.fails) > 100000 { // a flood of names: forget the stale ones
-		for k := range l.fails {
-			if len(l.prune(k, now)) == 0 {
-				delete(l.fails, k)
-			}
+	for _, k := range keys {
+		st := l.keys[k.name]
+		if st == nil {
+			continue
+		}
+		st.pending--
+		switch {
+		case o == failed:
+			st.fails = append(st.fails, now)
+		case o == succeeded && k.clearOnSuccess:
+			st.fails = nil
+		}
+		if l.prune(st, now); len(st.fails) == 0 && st.pending <= 0 {
+			delete(l.keys, k.name)
 		}
 	}
-}
-
-func (l *loginLimiter) reset(key string) {
-	l.mu.Lock()
-	delete(l.fails, key)
-	l.mu.Unlock()
 }
 
 // prune drops failures older than the window; the caller holds mu.
-func (l *loginLimiter) prune(k string, now time.Time) []time.Time {
-	ts := l.fails[k]
+func (l *loginLimiter) prune(st *limitState, now time.Time) {
 	i := 0
-	for i < len(ts) && !now.Before(ts[i].Add(l.window)) {
+	for i < len(st.fails) && !now.Before(st.fails[i].Add(l.window)) {
 		i++
 	}
-	ts = ts[i:]
-	if len(ts) == 0 {
-		delete(l.fails, k)
-		return nil
+	st.fails = st.fails[i:]
+}
+
+// retrySeconds is a Retry-After value: whole seconds, at least 1.
+func retrySeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// waitText says d in pt-BR ("3 s", "2 min").
+func waitText(d time.Duration) string {
+	s := retrySeconds(d)
+	if s < 60 {
+		return strconv.Itoa(s) + " s"
 	}
-	l.fails[k] = ts
-	return ts
+	return strconv.Itoa((s+59)/60) + " min"
 }
 
 // webJSON writes v as JSON.

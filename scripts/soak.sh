@@ -25,7 +25,8 @@ OUT=${OUT:-$(mktemp -d /tmp/sossego-soak.XXXXXX)}
 # batches (the same gateways and seqs) would all be duplicates.
 if [ -d "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then echo "soak: OUT=$OUT is not empty; give a new folder" >&2; exit 2; fi
 mkdir -p "$OUT"
-SEED=sossego-demo
+# Not the public demonstration seed: sossego central refuses keys derived from it.
+SEED=sossego-soak-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 secs() { local d=$1; case $d in *h) echo $((${d%h} * 3600)) ;; *m) echo $((${d%m} * 60)) ;; *s) echo "${d%s}" ;; *) echo "$d" ;; esac; }
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 log() { echo "soak: $(date -u +%H:%M:%S) $*"; }

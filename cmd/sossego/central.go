@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,8 +20,12 @@ func init() {
 }
 
 func runCentral(ctx context.Context, args []string, io stdio) int {
-	fs := flag.NewFlagSet("central", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := newFlags("central", `uso: sossego central --registry ARQUIVO [opções]
+
+Serviço central: broker MQTT embutido (ou um externo com --mqtt-url), ingestão,
+alertas, painel e API HTTP. --registry é obrigatório: o cadastro dos gateways
+(com suas chaves públicas), sensores e estabelecimentos; modelo comentado em
+docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, io)
 	var o central.Options
 	var sync, logLevel, mqttPassFile, influxTokenFile, minFreeDisk string
 	var retainDays int
@@ -37,7 +40,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&o.MQTTUser, "mqtt-user", central.ServiceUser, "usuário do serviço central no broker externo")
 	fs.StringVar(&mqttPassFile, "mqtt-password-file", "", "arquivo com a senha do serviço no broker externo (ou variável SOSSEGO_MQTT_PASSWORD)")
 	fs.StringVar(&o.MQTTClientID, "mqtt-client-id", "sossego-central", "client id estável (a sessão persistente do broker fica nele)")
-	fs.StringVar(&o.Registry, "registry", "", "arquivo YAML do cadastro; vazio: <data-dir>/registry.yaml (criado com o cadastro de demonstração)")
+	fs.StringVar(&o.Registry, "registry", "", "arquivo YAML do cadastro (obrigatório; recarregado ao mudar ou com SIGHUP)")
 	fs.StringVar(&o.Store, "store", "sqlite", "consultas de leituras: sqlite ou influx (SQLite local sempre guarda tudo)")
 	fs.StringVar(&o.InfluxURL, "influx-url", "", "URL do InfluxDB (ex.: http://127.0.0.1:8086)")
 	fs.StringVar(&o.InfluxBucket, "influx-bucket", "sossego/autogen", "bucket (InfluxDB 1.8: banco/política)")
@@ -60,12 +63,16 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 		"vazio: configuradas no painel")
 	fs.StringVar(&o.CodesDir, "codes-dir", "", "pasta com códigos de posturas adicionais (YAML; veja sossego codes validate)")
 	fs.BoolVar(&o.SecureCookies, "secure-cookies", false, "marca o cookie de sessão como Secure (TLS terminado num proxy)")
-	fs.Usage = func() {
-		fmt.Fprintln(io.err, "uso: sossego central [opções]\n\nSem opções: nó único com broker embutido em 127.0.0.1:1883, SQLite em ./var/sossego,\nAPI em http://127.0.0.1:8080/api/v1 e o cadastro de demonstração.\n\nopções:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Func("trusted-proxy", "proxy reverso (endereço ou rede, ex.: 10.0.0.5 ou 10.0.0.0/24) cujo X-Forwarded-For identifica o cliente "+
+		"no limite de tentativas de login; isento do limite de conexões por origem; repetível", func(v string) error {
+		o.TrustedProxies = append(o.TrustedProxies, v)
+		return nil
+	})
+	fs.IntVar(&o.HTTPLimits.MaxConns, "http-max-conns", central.DefaultHTTPMaxConns, "conexões HTTP abertas ao mesmo tempo; além disso, 503 na hora")
+	fs.IntVar(&o.HTTPLimits.MaxConnsPerIP, "http-max-conns-per-ip", central.DefaultHTTPMaxConnsPerIP,
+		"conexões HTTP abertas de um mesmo endereço (IPv6: mesma /64); proxies de --trusted-proxy não contam")
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.err, "sossego central: argumento inesperado %q\n", fs.Arg(0))
@@ -95,13 +102,22 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 			"senão um lote apagado poderia ser reenviado pelo gateway e gravado de novo\n", retainDays, days(o.Stale))
 		return 2
 	}
-	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
+	if o.HTTPLimits.MaxConns < 1 || o.HTTPLimits.MaxConnsPerIP < 1 {
+		fmt.Fprintln(io.err, "sossego central: --http-max-conns e --http-max-conns-per-ip precisam ser pelo menos 1")
+		return 2
+	}
 	o.Sync = store.Sync(sync)
+	// Every value is checked before anything is created or written.
+	if err := o.Check(); err != nil {
+		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
+		return 2
+	}
+	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
 	o.MQTTPassword = os.Getenv("SOSSEGO_MQTT_PASSWORD")
 	if mqttPassFile != "" {
 		b, err := os.ReadFile(mqttPassFile)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego central: senha MQTT: %v\n", err)
+			fmt.Fprintf(io.err, "sossego central: senha MQTT (--mqtt-password-file): %s\n", describe(err))
 			return 1
 		}
 		o.MQTTPassword = strings.TrimSpace(string(b))
@@ -112,7 +128,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	if influxTokenFile != "" {
 		b, err := os.ReadFile(influxTokenFile)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego central: token InfluxDB: %v\n", err)
+			fmt.Fprintf(io.err, "sossego central: token InfluxDB (--influx-token-file): %s\n", describe(err))
 			return 1
 		}
 		o.InfluxToken = strings.TrimSpace(string(b))
@@ -132,7 +148,7 @@ func runCentral(ctx context.Context, args []string, io stdio) int {
 	}()
 	o.Reload = reload
 	if err := central.Run(ctx, o); err != nil {
-		fmt.Fprintf(io.err, "sossego central: %v\n", err)
+		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
 		return 1
 	}
 	return 0

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -17,42 +16,44 @@ func init() {
 	register("codes", "lista, mostra, avalia e valida códigos de posturas", runCodes)
 }
 
-func runCodes(_ context.Context, args []string, io stdio) int {
-	usage := func() int {
-		fmt.Fprintln(io.err, `uso: sossego codes <list|show|eval|validate> [opções]
+const codesUsage = `uso: sossego codes <list|show|eval|validate> [opções]
   list                 lista os códigos carregados
   show CÓDIGO          quadro do código: limites por período e zona, horários, penalidades
   eval                 JSON Lines na entrada, um veredito por linha na saída (docs/codes-eval.md)
   validate ARQUIVO...  valida arquivos YAML de código
 opção comum: --codes-dir DIR  carrega códigos adicionais de DIR
-CÓDIGO: o id (lapa, conceicao-de-macabu, …) ou o nome do município, sem distinção de maiúsculas`)
+CÓDIGO: o id (lapa, conceicao-de-macabu, …) ou o nome do município, sem distinção de maiúsculas`
+
+func runCodes(_ context.Context, args []string, io stdio) int {
+	usage := func() int {
+		fmt.Fprintln(io.err, codesUsage)
 		return 2
 	}
 	if len(args) == 0 {
 		return usage()
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(io.err, codesUsage)
+		return 0
+	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "list", "show", "eval", "validate":
-	case "-h", "--help", "help":
-		usage()
-		return 0
 	default:
-		fmt.Fprintf(io.err, "sossego codes: subcomando %q desconhecido\n", sub)
+		fmt.Fprintf(io.err, "sossego codes: subcomando desconhecido %q\n\n", sub)
 		return usage()
 	}
-	fs := flag.NewFlagSet("codes "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := newFlags("codes "+sub, codesUsage, io)
 	dir := fs.String("codes-dir", "", "diretório com códigos YAML adicionais")
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	if code, ok := fs.parse(rest); !ok {
+		return code
 	}
 	if sub == "validate" {
 		return codesValidate(fs.Args(), io)
 	}
 	set, err := codes.LoadDir(*dir)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego codes: %v\n", err)
+		fmt.Fprintf(io.err, "sossego codes: %s\n", describe(err))
 		return 1
 	}
 	switch sub {
@@ -114,12 +115,12 @@ func codesEval(set *codes.Set, io stdio) int {
 			status = 1
 		}
 		if err := enc.Encode(resp); err != nil {
-			fmt.Fprintf(io.err, "sossego codes eval: escrita: %v\n", err)
+			fmt.Fprintf(io.err, "sossego codes eval: escrita: %s\n", describe(err))
 			return 1
 		}
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintf(io.err, "sossego codes eval: leitura: %v\n", err)
+		fmt.Fprintf(io.err, "sossego codes eval: leitura: %s\n", describe(err))
 		_ = enc.Encode(codes.Response{Error: "entrada ilegível: " + err.Error()})
 		return 1
 	}
@@ -135,7 +136,7 @@ func codesValidate(files []string, io stdio) int {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			fmt.Fprintf(io.err, "%s: não foi possível ler: %v\n", f, err)
+			fmt.Fprintf(io.err, "%s\n", describe(err))
 			status = 1
 			continue
 		}

@@ -114,14 +114,21 @@ var demoUsers = []struct {
 }
 
 func runDemo(ctx context.Context, args []string, io stdio) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := newFlags("demo", `uso: sossego demo [opções]
+
+Demonstração (o que make run inicia): o serviço central com o cadastro de
+demonstração, três usuários de exemplo e 4 gateways simulados. As chaves e senhas
+da demonstração derivam de uma semente pública: nunca use este cadastro de verdade.`, io)
 	dataDir := fs.String("data-dir", "./var/demo", "pasta dos dados da demonstração (apagada e recriada a cada início, salvo --keep)")
 	keep := fs.Bool("keep", false, "mantém os dados de uma demonstração anterior")
 	httpAddr := fs.String("http", central.DefaultHTTP, "endereço do painel e da API")
 	mqttAddr := fs.String("mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido")
 	logLevel := fs.String("log", "warn", "nível de log: debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.err, "sossego demo: argumento inesperado %q\n", fs.Arg(0))
 		return 2
 	}
 	// A busy default port (a system Mosquitto on 1883, another service on
@@ -141,7 +148,7 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	}
 	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
 	if err := prepareDemo(ctx, *dataDir, *keep); err != nil {
-		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
 		return 1
 	}
 	cfg := alerts.DefaultConfig()
@@ -150,7 +157,7 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	cfg.Window, cfg.MinDuration, cfg.ResolveTime = 20*time.Second, 20*time.Second, 60*time.Second
 	ready := make(chan central.Addrs, 1)
 	o := central.Options{DataDir: *dataDir, HTTP: *httpAddr, MQTTListen: *mqttAddr, AlertConfig: &cfg, Log: log,
-		Registry: filepath.Join(*dataDir, "registry.yaml"), Ready: func(a central.Addrs) { ready <- a },
+		Registry: filepath.Join(*dataDir, "registry.yaml"), Demo: true, Ready: func(a central.Addrs) { ready <- a },
 		NotifyDefaults: demoNotify(*dataDir, *httpAddr)}
 	// Shutdown order: on Ctrl-C the simulated gateways stop first (each
 	// flushes its open batch and says "offline"), then the central service,
@@ -199,7 +206,7 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
 		return 1
 	}
 	fmt.Fprintln(io.out, "demonstração encerrada.")

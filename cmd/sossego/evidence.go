@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -41,7 +40,7 @@ verify  confere a estrutura, cada hash e a assinatura, e diz exatamente o que es
 `
 
 func runEvidence(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprint(io.err, evidenceUsage)
 		if len(args) == 0 {
 			return 2
@@ -59,8 +58,7 @@ func runEvidence(ctx context.Context, args []string, io stdio) int {
 }
 
 func evidenceExport(ctx context.Context, args []string, io stdio) int {
-	fl := flag.NewFlagSet("evidence export", flag.ContinueOnError)
-	fl.SetOutput(io.err)
+	fl := newFlags("evidence export", evidenceUsage, io)
 	alert := fl.String("alert", "", "id do alerta (obrigatório)")
 	out := fl.String("o", "", "arquivo zip de saída (padrão: evidencia-<alerta>.zip)")
 	dataDir := fl.String("data-dir", "./var/sossego", "diretório de dados do serviço central")
@@ -68,14 +66,19 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 	codesDir := fl.String("codes-dir", "", "diretório com códigos YAML adicionais")
 	margin := fl.Duration("margem", 10*time.Minute, "margem antes e depois da janela do alerta")
 	quiet := fl.Bool("q", false, "sem barra de progresso")
-	if err := fl.Parse(args); err != nil {
-		return 2
+	if code, ok := fl.parse(args); !ok {
+		return code
 	}
 	if *alert == "" || fl.NArg() > 0 {
 		fmt.Fprint(io.err, "sossego evidence export: informe --alert ID\n\n"+evidenceUsage)
 		return 2
 	}
 	fail := func(format string, a ...any) int {
+		for i, v := range a {
+			if err, ok := v.(error); ok {
+				a[i] = describe(err)
+			}
+		}
 		fmt.Fprintf(io.err, "sossego evidence export: "+format+"\n", a...)
 		return 1
 	}
@@ -189,16 +192,15 @@ func progressBar(w io.Writer) func(done, total int) {
 }
 
 func evidenceVerify(args []string, io stdio) int {
-	fl := flag.NewFlagSet("evidence verify", flag.ContinueOnError)
-	fl.SetOutput(io.err)
+	fl := newFlags("evidence verify", evidenceUsage, io)
 	dataDir := fl.String("data-dir", "", "diretório de dados: exige a assinatura da chave deste serviço")
 	keyPath := fl.String("chave", "", "arquivo da chave do serviço (exige a assinatura dela)")
 	file, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		file, rest = args[0], args[1:]
 	}
-	if err := fl.Parse(rest); err != nil {
-		return 2
+	if code, ok := fl.parse(rest); !ok {
+		return code
 	}
 	if file == "" && fl.NArg() == 1 {
 		file = fl.Arg(0)
@@ -211,7 +213,7 @@ func evidenceVerify(args []string, io stdio) int {
 	case *keyPath != "":
 		k, err := evidence.LoadKey(*keyPath)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego evidence verify: %v\n", err)
+			fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
 			return 1
 		}
 		trusted = k.Public().(ed25519.PublicKey)
@@ -221,7 +223,7 @@ func evidenceVerify(args []string, io stdio) int {
 			if errors.Is(err, fs.ErrNotExist) {
 				fmt.Fprintf(io.err, "sossego evidence verify: %s não tem chave de evidências (%s)\n", *dataDir, evidence.KeyFile)
 			} else {
-				fmt.Fprintf(io.err, "sossego evidence verify: %v\n", err)
+				fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
 			}
 			return 1
 		}
@@ -229,13 +231,13 @@ func evidenceVerify(args []string, io stdio) int {
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego evidence verify: %v\n", err)
+		fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
 		return 1
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego evidence verify: %v\n", err)
+		fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
 		return 1
 	}
 	rep := evidence.Verify(f, st.Size(), trusted)

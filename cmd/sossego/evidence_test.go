@@ -132,7 +132,7 @@ func TestEvidenceExportVerify(t *testing.T) {
 		{[]string{"evidence", "export", "--alert", "x", "--data-dir", t.TempDir()}, 1, "não encontrei readings.db"},
 		{[]string{"evidence", "export", "--alert", "nao-existe", "--data-dir", dir, "-o", filepath.Join(t.TempDir(), "x.zip")}, 1, "alerta \"nao-existe\""},
 		{[]string{"evidence", "verify"}, 2, "informe um arquivo"},
-		{[]string{"evidence", "verify", "/nao/existe.zip"}, 1, "no such file"},
+		{[]string{"evidence", "verify", "/nao/existe.zip"}, 1, "o arquivo ou a pasta não existe"},
 		{[]string{"evidence", "frobnicate"}, 2, "subcomando desconhecido"},
 	} {
 		code, stdout, stderr := runCLI(t, "", tc.args...)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -17,8 +16,12 @@ func init() {
 }
 
 func runLoadgen(ctx context.Context, args []string, io stdio) int {
-	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.SetOutput(io.err)
+	fs := newFlags("loadgen", `uso: sossego loadgen [opções]
+
+Simula gateways publicando lotes assinados num broker MQTT (testes de carga e
+benchmarks). As chaves derivam de --seed; com a semente padrão, que é pública,
+o serviço central só aceita os lotes em sossego demo: para sossego central, grave
+o cadastro com --write-registry e uma --seed sua, e passe-o em --registry.`, io)
 	var (
 		url, regPath, seed, writeReg, municipality string
 		gateways, sensorsPer                       int
@@ -42,8 +45,8 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 	fs.Uint64Var(&startSeq, "start-seq", 1, "primeiro seq de cada gateway (continue de onde o ack parou)")
 	fs.DurationVar(&o.WaitAcks, "wait-acks", 30*time.Second, "quanto esperar pelos acks no fim")
 	fs.BoolVar(&asJSON, "json", false, "resultado em JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if writeReg != "" {
 		if gateways <= 0 {
@@ -55,7 +58,7 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 			err = os.WriteFile(writeReg, b, 0o640)
 		}
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+			fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 			return 1
 		}
 		fmt.Fprintf(io.out, "cadastro com %d gateways gravado em %s\n", gateways, writeReg)
@@ -64,12 +67,12 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 	if gateways > 0 {
 		b, err := loadgen.RegistryYAML(seed, gateways, sensorsPer, municipality)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+			fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 			return 1
 		}
 		r, err := registry.Parse(b)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+			fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 			return 1
 		}
 		o.Gateways = loadgen.FromRegistry(r, seed)
@@ -78,13 +81,13 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 		if regPath != "" {
 			var err error
 			if data, err = os.ReadFile(regPath); err != nil {
-				fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+				fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 				return 1
 			}
 		}
 		r, err := registry.Parse(data)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+			fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 			return 1
 		}
 		o.Gateways = loadgen.FromRegistry(r, seed)
@@ -96,7 +99,7 @@ func runLoadgen(ctx context.Context, args []string, io stdio) int {
 	o.URL, o.StartSeq = url, startSeq
 	st, err := loadgen.Run(ctx, o)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego loadgen: %v\n", err)
+		fmt.Fprintf(io.err, "sossego loadgen: %s\n", describe(err))
 		return 1
 	}
 	if asJSON {

@@ -50,8 +50,13 @@ func main() {
 	os.Exit(code)
 }
 
+// isHelp reports whether a sub-command's first argument asks for its usage.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
 func run(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		usage(io.err)
 		if len(args) == 0 {
 			return 2

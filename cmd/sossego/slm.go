@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -46,7 +45,7 @@ type slmResult struct {
 }
 
 func runSLM(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprintln(io.err, slmUsage)
 		if len(args) == 0 {
 			return 2
@@ -61,9 +60,7 @@ func runSLM(ctx context.Context, args []string, io stdio) int {
 }
 
 func slmAnalyze(ctx context.Context, args []string, sio stdio) int {
-	fs := flag.NewFlagSet("slm analyze", flag.ContinueOnError)
-	fs.SetOutput(sio.err)
-	fs.Usage = func() { fmt.Fprintln(sio.err, slmUsage) }
+	fs := newFlagsUsage("slm analyze", slmUsage, sio)
 	offset := fs.Float64("offset-db", 0, "calibração em dB")
 	channel := fs.Int("channel", 0, "canal a medir, a partir de 0")
 	raw := fs.String("raw", "", "formato da entrada PCM bruta")
@@ -72,11 +69,8 @@ func slmAnalyze(ctx context.Context, args []string, sio stdio) int {
 	// Flags may come before or after the file name.
 	var files []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+		if code, ok := fs.parse(args); !ok {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -151,7 +145,7 @@ func slmAnalyze(ctx context.Context, args []string, sio stdio) int {
 	res := slmResult{Summary: roundSummary(sum), Channels: st.Channels(), Channel: st.Channel(), Format: st.Format().String()}
 	enc := json.NewEncoder(sio.out)
 	if err := enc.Encode(res); err != nil {
-		fmt.Fprintf(sio.err, "sossego slm analyze: escrever o resultado: %v\n", err)
+		fmt.Fprintf(sio.err, "sossego slm analyze: escrever o resultado: %s\n", describe(err))
 		return 1
 	}
 	return 0

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +32,7 @@ opções:
   --data-dir DIR   diretório de dados do serviço central (arquivo ` + users.FileName + `)`
 
 func runUsers(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprintln(io.err, usersUsage)
 		if len(args) == 0 {
 			return 2
@@ -41,20 +40,15 @@ func runUsers(ctx context.Context, args []string, io stdio) int {
 		return 0
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("users "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = func() { fmt.Fprintln(io.err, usersUsage) }
+	fs := newFlagsUsage("users "+sub, usersUsage, io)
 	dir := fs.String("data-dir", "", "diretório de dados do serviço central")
 	role := fs.String("role", "", "papel: admin, fiscal ou operador")
 	// Flags may come before or after the name.
 	var pos []string
 	rest := args[1:]
 	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+		if code, ok := fs.parse(rest); !ok {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -67,7 +61,7 @@ func runUsers(ctx context.Context, args []string, io stdio) int {
 		return 2
 	}
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		fmt.Fprintf(io.err, "sossego users: não foi possível criar %s: %v\n", *dir, err)
+		fmt.Fprintf(io.err, "sossego users: %s\n", describe(err))
 		return 1
 	}
 	switch sub {
@@ -102,12 +96,12 @@ func usersSet(ctx context.Context, io stdio, sub, dir, role string, pos []string
 	}
 	pw, err := readPassword(io)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
+		fmt.Fprintf(io.err, "sossego users %s: %s\n", sub, describe(err))
 		return 1
 	}
 	s, err := users.OpenDir(ctx, dir, usersOptions)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
+		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
 	}
 	defer s.Close()
@@ -127,7 +121,7 @@ func usersSet(ctx context.Context, io stdio, sub, dir, role string, pos []string
 		fmt.Fprintf(io.err, "sossego users %s: senha curta demais: use pelo menos %d caracteres\n", sub, users.MinPasswordLen)
 		return 1
 	case err != nil:
-		fmt.Fprintf(io.err, "sossego users %s: %v\n", sub, err)
+		fmt.Fprintf(io.err, "sossego users %s: %s\n", sub, describe(err))
 		return 1
 	}
 	if sub == "add" {
@@ -142,13 +136,13 @@ func usersSet(ctx context.Context, io stdio, sub, dir, role string, pos []string
 func usersList(ctx context.Context, io stdio, dir string) int {
 	s, err := users.OpenDir(ctx, dir, usersOptions)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %v\n", err)
+		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
 	}
 	defer s.Close()
 	list, err := s.List(ctx)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego users list: %v\n", err)
+		fmt.Fprintf(io.err, "sossego users list: %s\n", describe(err))
 		return 1
 	}
 	if len(list) == 0 {

@@ -118,7 +118,12 @@ func sealedPayloads(b *testing.B, gw string, n, records int) [][]byte {
 }
 
 func writeBenchRegistry(b testing.TB, dir string, gateways int) (string, *registry.Registry) {
-	y, err := loadgen.RegistryYAML(seed, gateways, 1, "lapa")
+	return writeSeededRegistry(b, dir, gateways, seed)
+}
+
+// writeSeededRegistry writes a register of gateways whose keys derive from s.
+func writeSeededRegistry(b testing.TB, dir string, gateways int, s string) (string, *registry.Registry) {
+	y, err := loadgen.RegistryYAML(s, gateways, 1, "lapa")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,9 +8,11 @@ package central
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +35,7 @@ import (
 	"github.com/sossego/sossego/internal/broker"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/ingest/loadgen"
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/retention"
@@ -47,11 +50,19 @@ const (
 	ServiceUser       = "sossego-central"
 )
 
-// Options configure Run. The zero value (plus a DataDir) is a working
-// single node: embedded broker, SQLite, demo registry.
+// Options configure Run. The zero value plus a Registry (or Demo) is a
+// working single node: embedded broker, SQLite.
 type Options struct {
-	DataDir string // SQLite files and the default registry; created if missing
+	DataDir string // SQLite files (and the demonstration register); created if missing
 	HTTP    string // HTTP listen address; "" disables HTTP
+
+	// HTTPLimits bound the HTTP server's connections, requests and
+	// timeouts (http.go); zero fields take the defaults.
+	HTTPLimits HTTPLimits
+	// TrustedProxies are reverse proxies (addresses or networks) whose
+	// X-Forwarded-For names the client, for the login limiter; they are
+	// also exempt from the per-source connection cap.
+	TrustedProxies []string
 
 	// MinFreeDisk is the free space (bytes) on the data dir's file system
 	// below which the health report is "degradado": 0 → DefaultMinFreeDisk,
@@ -73,9 +84,14 @@ type Options struct {
 	MQTTPassword string
 	MQTTClientID string // default "sossego-central"
 
-	// Registry is the register file; "" uses DataDir/registry.yaml, which
-	// is created from the demonstration register on first start.
-	Registry     string
+	// Registry is the register file. "" is allowed with Demo only: then
+	// DataDir/registry.yaml, created from the demonstration register on
+	// first start.
+	Registry string
+	// Demo accepts the demonstration register and any gateway whose key
+	// derives from the public demonstration seed (sossego demo, tests).
+	// Without it Run refuses them: anyone can sign batches with those keys.
+	Demo         bool
 	RegistryPoll time.Duration // default 2s
 	Reload       <-chan struct{}
 
@@ -131,11 +147,96 @@ type Addrs struct {
 	MQTTTLS string
 }
 
+// Check validates o, reading the files it names (register, TLS
+// certificates) but writing nothing: Run calls it before it creates
+// anything, `sossego central` before it starts. The errors are pt-BR and
+// name the flag to fix.
+func (o *Options) Check() error {
+	switch o.Store {
+	case "", "sqlite", "influx":
+	default:
+		return fmt.Errorf("--store %q inválido: use sqlite ou influx", o.Store)
+	}
+	if o.Store == "influx" && (o.InfluxURL == "" || o.InfluxBucket == "") {
+		return errors.New("--store influx precisa de --influx-url e --influx-bucket")
+	}
+	switch o.Sync {
+	case "", store.SyncFull, store.SyncNormal:
+	default:
+		return fmt.Errorf("--sync %q inválido: use full ou normal", o.Sync)
+	}
+	if err := CheckRetain(o.Retain, o.Stale, o.DisableAlerts); err != nil {
+		return fmt.Errorf("--retain-days: %w", err)
+	}
+	for _, v := range o.Origins {
+		if _, err := dashboard.NewOrigins(v); err != nil {
+			return fmt.Errorf("--origin %q inválida: use https://host[:porta], como o navegador mostra o endereço do painel", v)
+		}
+	}
+	for _, v := range o.TrustedProxies {
+		if _, err := dashboard.NewProxies(v); err != nil {
+			return fmt.Errorf("--trusted-proxy %q inválido: use o endereço do proxy (10.0.0.5) ou a rede dele (10.0.0.0/24)", v)
+		}
+	}
+	if o.MQTTTLSListen != "" && o.MQTTURL == "" {
+		if _, err := serverTLS(o.TLSCert, o.TLSKey, o.TLSClientCA); err != nil {
+			return err
+		}
+	}
+	if o.Registry == "" {
+		if !o.Demo {
+			return errors.New("informe o cadastro com --registry ARQUIVO (gateways com suas chaves públicas, sensores, " +
+				"estabelecimentos; modelo comentado em docs/registry.example.yaml). O cadastro de demonstração usa chaves " +
+				"que qualquer um pode derivar e só é aceito por sossego demo")
+		}
+		return nil
+	}
+	data, err := os.ReadFile(o.Registry)
+	if err != nil {
+		return fmt.Errorf("--registry: %w", err)
+	}
+	reg, err := registry.Parse(data)
+	if err != nil {
+		return fmt.Errorf("--registry %s: %w", o.Registry, err)
+	}
+	if !o.Demo {
+		if ids := demoKeyGateways(reg); len(ids) > 0 {
+			who := "o gateway " + ids[0] + " usa a chave"
+			if len(ids) > 1 {
+				who = fmt.Sprintf("os gateways %s e mais %d usam chaves", ids[0], len(ids)-1)
+			}
+			return fmt.Errorf("--registry %s: %s de demonstração, que qualquer um pode derivar da semente pública %q: "+
+				"gere a chave de cada gateway com sossego-gateway key e ponha a chave pública dele em public_key",
+				o.Registry, who, loadgen.DefaultSeed)
+		}
+	}
+	return nil
+}
+
+// demoKeyGateways lists the gateways whose public key derives from the
+// public demonstration seed.
+func demoKeyGateways(reg *registry.Registry) []string {
+	var ids []string
+	for _, g := range reg.Gateways() {
+		key, err := base64.StdEncoding.DecodeString(g.PublicKey)
+		if err != nil || len(key) != ed25519.PublicKeySize {
+			continue
+		}
+		if demo := loadgen.Key(loadgen.DefaultSeed, g.ID).Public().(ed25519.PublicKey); demo.Equal(ed25519.PublicKey(key)) {
+			ids = append(ids, g.ID)
+		}
+	}
+	return ids
+}
+
 // Run starts the service and blocks until ctx ends or a part fails.
 func Run(ctx context.Context, o Options) error {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if err := o.Check(); err != nil {
+		return err
 	}
 	if o.DataDir == "" {
 		o.DataDir = DefaultDataDir
@@ -145,15 +246,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Store == "" {
 		o.Store = "sqlite"
-	}
-	if o.Store != "sqlite" && o.Store != "influx" {
-		return fmt.Errorf("central: store %q: use sqlite or influx", o.Store)
-	}
-	if o.Store == "influx" && (o.InfluxURL == "" || o.InfluxBucket == "") {
-		return errors.New("central: --store influx needs --influx-url and --influx-bucket")
-	}
-	if err := CheckRetain(o.Retain, o.Stale, o.DisableAlerts); err != nil {
-		return fmt.Errorf("central: %w", err)
 	}
 
 	// Registry.
@@ -325,6 +417,8 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return fmt.Errorf("central: listen %s: %w", o.HTTP, err)
 		}
+		proxies, _ := dashboard.NewProxies(o.TrustedProxies...) // validated by Check
+		ln = capConns(ln, o.HTTPLimits, proxies, promReg, log.With("componente", "http"))
 		mux := http.NewServeMux()
 		apiOpts := dashboard.APIOptions{Registry: reg, Store: st, Readings: readings, Env: st, Log: log,
 			Limits: limitFunc(limits),
@@ -352,12 +446,16 @@ func Run(ctx context.Context, o Options) error {
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}
 		}
-		wb.register(mux, dashboard.NewAPI(apiOpts), reg, codeSet, log)
+		api := dashboard.NewAPI(apiOpts)
+		wb.register(mux, api, reg, codeSet, log)
 		if notifier != nil {
 			registerNotify(mux, notifier, wb, reg, log)
 		}
+		// Outside monitors probe the health without a login (the verdict
+		// only; a session also gets the details).
+		mux.Handle("GET /api/v1/health", wb.auth.Protect(api.HealthProbe()))
 		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv = newHTTPServer(mux, o.HTTPLimits, log.With("componente", "http"))
 	}
 
 	var pruner *retention.Pruner
@@ -433,19 +531,19 @@ func randomSecret() string {
 
 func serverTLS(cert, key, clientCA string) (*tls.Config, error) {
 	if cert == "" || key == "" || clientCA == "" {
-		return nil, errors.New("central: the MQTT TLS listener needs --tls-cert, --tls-key and --tls-client-ca")
+		return nil, errors.New("--mqtt-tls-listen precisa de --tls-cert, --tls-key e --tls-client-ca")
 	}
 	kp, err := tls.LoadX509KeyPair(cert, key)
 	if err != nil {
-		return nil, fmt.Errorf("central: TLS key pair: %w", err)
+		return nil, fmt.Errorf("--tls-cert/--tls-key: não foi possível carregar o par certificado e chave (PEM): %w", err)
 	}
 	pem, err := os.ReadFile(clientCA)
 	if err != nil {
-		return nil, fmt.Errorf("central: client CA: %w", err)
+		return nil, fmt.Errorf("--tls-client-ca: não foi possível ler %s: %w", clientCA, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("central: no certificate in %s", clientCA)
+		return nil, fmt.Errorf("--tls-client-ca: nenhum certificado PEM em %s", clientCA)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{kp}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		MinVersion: tls.VersionTLS12}, nil

@@ -29,6 +29,10 @@ import (
 
 const seed = loadgen.DefaultSeed
 
+// procSeed signs for the tests that run `sossego central` as a process:
+// outside the demonstration it refuses keys derived from the public seed.
+const procSeed = "sossego-testes-processo"
+
 // startCentral runs the service in-process and returns its addresses.
 func startCentral(t testing.TB, o Options) Addrs {
 	t.Helper()
@@ -53,6 +57,7 @@ func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
 		o.MQTTListen = "127.0.0.1:0"
 	}
 	o.Log = slog.New(slog.DiscardHandler)
+	o.Demo = true // the tests' registers sign with keys derived from the demonstration seed
 	addTestUser(t, o.DataDir)
 	ready := make(chan Addrs, 1)
 	o.Ready = func(a Addrs) { ready <- a }
@@ -315,7 +320,7 @@ func TestKill9Restart(t *testing.T) {
 	}
 	bin := buildSossego(t)
 	dir := t.TempDir()
-	regYAML, err := loadgen.RegistryYAML(seed, 4, 1, "lapa")
+	regYAML, err := loadgen.RegistryYAML(procSeed, 4, 1, "lapa")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +348,7 @@ func TestKill9Restart(t *testing.T) {
 	done := make(chan loadgen.Stats, 1)
 	go func() {
 		st, err := loadgen.Run(context.Background(), loadgen.Options{URL: "tcp://" + mqttAddr,
-			Gateways: loadgen.FromRegistry(r, seed), Batches: perGateway, RecordsPerBatch: 2, Rate: 500,
+			Gateways: loadgen.FromRegistry(r, procSeed), Batches: perGateway, RecordsPerBatch: 2, Rate: 500,
 			Window: 500, ResendAfter: 2 * time.Second, WaitAcks: 60 * time.Second,
 			OnAck: func(_ string, seq uint64) {
 				select {

@@ -45,12 +45,12 @@ func TestPausedService(t *testing.T) {
 
 	users := map[string]string{ServiceUser: "svc-pass"}
 	for i := 1; i <= gateways; i++ {
-		users[loadgen.GatewayID(i)] = loadgen.Password(seed, loadgen.GatewayID(i))
+		users[loadgen.GatewayID(i)] = loadgen.Password(procSeed, loadgen.GatewayID(i))
 	}
 	m := testenv.StartShippedMosquitto(t, users)
 	bin := buildSossego(t)
 	dir := t.TempDir()
-	regPath, r := writeBenchRegistry(t, dir, gateways)
+	regPath, r := writeSeededRegistry(t, dir, gateways, procSeed)
 	cmd := exec.Command(bin, "central", "--data-dir", dir, "--registry", regPath, "--http", "",
 		"--mqtt-url", m.URL, "--log", "warn")
 	cmd.Env = append(os.Environ(), "SOSSEGO_MQTT_PASSWORD=svc-pass")
@@ -78,7 +78,7 @@ func TestPausedService(t *testing.T) {
 	}
 	done := make(chan loadgen.Stats, 1)
 	go func() {
-		st, err := loadgen.Run(context.Background(), loadgen.Options{URL: m.URL, Gateways: loadgen.FromRegistry(r, seed),
+		st, err := loadgen.Run(context.Background(), loadgen.Options{URL: m.URL, Gateways: loadgen.FromRegistry(r, procSeed),
 			Batches: batches, Rate: rate, Spread: true, Window: batches, ResendAfter: time.Hour,
 			WaitAcks: pause + 2*time.Minute, Prepare: true,
 			OnPublish: func(string, uint64, time.Time) { published.Add(1) },

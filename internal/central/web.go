@@ -40,7 +40,13 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: --origin: %w", err)
 	}
-	auth := dashboard.NewAuth(us, dashboard.AuthOptions{Origins: origins, SecureCookies: o.SecureCookies}, log.With("componente", "acesso"))
+	proxies, err := dashboard.NewProxies(o.TrustedProxies...)
+	if err != nil {
+		us.Close()
+		return nil, fmt.Errorf("central: --trusted-proxy: %w", err)
+	}
+	auth := dashboard.NewAuth(us, dashboard.AuthOptions{Origins: origins, SecureCookies: o.SecureCookies, TrustedProxies: proxies},
+		log.With("componente", "acesso"))
 	hub := dashboard.NewHub(auth, dashboard.HubOptions{Origins: origins}, log.With("componente", "painel"))
 	auth.SetOnLogout(hub.EndSession)
 	return &web{users: us, auth: auth, hub: hub}, nil

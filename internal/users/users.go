@@ -9,6 +9,13 @@
 // random bits; the database keeps only their SHA-256, so a stolen database
 // file does not yield a usable session.
 //
+// Each argon2id hash holds Params.MemKiB of memory (64 MiB by default) for
+// its whole computation, so the store bounds how many run at once
+// (Options.MaxHashes) and how many callers may wait for one
+// (Options.MaxWaiting); beyond that a call returns ErrBusy at once instead
+// of queueing. A burst of logins therefore costs at most MaxHashes × MemKiB
+// of memory, however many arrive.
+//
 // The store reads no clock: every call that depends on time takes now.
 package users
 
@@ -24,7 +31,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -69,6 +78,9 @@ var (
 	ErrNotFound       = errors.New("user not found")
 	ErrBadCredentials = errors.New("wrong user name or password")
 	ErrNoSession      = errors.New("no such session or session expired")
+	// ErrBusy: every hashing slot is taken and the waiting line is full;
+	// nothing was checked, the caller may try again in a moment.
+	ErrBusy = errors.New("too many password checks in progress")
 )
 
 // MinPasswordLen is the shortest password Add accepts.
@@ -107,14 +119,28 @@ var DefaultParams = Params{Time: 3, MemKiB: 64 * 1024, Threads: 2}
 // Options configure a Store; the zero value is usable.
 type Options struct {
 	Params Params // zero: DefaultParams
+	// MaxHashes bounds the argon2id computations running at once (each
+	// holds Params.MemKiB of memory). 0: GOMAXPROCS, at most 4.
+	MaxHashes int
+	// MaxWaiting bounds the callers waiting for a hashing slot; one more
+	// gets ErrBusy at once. 0: 4 × MaxHashes.
+	MaxWaiting int
 }
 
 // Store is the user and session database.
 type Store struct {
-	db     *sql.DB
-	params Params
-	dummy  string // hash checked when the user does not exist (same cost)
+	db      *sql.DB
+	params  Params
+	dummy   string        // hash checked when the user does not exist (same cost)
+	slots   chan struct{} // one token per running hash
+	waiting atomic.Int64  // callers waiting for a slot
+	maxWait int64
+	gate    func() // tests: runs while a slot is held, before hashing
 }
+
+// DefaultMaxHashes is Options.MaxHashes's default: GOMAXPROCS, at most 4
+// (4 × 64 MiB of argon2id memory).
+func DefaultMaxHashes() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
 
 // OpenDir opens (creating if needed) FileName inside dir.
 func OpenDir(ctx context.Context, dir string, opts Options) (*Store, error) {
@@ -136,6 +162,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s := &Store{db: db, params: opts.Params}
 	if s.params == (Params{}) {
 		s.params = DefaultParams
+	}
+	n := opts.MaxHashes
+	if n <= 0 {
+		n = DefaultMaxHashes()
+	}
+	s.slots = make(chan struct{}, n)
+	s.maxWait = int64(opts.MaxWaiting)
+	if s.maxWait <= 0 {
+		s.maxWait = 4 * int64(n)
 	}
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
@@ -202,7 +237,7 @@ func (s *Store) Add(ctx context.Context, name string, role Role, password string
 	if len([]rune(password)) < MinPasswordLen {
 		return User{}, fmt.Errorf("users: %w: at least %d characters", ErrWeakPassword, MinPasswordLen)
 	}
-	h, err := hashPassword(password, s.params)
+	h, err := s.hash(ctx, password)
 	if err != nil {
 		return User{}, err
 	}
@@ -223,7 +258,7 @@ func (s *Store) SetPassword(ctx context.Context, name, password string) error {
 	if len([]rune(password)) < MinPasswordLen {
 		return fmt.Errorf("users: %w: at least %d characters", ErrWeakPassword, MinPasswordLen)
 	}
-	h, err := hashPassword(password, s.params)
+	h, err := s.hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -283,11 +318,18 @@ func (s *Store) List(ctx context.Context) ([]User, error) {
 
 // Authenticate checks a name and password. Unknown users, disabled users and
 // wrong passwords all return ErrBadCredentials after the same hashing work.
+// When too many checks are running already it returns ErrBusy without
+// checking anything (see the package comment).
 func (s *Store) Authenticate(ctx context.Context, name, password string) (User, error) {
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return User{}, fmt.Errorf("users: authenticate: %w", err)
+	}
+	defer release()
 	var u User
 	var hash string
 	var created, disabled int64
-	err := s.db.QueryRowContext(ctx, `SELECT name, role, hash, created, disabled FROM users WHERE name=?`, name).
+	err = s.db.QueryRowContext(ctx, `SELECT name, role, hash, created, disabled FROM users WHERE name=?`, name).
 		Scan(&u.Name, &u.Role, &hash, &created, &disabled)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -368,6 +410,40 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// acquire takes a hashing slot, waiting for one only while fewer than
+// maxWait callers already do; release gives it back.
+func (s *Store) acquire(ctx context.Context) (release func(), err error) {
+	release = func() { <-s.slots }
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		if s.waiting.Add(1) > s.maxWait {
+			s.waiting.Add(-1)
+			return nil, ErrBusy
+		}
+		defer s.waiting.Add(-1)
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if s.gate != nil {
+		s.gate()
+	}
+	return release, nil
+}
+
+// hash is hashPassword within a hashing slot.
+func (s *Store) hash(ctx context.Context, pw string) (string, error) {
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return "", fmt.Errorf("users: hash password: %w", err)
+	}
+	defer release()
+	return hashPassword(pw, s.params)
 }
 
 func boolInt(b bool) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -288,4 +289,101 @@ func FuzzCheckPassword(f *testing.F) {
 		}
 		_, _ = checkPassword(phc, pw)
 	})
+}
+
+// TestHashingBounded: at most MaxHashes argon2id computations run at once,
+// at most MaxWaiting callers wait for one, and the rest get ErrBusy at once
+// without any hashing.
+func TestHashingBounded(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenDir(ctx, t.TempDir(), Options{Params: fast.Params, MaxHashes: 2, MaxWaiting: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Add(ctx, "ana", Fiscal, "senha-muito-boa", t0); err != nil {
+		t.Fatal(err)
+	}
+	var inGate atomic.Int64
+	open := make(chan struct{})
+	s.gate = func() { inGate.Add(1); <-open }
+
+	const callers = 10
+	type result struct{ err error }
+	results := make(chan result, callers)
+	for i := 0; i < callers; i++ {
+		go func() {
+			_, err := s.Authenticate(ctx, "ana", "senha-errada-123")
+			results <- result{err}
+		}()
+	}
+	// The busy ones answer while the others are still held.
+	busy := 0
+	for busy < callers-2-3 {
+		r := <-results
+		if !errors.Is(r.err, ErrBusy) {
+			t.Fatalf("a call finished with %v while every slot was held; want ErrBusy", r.err)
+		}
+		busy++
+	}
+	waitFor(t, func() bool { return inGate.Load() == 2 && s.waiting.Load() == 3 })
+
+	// With the line full, a new caller is refused at once.
+	if _, err := s.Authenticate(ctx, "ana", "x"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("with the line full: %v, want ErrBusy", err)
+	}
+	close(open)
+	for i := 0; i < 2+3; i++ {
+		if r := <-results; !errors.Is(r.err, ErrBadCredentials) {
+			t.Fatalf("a held call returned %v, want ErrBadCredentials", r.err)
+		}
+	}
+	if got := inGate.Load(); got != 2+3 {
+		t.Fatalf("%d calls hashed, want 5 (2 running + 3 waiting)", got)
+	}
+	if n := s.waiting.Load(); n != 0 || len(s.slots) != 0 {
+		t.Fatalf("after the burst: %d waiting, %d slots held", n, len(s.slots))
+	}
+}
+
+// TestHashingWaiterCancelled: a waiter whose context ends returns its error
+// and frees its place in the line.
+func TestHashingWaiterCancelled(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenDir(ctx, t.TempDir(), Options{Params: fast.Params, MaxHashes: 1, MaxWaiting: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	open := make(chan struct{})
+	var inGate atomic.Int64
+	s.gate = func() { inGate.Add(1); <-open }
+	done := make(chan error, 2)
+	go func() { _, err := s.Authenticate(ctx, "ninguem", "x"); done <- err }()
+	waitFor(t, func() bool { return inGate.Load() == 1 })
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { _, err := s.Authenticate(cctx, "ninguem", "x"); done <- err }()
+	waitFor(t, func() bool { return s.waiting.Load() == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	if n := s.waiting.Load(); n != 0 {
+		t.Fatalf("%d still waiting", n)
+	}
+	close(open)
+	if err := <-done; !errors.Is(err, ErrBadCredentials) {
+		t.Fatalf("held call: %v", err)
+	}
+}
+
+// waitFor polls cond with a generous deadline.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -76,7 +76,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return fail(http.StatusBadRequest, "corpo JSON inválido: %v", err)
+		return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
 	}
 	return nil
 }

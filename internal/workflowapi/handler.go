@@ -263,7 +263,7 @@ func (h *Handler) step(k notice.ActionKind) handlerFunc {
 		dec := json.NewDecoder(body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
-			return fail(http.StatusBadRequest, "corpo JSON inválido: %v", err)
+			return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
 		}
 		doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
 		if err != nil {

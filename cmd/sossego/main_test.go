@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sossego/sossego/internal/registry"
+)
+
+// cli runs `sossego args…` with an already cancelled context (nothing
+// long-running may start) and returns the exit status and both outputs.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	return code, out.String(), errb.String()
+}
+
+// TestHelpEveryCommand: -h prints a pt-BR usage for every sub-command and
+// exits 0; Go's English header ("Usage of …") and "(default …)" never show.
+func TestHelpEveryCommand(t *testing.T) {
+	var cases [][]string
+	for name := range commands {
+		cases = append(cases, []string{name, "-h"}, []string{name, "--help"})
+	}
+	cases = append(cases,
+		[]string{"codes", "list", "-h"}, []string{"codes", "show", "--help"}, []string{"evidence", "export", "-h"},
+		[]string{"evidence", "verify", "-h"}, []string{"slm", "analyze", "-h"}, []string{"users", "add", "-h"},
+		[]string{"users", "list", "--data-dir", "x", "-h"}, []string{"-h"}, []string{"help"})
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := cli(t, args...)
+			text := out + errs
+			if code != 0 || !strings.Contains(text, "uso:") {
+				t.Fatalf("exit %d, output:\n%s", code, text)
+			}
+			for _, en := range []string{"Usage", "usage of", "(default", "flag provided"} {
+				if strings.Contains(text, en) {
+					t.Fatalf("English %q in:\n%s", en, text)
+				}
+			}
+		})
+	}
+	// The options are listed with their pt-BR defaults.
+	_, _, errs := cli(t, "demo", "-h")
+	for _, want := range []string{"--data-dir texto", `(padrão: "./var/demo")`, "--keep\n"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("demo -h lacks %q:\n%s", want, errs)
+		}
+	}
+}
+
+// TestBadFlagsInPortuguese: a bad flag is explained in pt-BR (what is
+// wrong, what to write) with exit status 2, for every kind of flag.
+func TestBadFlagsInPortuguese(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--nope"}, "sossego demo: opção desconhecida --nope"},
+		{[]string{"demo", "--keep=talvez"}, `valor "talvez" inválido para --keep: use true ou false`},
+		{[]string{"demo", "extra"}, `argumento inesperado "extra"`},
+		{[]string{"central", "--retain-days", "muitos"}, `valor "muitos" inválido para --retain-days: use um número inteiro`},
+		{[]string{"central", "--max-age", "3x"}, `valor "3x" inválido para --max-age: use uma duração como 30s, 15m ou 2h`},
+		{[]string{"central", "--http"}, "a opção --http precisa de um valor"},
+		{[]string{"loadgen", "--rate", "rápido"}, `valor "rápido" inválido para --rate: use um número`},
+		{[]string{"loadgen", "--start-seq", "-1"}, `valor "-1" inválido para --start-seq: use um número inteiro`},
+		{[]string{"codes", "list", "---x"}, `opção malformada "---x"`},
+		{[]string{"evidence", "export", "--margem", "dez"}, `valor "dez" inválido para --margem`},
+		{[]string{"slm", "analyze", "--rate", "x", "a.wav"}, `valor "x" inválido para --rate: use um número inteiro`},
+		{[]string{"users", "list", "--nada"}, "sossego users list: opção desconhecida --nada"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errs := cli(t, tc.args...)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant 2 and %q", code, errs, tc.want)
+			}
+			for _, en := range []string{"flag provided", "invalid value", "parse error", "Usage"} {
+				if strings.Contains(errs, en) {
+					t.Fatalf("English %q in:\n%s", en, errs)
+				}
+			}
+		})
+	}
+}
+
+// TestCentralRefusesDemoRegister: `sossego central` without --registry, or
+// with the demonstration register, refuses to start with a pt-BR message
+// that says what to pass, and writes nothing (not even the default data
+// dir in the current folder), also when another flag is bad.
+func TestCentralRefusesDemoRegister(t *testing.T) {
+	dir := t.TempDir()
+	demo := filepath.Join(dir, "demo.yaml")
+	if err := os.WriteFile(demo, registry.DemoYAML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no register", nil, "sossego central: informe o cadastro com --registry ARQUIVO"},
+		{"no register, bad sync", []string{"--sync", "sempre"}, `--sync "sempre" inválido: use full ou normal`},
+		{"no register, bad origin", []string{"--origin", "painel"}, `--origin "painel" inválida`},
+		{"the demonstration register", []string{"--registry", demo}, "usam chaves de demonstração, que qualquer um pode derivar"},
+		{"a register that is not there", []string{"--registry", "cadastro.yaml"},
+			`sossego central: --registry: não foi possível abrir "cadastro.yaml": o arquivo ou a pasta não existe; confira o caminho`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := cli(t, append([]string{"central"}, tc.args...)...)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant 2 and %q", code, errs, tc.want)
+			}
+			if ents, _ := os.ReadDir(cwd); len(ents) > 0 {
+				t.Fatalf("refused, yet wrote %s in the current folder", ents[0].Name())
+			}
+		})
+	}
+}
+
+// TestDescribe: the operating system's English reaches the terminal in
+// pt-BR, inside whatever context wraps it.
+func TestDescribe(t *testing.T) {
+	_, openErr := os.Open("missing.zip")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, listenErr := net.Listen("tcp", ln.Addr().String())
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"missing file", openErr, `não foi possível abrir "missing.zip": o arquivo ou a pasta não existe; confira o caminho`},
+		{"wrapped", fmt.Errorf("cadastro: %w", openErr), `cadastro: não foi possível abrir "missing.zip": o arquivo ou a pasta não existe`},
+		{"permission", &fs.PathError{Op: "mkdir", Path: "/var/lib/sossego", Err: syscall.EACCES},
+			`não foi possível criar a pasta "/var/lib/sossego": permissão negada`},
+		{"disk full", fmt.Errorf("gravar: %w", &fs.PathError{Op: "write", Path: "a.db", Err: syscall.ENOSPC}), `gravar: não foi possível gravar "a.db": disco cheio`},
+		{"port in use", listenErr, "não foi possível escutar em " + ln.Addr().String() + ": o endereço já está em uso"},
+		{"joined", errors.Join(errors.New("primeiro"), openErr), "primeiro\nnão foi possível abrir"},
+		{"unknown stays", errors.New("algo em português"), "algo em português"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := describe(tc.err)
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("describe = %q, want %q", got, tc.want)
+			}
+			for _, en := range []string{"no such file", "permission denied", "address already in use", "no space left"} {
+				if strings.Contains(got, en) {
+					t.Fatalf("English %q left in %q", en, got)
+				}
+			}
+		})
+	}
+}
+
+// TestEvidenceVerifyMissingFile: the example that reached users in English.
+func TestEvidenceVerifyMissingFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, _, errs := cli(t, "evidence", "verify", "missing.zip")
+	want := `sossego evidence verify: não foi possível abrir "missing.zip": o arquivo ou a pasta não existe; confira o caminho`
+	if code != 1 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+	}
+}
