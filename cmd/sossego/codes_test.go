@@ -99,7 +99,7 @@ func TestCodesCLIWrongInput(t *testing.T) {
 		{args: []string{"codes", "show", "Conceição de Macabu"}, code: 0, out: "45 dB qualquer horário (Art. 55)"},
 		{args: []string{"codes", "show", "lap"}, code: 1, err: `você quis dizer "lapa"`},
 		{args: []string{"codes", "show"}, code: 2, err: "uso: sossego codes show CÓDIGO"},
-		{args: []string{"codes", "frobnicate"}, code: 2, err: `subcomando "frobnicate" desconhecido`},
+		{args: []string{"codes", "frobnicate"}, code: 2, err: `subcomando desconhecido "frobnicate"`},
 		{args: []string{"codes", "list", "lapa"}, code: 2, err: "argumentos inesperados"},
 		{args: []string{"codes", "eval", "obs.jsonl"}, code: 2, err: "entrada padrão"},
 		{args: []string{"codes", "eval"}, code: 0,
