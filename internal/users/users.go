@@ -29,7 +29,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -39,7 +38,8 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
 // FileName is the store's file inside the service's data directory.
@@ -149,16 +149,10 @@ func OpenDir(ctx context.Context, dir string, opts Options) (*Store, error) {
 
 // Open opens (creating if needed) the store at path.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sqlitedb.Open(path, sqlitedb.Options{ForeignKeys: true, MaxOpenConns: 4})
 	if err != nil {
-		return nil, fmt.Errorf("users: open %s: %w", path, err)
+		return nil, fmt.Errorf("users: %w", err)
 	}
-	db.SetMaxOpenConns(4)
 	s := &Store{db: db, params: opts.Params}
 	if s.params == (Params{}) {
 		s.params = DefaultParams
@@ -172,9 +166,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if s.maxWait <= 0 {
 		s.maxWait = 4 * int64(n)
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	// Files of earlier releases hold the same tables, created IF NOT
+	// EXISTS: step 1 runs harmlessly on them and is recorded.
+	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "users_migrations"}, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("users: open %s: create schema: %w", path, err)
+		return nil, fmt.Errorf("users: open %s: %w", path, err)
 	}
 	d, err := hashPassword("sossego-dummy-password", s.params)
 	if err != nil {
@@ -184,6 +180,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.dummy = d
 	return s, nil
 }
+
+// migrations are the users store's schema steps (sqlitedb.Migrate).
+var migrations = []sqlitedb.Step{{Name: "users and sessions", SQL: schema}}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS users (
