@@ -34,6 +34,7 @@ var rules = []rule{
 	{"alerts/alertstest", []string{"alerts", "codes", "internal/tz"}, nil},
 	{"alerts/notice/noticetest", []string{"alerts", "alerts/notice", "codes", "internal/tz"}, nil},
 	{"internal/level", nil, nil},
+	{"internal/stats", []string{"codes", "internal/level", "internal/tz"}, nil},
 	{"internal/tz", nil, nil},
 	{"internal/archtest", nil, nil},
 	{"internal/testenv", nil, nil},
