@@ -33,6 +33,7 @@ import (
 	"github.com/sossego/sossego/internal/broker"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/longterm"
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/retention"
@@ -187,6 +188,18 @@ func Run(ctx context.Context, o Options) error {
 		readings = store.Fallback{Primary: mirror, Local: st, Down: mirror.Failing, Log: log.With("componente", "influx")}
 	}
 
+	// The long-term tier: its follower floors the readings' ids above its
+	// cursor before ingest stores anything.
+	tier, err := longterm.Open(filepath.Join(o.DataDir, longterm.FileName))
+	if err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+	defer tier.Close()
+	follower := longterm.NewFollower(st, tier, longterm.FollowerOptions{Log: log.With("componente", "longo-prazo")})
+	if err := follower.Prepare(ctx); err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := ingest.NewMetrics(promReg)
@@ -197,6 +210,7 @@ func Run(ctx context.Context, o Options) error {
 	disk := newDiskWatch(dataDir, o.MinFreeDisk, o.DiskSpace, o.DiskPoll, log.With("componente", "disco"))
 	disk.check()
 	promReg.MustRegister(disk)
+	promReg.MustRegister(tierBacklog(follower))
 	if mirror != nil {
 		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
 			Help: "Level and environmental records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
@@ -370,6 +384,7 @@ func Run(ctx context.Context, o Options) error {
 		if mirror != nil {
 			ro.Mirror = mirrorCursors(st)
 		}
+		ro.Followers = append(ro.Followers, follower.Cursor)
 		pruner = retention.New(ro)
 	}
 
@@ -384,6 +399,7 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return wb.hub.Run(gctx) })
 	g.Go(func() error { return disk.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
+	g.Go(func() error { return follower.Run(gctx) })
 	g.Go(func() error { return sub.Run(gctx) })
 	if mirror != nil {
 		g.Go(func() error { return mirror.Run(gctx) })

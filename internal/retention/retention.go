@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,10 @@ type Options struct {
 	// Mirror, when the InfluxDB mirror runs, returns its cursors (level and
 	// env record ids written to InfluxDB); nil without a mirror.
 	Mirror func(ctx context.Context) (levels, env int64, err error)
+	// Followers return the level-record cursors of the stores that fold
+	// the readings in (the long-term tier): a batch with a level record
+	// above the lowest cursor is kept until every follower has passed it.
+	Followers []func(ctx context.Context) (int64, error)
 	Retain time.Duration // > 0
 	Margin time.Duration // around each span; default EvidenceMargin
 	Every  time.Duration // between passes; default 1 h
@@ -134,6 +139,17 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 			return tot, fmt.Errorf("retention: InfluxDB mirror cursors: %w", err)
 		}
 		pr.Mirror, pr.MirroredLevelID, pr.MirroredEnvID = true, lv, env
+	}
+	for _, f := range p.o.Followers {
+		lv, err := f(ctx)
+		if err != nil {
+			return tot, fmt.Errorf("retention: long-term tier cursor: %w", err)
+		}
+		if !pr.Mirror {
+			// Only the level records are followed: env records go by age.
+			pr.Mirror, pr.MirroredLevelID, pr.MirroredEnvID = true, lv, math.MaxInt64
+		}
+		pr.MirroredLevelID = min(pr.MirroredLevelID, lv)
 	}
 	decided := true // every batch examined so far in this pass decided for good
 	for {

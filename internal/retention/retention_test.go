@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -244,5 +245,42 @@ func TestPassesResumeWhereDecided(t *testing.T) {
 	want := []from{{0, 0}, {10, 3}, {5, 4}, {30, 6}}
 	if !slices.Equal(got, want) {
 		t.Errorf("calls started at %v, want %v", got, want)
+	}
+}
+
+// TestFollowersHoldBack: the long-term tier's cursor holds back the pass
+// like the InfluxDB mirror's: the lowest cursor wins; without a mirror the
+// env records go by age alone.
+func TestFollowersHoldBack(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		mirror           func(context.Context) (int64, int64, error)
+		tier             int64
+		wantLevel, wantE int64
+	}{
+		{"tier only", nil, 500, 500, math.MaxInt64},
+		{"tier behind the mirror", func(context.Context) (int64, int64, error) { return 900, 40, nil }, 500, 500, 40},
+		{"mirror behind the tier", func(context.Context) (int64, int64, error) { return 300, 40, nil }, 500, 300, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeStore{res: []store.PruneResult{{Done: true}}}
+			p := New(Options{Store: f, Retain: 48 * time.Hour, Mirror: tc.mirror,
+				Followers: []func(context.Context) (int64, error){func(context.Context) (int64, error) { return tc.tier, nil }},
+				Spans:     func(context.Context) ([]Span, error) { return nil, nil }})
+			if _, err := p.Pass(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c := f.calls[0]
+			if !c.Mirror || c.MirroredLevelID != tc.wantLevel || c.MirroredEnvID != tc.wantE {
+				t.Errorf("prune %+v, want levels up to %d, env up to %d", c, tc.wantLevel, tc.wantE)
+			}
+		})
+	}
+	f := &fakeStore{}
+	p := New(Options{Store: f, Retain: 48 * time.Hour,
+		Followers: []func(context.Context) (int64, error){func(context.Context) (int64, error) { return 0, errors.New("longterm.db locked") }},
+		Spans:     func(context.Context) ([]Span, error) { return nil, nil }})
+	if _, err := p.Pass(context.Background()); err == nil || len(f.calls) != 0 {
+		t.Errorf("a pass without the tier's cursor deleted: %v, %d calls", err, len(f.calls))
 	}
 }
