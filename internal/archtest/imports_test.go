@@ -68,7 +68,7 @@ var rules = []rule{
 	{"internal/longterm", []string{"internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
 	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
 	{"internal/cases", []string{"alerts", "alerts/notice", "codes", "internal/sqlitedb", "internal/tz"}, []string{"modernc.org/sqlite"}},
-	{"internal/pdf", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz"},
+	{"internal/pdf", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/stats", "internal/tz"},
 		[]string{"codeberg.org/go-pdf/fpdf", "codeberg.org/go-fonts/liberation/", "gonum.org/v1/plot"}},
 	{"internal/users", []string{"internal/sqlitedb"}, []string{"golang.org/x/crypto/", "modernc.org/sqlite"}},
 	{"internal/notify", []string{"alerts", "alerts/notify", "internal/sqlitedb", "internal/tz"},
@@ -76,7 +76,7 @@ var rules = []rule{
 			"golang.org/x/sync/", "modernc.org/sqlite"}},
 	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
 		[]string{"gonum.org/v1/plot/vg"}},
-	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/registry", "internal/store", "internal/users", "internal/tz"},
+	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
 		[]string{"github.com/gorilla/websocket"}},
 	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
 

@@ -366,6 +366,8 @@ func Run(ctx context.Context, o Options) error {
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}
 		}
+		wb.reports = dashboard.NewReports(dashboard.ReportsOptions{Registry: reg, Tier: tier, Records: readings, Codes: codeSet,
+			Log: log.With("componente", "relatorios")})
 		wb.register(mux, dashboard.NewAPI(apiOpts), reg, codeSet, log)
 		if notifier != nil {
 			registerNotify(mux, notifier, wb, reg, log)
@@ -390,7 +392,16 @@ func Run(ctx context.Context, o Options) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	if pruner != nil {
-		g.Go(func() error { return pruner.Run(gctx) })
+		g.Go(func() error {
+			// Retention keeps what the tier has not folded in: wait for its
+			// first catch-up rather than pass over everything for nothing.
+			select {
+			case <-follower.CaughtUp():
+			case <-gctx.Done():
+				return nil
+			}
+			return pruner.Run(gctx)
+		})
 	}
 	if brk != nil {
 		g.Go(func() error { return brk.Run(gctx) })

@@ -38,6 +38,8 @@ type Follower struct {
 	at  int64
 	// prepared: at was read from the tier (Prepare or Run).
 	prepared bool
+	caughtUp chan struct{} // closed at the first step that found no backlog
+	closed   bool
 }
 
 // NewFollower returns a follower of src into dst.
@@ -51,8 +53,13 @@ func NewFollower(src Source, dst *Store, o FollowerOptions) *Follower {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Follower{src: src, dst: dst, o: o}
+	return &Follower{src: src, dst: dst, o: o, caughtUp: make(chan struct{})}
 }
+
+// CaughtUp is closed once the follower has folded in everything the
+// readings store held when it started (retention waits for it: it keeps
+// what the tier has not folded in).
+func (f *Follower) CaughtUp() <-chan struct{} { return f.caughtUp }
 
 // Prepare reads the cursor and, when the source can, raises the source's
 // ids above it (Floorer); call it before ingest starts writing.
@@ -146,8 +153,14 @@ func (f *Follower) Run(ctx context.Context) error {
 			f.o.Log.Info("agregação de longo prazo voltou a funcionar")
 			failing, backoff = false, time.Second
 		}
-		if n < f.o.Batch && !sleep(ctx, f.o.Poll) {
-			return nil
+		if n < f.o.Batch {
+			if !f.closed {
+				close(f.caughtUp)
+				f.closed = true
+			}
+			if !sleep(ctx, f.o.Poll) {
+				return nil
+			}
 		}
 	}
 }
