@@ -50,14 +50,14 @@ type Options struct {
 	// the readings in (the long-term tier): a batch with a level record
 	// above the lowest cursor is kept until every follower has passed it.
 	Followers []func(ctx context.Context) (int64, error)
-	Retain time.Duration // > 0
-	Margin time.Duration // around each span; default EvidenceMargin
-	Every  time.Duration // between passes; default 1 h
-	Delay  time.Duration // before the first pass; default 1 min
-	Pause  time.Duration // between two chunks of a pass, so ingest goes first; default 20 ms
-	Chunk  int           // batches per chunk; default 500
-	Now    func() time.Time
-	Log    *slog.Logger
+	Retain    time.Duration // > 0
+	Margin    time.Duration // around each span; default EvidenceMargin
+	Every     time.Duration // between passes; default 1 h
+	Delay     time.Duration // before the first pass; default 1 min
+	Pause     time.Duration // between two chunks of a pass, so ingest goes first; default 20 ms
+	Chunk     int           // batches per chunk; default 500
+	Now       func() time.Time
+	Log       *slog.Logger
 	// Deleted counts what passes delete, by kind (batches, levels, env,
 	// dead_letters); optional.
 	Deleted *prometheus.CounterVec
