@@ -127,6 +127,11 @@ func TestReportJSON(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
+	for _, k := range []string{`"from":`, `"sensors":[{"sensor":"lapa-bar-01"`, `"periods":[`, `"occurrences":[`, `"days":[`, `"limits":[`, `"lden_db":`, `"l95_db":`} {
+		if !strings.Contains(rec.Body.String(), k) {
+			t.Errorf("JSON lacks %s", k)
+		}
+	}
 	if !out.From.Equal(reportDay) || !out.To.Equal(reportDay.AddDate(0, 0, 1)) || len(out.Sensors) != 1 {
 		t.Fatalf("range %s–%s, %d sensors", out.From, out.To, len(out.Sensors))
 	}

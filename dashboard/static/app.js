@@ -317,6 +317,7 @@
     else if (hash.startsWith("#/alertas")) { nav("alerts"); S.view = alertsView(); }
     else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
     else if (hash.startsWith("#/notificacoes") && window.sossegoNotify) { nav("notify"); S.view = window.sossegoNotify.page($("#view")); }
+    else if (hash.startsWith("#/relatorios") && window.sossegoPages && window.sossegoPages.relatorios) { nav("reports"); S.view = window.sossegoPages.relatorios($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
   }
   window.addEventListener("hashchange", route);

@@ -331,18 +331,19 @@ func den(parts *[3]slot) DEN {
 
 // Report is what an engine computed.
 type Report struct {
-	From, To time.Time
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 	Figures
 	DEN
 	// Periods are the legal periods met in the range (one entry per limit
 	// rule and value; one for the time with no numeric limit), in the
 	// order first met.
-	Periods []PeriodFigures
+	Periods []PeriodFigures `json:"periods"`
 	// Occurrences are each occurrence of a legal period (e.g. one night),
 	// clipped to the range.
-	Occurrences []PeriodFigures
+	Occurrences []PeriodFigures `json:"occurrences"`
 	// Days are the local calendar days (00:00–24:00) of the range, clipped.
-	Days []DayFigures
+	Days []DayFigures `json:"days"`
 }
 
 // PeriodFigures are the figures of a legal period (or one occurrence).
