@@ -366,11 +366,36 @@ func csvDB(dst []byte, v *float64) []byte {
 }
 
 func csvNum(dst []byte, v float64, prec int) []byte {
+	if prec >= 0 && prec <= 3 && !math.IsNaN(v) && math.Abs(v) < 1e12 {
+		return appendFixed(dst, v, prec, ',')
+	}
 	n := len(dst)
 	dst = strconv.AppendFloat(dst, v, 'f', prec, 64)
 	for i := n; i < len(dst); i++ {
 		if dst[i] == '.' {
 			dst[i] = ','
+		}
+	}
+	return dst
+}
+
+// appendFixed appends v with prec decimals (0–3) and the decimal mark sep,
+// rounding half away from zero: strconv's shortest-exact formatting was a
+// third of a 1-min export's time.
+func appendFixed(dst []byte, v float64, prec int, sep byte) []byte {
+	scale := [...]float64{1, 10, 100, 1000}[prec]
+	n := int64(math.Round(math.Abs(v) * scale))
+	if v < 0 && n != 0 {
+		dst = append(dst, '-')
+	}
+	p := int64(scale)
+	dst = strconv.AppendInt(dst, n/p, 10)
+	if prec > 0 {
+		dst = append(dst, sep)
+		frac := n % p
+		for d := p / 10; d > 0; d /= 10 {
+			dst = append(dst, byte('0'+frac/d))
+			frac %= d
 		}
 	}
 	return dst
@@ -527,26 +552,48 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
-	bw := bufio.NewWriterSize(w, 64<<10)
-	ex := &exporter{w: bw, json: format == "json"}
-	ex.begin(id, res, from, to)
-	var err error
-	if res == "1min" {
-		err = rp.o.Tier.EachMinute(r.Context(), id, from, to, func(m stats.Minute) error { ex.minute(m); return ex.err() })
-	} else {
-		for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
-			var recs []store.Record
-			if recs, err = rp.o.Records.Records(r.Context(), id, t, minTime(t.Add(time.Hour), to), 0); err == nil {
-				for i := range recs {
-					ex.second(&recs[i])
+	// Reading and formatting run on their own goroutine, writing to the
+	// connection on this one: the two halves of the work overlap.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	pipe := newChunkPipe(ctx)
+	produced := make(chan error, 1)
+	go func() {
+		defer pipe.close()
+		bw := bufio.NewWriterSize(pipe, 64<<10)
+		ex := &exporter{w: bw, json: format == "json"}
+		ex.begin(id, res, from, to)
+		var err error
+		if res == "1min" {
+			err = rp.o.Tier.EachMinute(ctx, id, from, to, func(m stats.Minute) error { ex.minute(m); return ex.err() })
+		} else {
+			for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
+				var recs []store.Record
+				if recs, err = rp.o.Records.Records(ctx, id, t, minTime(t.Add(time.Hour), to), 0); err == nil {
+					for i := range recs {
+						ex.second(&recs[i])
+					}
+					err = ex.err()
 				}
-				err = ex.err()
 			}
 		}
+		if err == nil {
+			ex.end()
+			err = bw.Flush()
+		}
+		produced <- err
+	}()
+	var err error
+	for c := range pipe.chunks {
+		if err == nil {
+			if _, err = w.Write(c); err != nil {
+				cancel() // the client went away: stop reading
+			}
+		}
+		pipe.recycle(c)
 	}
-	if err == nil {
-		ex.end()
-		err = bw.Flush()
+	if perr := <-produced; err == nil {
+		err = perr
 	}
 	if err != nil {
 		if r.Context().Err() == nil {
@@ -555,6 +602,48 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 }
+
+// chunkPipe carries an export's bytes from the goroutine that formats them
+// to the one that writes them, in chunks it recycles (a few in flight, so
+// memory stays flat).
+type chunkPipe struct {
+	ctx    context.Context
+	chunks chan []byte
+	free   chan []byte
+}
+
+const chunkSize = 256 << 10
+
+func newChunkPipe(ctx context.Context) *chunkPipe {
+	p := &chunkPipe{ctx: ctx, chunks: make(chan []byte, 4), free: make(chan []byte, 6)}
+	return p
+}
+
+// Write copies b into one chunk (bufio hands it at most its buffer size).
+func (p *chunkPipe) Write(b []byte) (int, error) {
+	var c []byte
+	select {
+	case c = <-p.free:
+	default:
+		c = make([]byte, 0, max(chunkSize, len(b)))
+	}
+	c = append(c[:0], b...)
+	select {
+	case p.chunks <- c:
+		return len(b), nil
+	case <-p.ctx.Done():
+		return 0, p.ctx.Err()
+	}
+}
+
+func (p *chunkPipe) recycle(c []byte) {
+	select {
+	case p.free <- c:
+	default:
+	}
+}
+
+func (p *chunkPipe) close() { close(p.chunks) }
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
@@ -568,7 +657,30 @@ type exporter struct {
 	json  bool
 	first bool
 	b     []byte
+	pct   [4]float64
+	// The local time of a minute is its hour's prefix (offsets change only
+	// on whole hours) and the minute: formatted once per hour.
+	hour   int64
+	prefix []byte // "2026-11-30T22:"
+	suffix []byte // ":00-03:00"
 }
+
+// appendMinute appends t (a whole minute) as 2006-01-02T15:04:05-07:00 in
+// Brasília time.
+func (e *exporter) appendMinute(dst []byte, t time.Time) []byte {
+	if h := t.Unix() / 3600; h != e.hour || e.prefix == nil {
+		lt := t.In(loc)
+		e.hour = h
+		e.prefix = lt.AppendFormat(e.prefix[:0], "2006-01-02T15:")
+		e.suffix = lt.AppendFormat(e.suffix[:0], ":05-07:00")
+	}
+	dst = append(dst, e.prefix...)
+	m := t.Unix() / 60 % 60
+	dst = append(dst, byte('0'+m/10), byte('0'+m%10))
+	return append(dst, e.suffix...)
+}
+
+var exportPercentiles = [4]float64{10, 50, 90, 95}
 
 func (e *exporter) err() error {
 	_, err := e.w.Write(nil)
@@ -607,6 +719,9 @@ func jsonNum(dst []byte, v float64, prec int) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return append(dst, "null"...)
 	}
+	if prec >= 0 && prec <= 3 && math.Abs(v) < 1e12 {
+		return appendFixed(dst, v, prec, '.')
+	}
 	return strconv.AppendFloat(dst, v, 'f', prec, 64)
 }
 
@@ -616,9 +731,9 @@ func (e *exporter) minute(m stats.Minute) {
 		return
 	}
 	var ps [4]*float64
-	for i, n := range []float64{10, 50, 90, 95} {
-		if v, ok := m.Hist.Percentile(n); ok {
-			ps[i] = &v
+	if m.Hist.Percentiles(exportPercentiles[:], e.pct[:]) {
+		for i := range ps {
+			ps[i] = &e.pct[i]
 		}
 	}
 	basis := "laf"
@@ -655,7 +770,7 @@ func (e *exporter) minute(m stats.Minute) {
 		e.b = append(append(append(e.b, `,"percentile_basis":"`...), basis...), `"}`...)
 		e.b = append(e.b, '\n')
 	} else {
-		e.b = m.Start.In(loc).AppendFormat(e.b, "2006-01-02T15:04:05-07:00")
+		e.b = e.appendMinute(e.b, m.Start)
 		e.b = csvNum(append(e.b, ';'), float64(m.DurMs)/1000, 0)
 		e.b = csvNum(append(e.b, ';'), lv, 2)
 		e.b = csvNum(append(e.b, ';'), m.Max, 2)

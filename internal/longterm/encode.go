@@ -119,17 +119,17 @@ func (r *reader) take(n int) []byte {
 func (r *reader) hist(h *stats.Hist) {
 	lo, n := r.uvarint(), r.uvarint()
 	if n == 0 {
+		h.Reset(0, 0)
 		return
 	}
 	q := r.uvarint()
-	if lo+n-1 > stats.MaxBin || n > stats.MaxBin+1 {
+	if lo > stats.MaxBin || n > stats.MaxBin+1-lo {
 		r.err = true
 		return
 	}
-	for i := range n {
-		if v := r.uvarint(); v > 0 {
-			h.Add(int(lo+i), float64(v*q))
-		}
+	ms := h.Reset(int(lo), int(n))
+	for i := range ms {
+		ms[i] = float64(r.uvarint() * q)
 	}
 }
 
@@ -169,12 +169,15 @@ func encodeMinutes(h *hourData) (mins, hists []byte) {
 	return mins, hists
 }
 
-// eachMinute decodes the minutes blob of the hour starting at start.
+// eachMinute decodes the minutes blob of the hour starting at start,
+// calling f with each present minute's index and figures (m's histogram
+// left as it was).
 func eachMinute(blob []byte, start time.Time, f func(i int, m *stats.Agg)) error {
 	if len(blob) == 0 || blob[0] != minutesFormat {
 		return fmt.Errorf("%w: minutes format", errFormat)
 	}
 	r := reader{p: blob[1:]}
+	var m stats.Agg
 	for len(r.p) > 0 && !r.err {
 		i := int(r.take(1)[0])
 		dur := int64(r.uvarint())
@@ -185,7 +188,8 @@ func eachMinute(blob []byte, start time.Time, f func(i int, m *stats.Agg)) error
 		if r.err || i >= 60 {
 			return fmt.Errorf("%w: minutes of %s", errFormat, start.UTC().Format(time.RFC3339))
 		}
-		f(i, &stats.Agg{DurMs: dur, Energy: float64(dur) * math.Pow(10, lv/10), Max: mx, Min: mn, FastMs: fast})
+		m.DurMs, m.Energy, m.Max, m.Min, m.FastMs = dur, float64(dur)*math.Pow(10, lv/10), mx, mn, fast
+		f(i, &m)
 	}
 	if r.err {
 		return fmt.Errorf("%w: minutes of %s", errFormat, start.UTC().Format(time.RFC3339))
@@ -202,24 +206,48 @@ func deflate(b []byte) []byte {
 }
 
 func inflate(b []byte) ([]byte, error) {
-	out, err := io.ReadAll(flate.NewReader(bytes.NewReader(b)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: minute histograms: %v", errFormat, err)
-	}
-	return out, nil
+	var d decoder
+	return d.inflate(b)
 }
 
-// decodeHour rebuilds an hour's minutes with their histograms.
-func decodeHour(start time.Time, mins, mhists []byte) (*hourData, error) {
-	raw, err := inflate(mhists)
+// decoder decodes hour rows, reusing its buffers and minutes from one row to
+// the next (reads of months of rows).
+type decoder struct {
+	fr   io.ReadCloser
+	buf  bytes.Buffer
+	aggs [60]stats.Agg
+	h    hourData
+}
+
+func (d *decoder) inflate(b []byte) ([]byte, error) {
+	if d.fr == nil {
+		d.fr = flate.NewReader(bytes.NewReader(b))
+	} else if err := d.fr.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+		return nil, fmt.Errorf("%w: minute histograms: %v", errFormat, err)
+	}
+	d.buf.Reset()
+	if _, err := d.buf.ReadFrom(d.fr); err != nil {
+		return nil, fmt.Errorf("%w: minute histograms: %v", errFormat, err)
+	}
+	return d.buf.Bytes(), nil
+}
+
+// hour decodes an hour's minutes with their histograms into d's own
+// storage: valid until the next call.
+func (d *decoder) hour(start time.Time, mins, mhists []byte) (*hourData, error) {
+	raw, err := d.inflate(mhists)
 	if err != nil {
 		return nil, err
 	}
-	h := &hourData{}
+	d.h = hourData{}
 	hr := reader{p: raw}
 	err = eachMinute(mins, start, func(i int, m *stats.Agg) {
-		hr.hist(&m.Hist)
-		h.mins[i] = m
+		a := &d.aggs[i]
+		hist := a.Hist
+		*a = *m
+		a.Hist = hist
+		hr.hist(&a.Hist)
+		d.h.mins[i] = a
 	})
 	if err != nil {
 		return nil, err
@@ -227,5 +255,23 @@ func decodeHour(start time.Time, mins, mhists []byte) (*hourData, error) {
 	if hr.err {
 		return nil, fmt.Errorf("%w: minute histograms of %s", errFormat, start.UTC().Format(time.RFC3339))
 	}
-	return h, nil
+	return &d.h, nil
+}
+
+// decodeHour rebuilds an hour's minutes with their histograms in new
+// storage (the update path keeps them).
+func decodeHour(start time.Time, mins, mhists []byte) (*hourData, error) {
+	var d decoder
+	h, err := d.hour(start, mins, mhists)
+	if err != nil {
+		return nil, err
+	}
+	out := &hourData{}
+	for i, m := range h.mins {
+		if m != nil {
+			a := *m
+			out.mins[i] = &a
+		}
+	}
+	return out, nil
 }

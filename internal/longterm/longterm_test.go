@@ -177,6 +177,7 @@ func TestTierEqualsRecords(t *testing.T) {
 	})
 	var got []stats.Minute
 	if err := s.EachMinute(context.Background(), "s1", t0, t0.Add(2*time.Hour), func(m stats.Minute) error {
+		m.Hist = *m.Hist.Clone() // reused after f returns
 		got = append(got, m)
 		return nil
 	}); err != nil {

@@ -24,6 +24,7 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 		return fmt.Errorf("longterm: read %s: %w", sensor, err)
 	}
 	defer rows.Close()
+	var dec decoder
 	for rows.Next() {
 		var hour int64
 		var hr stats.Hour
@@ -51,7 +52,7 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 		if err := s.r.QueryRowContext(ctx, `SELECT mhists FROM hours WHERE sensor = ? AND hour = ?`, sensor, hour).Scan(&mhists); err != nil {
 			return fmt.Errorf("longterm: read %s minutes: %w", sensor, err)
 		}
-		d, err := decodeHour(hr.Start, mins, mhists)
+		d, err := dec.hour(hr.Start, mins, mhists)
 		if err != nil {
 			return err
 		}
@@ -71,7 +72,8 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 }
 
 // EachMinute calls f for each of a sensor's minutes starting in [from, to),
-// in time order, with its histogram; one hour is decoded at a time.
+// in time order, with its histogram; one hour is decoded at a time. The
+// minute's histogram is reused after f returns: f must copy what it keeps.
 func (s *Store) EachMinute(ctx context.Context, sensor string, from, to time.Time, f func(stats.Minute) error) error {
 	h0, h1 := hourRange(from, to)
 	rows, err := s.r.QueryContext(ctx, `SELECT hour, minutes, mhists FROM hours
@@ -81,13 +83,14 @@ func (s *Store) EachMinute(ctx context.Context, sensor string, from, to time.Tim
 	}
 	defer rows.Close()
 	var mins, mhists []byte
+	var dec decoder
 	for rows.Next() {
 		var hour int64
 		if err := rows.Scan(&hour, &mins, &mhists); err != nil {
 			return fmt.Errorf("longterm: read %s: %w", sensor, err)
 		}
 		start := time.Unix(hour*3600, 0).UTC()
-		d, err := decodeHour(start, mins, mhists)
+		d, err := dec.hour(start, mins, mhists)
 		if err != nil {
 			return err
 		}

@@ -132,3 +132,43 @@ func (h *Hist) Clone() *Hist {
 	}
 	return &Hist{lo: h.lo, ms: append([]float64(nil), h.ms...)}
 }
+
+// Reset empties h and makes it span bins lo..lo+n-1 (clamped to
+// 0..MaxBin), returning the zeroed times to fill in: decoding a stored
+// histogram without growing it bin by bin.
+func (h *Hist) Reset(lo, n int) []float64 {
+	lo = min(max(lo, 0), MaxBin)
+	n = min(max(n, 0), MaxBin+1-lo)
+	if cap(h.ms) < n {
+		h.ms = make([]float64, n)
+	} else {
+		h.ms = h.ms[:n]
+		clear(h.ms)
+	}
+	h.lo = lo
+	return h.ms
+}
+
+// Percentiles reads several Ln at once (ns in increasing order, each in
+// (0, 100)) into out, as Percentile would, in one walk; ok is false for an
+// empty histogram.
+func (h *Hist) Percentiles(ns []float64, out []float64) (ok bool) {
+	total := h.Total()
+	if total <= 0 {
+		return false
+	}
+	// Walking down, the smallest n is reached first.
+	k := 0
+	var above float64
+	for i := len(h.ms) - 1; i >= 0 && k < len(ns); i-- {
+		if h.ms[i] <= 0 {
+			continue
+		}
+		above += h.ms[i]
+		for k < len(ns) && above >= total*ns[k]/100-1e-9 {
+			out[k] = float64(h.lo+i) / 10
+			k++
+		}
+	}
+	return k == len(ns)
+}

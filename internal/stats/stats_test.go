@@ -571,3 +571,32 @@ func TestMinutesFold(t *testing.T) {
 		t.Errorf("second minute %v", lv)
 	}
 }
+
+func TestPercentilesAtOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ns := []float64{10, 50, 90, 95}
+	for range 200 {
+		var d Hist
+		for range 1 + rng.IntN(200) {
+			d.AddLevel(30+rng.Float64()*50, float64(1+rng.IntN(500)))
+		}
+		out := make([]float64, len(ns))
+		if !d.Percentiles(ns, out) {
+			t.Fatal("not ok")
+		}
+		for i, n := range ns {
+			if want, _ := d.Percentile(n); out[i] != want {
+				t.Fatalf("L%v: %v at once, %v alone", n, out[i], want)
+			}
+		}
+		var r Hist
+		copy(r.Reset(d.lo, len(d.ms)), d.ms)
+		if a, _ := r.Percentile(90); a != out[2] {
+			t.Fatalf("after Reset: %v, want %v", a, out[2])
+		}
+	}
+	var empty Hist
+	if empty.Percentiles(ns, make([]float64, 4)) {
+		t.Error("empty histogram ok")
+	}
+}
