@@ -3,7 +3,7 @@ package dashboard
 import (
 	"bufio"
 	"context"
-		"math/rand/v2"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -37,4 +37,7 @@ func BenchmarkExportCore(b *testing.B) {
 
 type countingWriter int64
 
-func (c *countingWriter) Write(p []byte) (int, error) { *c += countingWriter(len(p)); return len(p), nil }
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
+}
