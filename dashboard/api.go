@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
 )
 
@@ -72,6 +73,9 @@ type APIOptions struct {
 	Readings APIReadings // default: Store if it implements APIReadings
 	Env      APIEnv      // default: Store if it implements APIEnv; nil: /sensors/{id}/env answers 503
 	Limits   LimitFunc   // nil: no limit reported
+	// LimitSeries gives the limit in force over a window as steps, returned
+	// with /readings (nil: none).
+	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
 	Alerts   AlertLister // nil: /alerts answers 503
 	// Health reports component states for /api/v1/health (nil: just "ok").
 	Health func(ctx context.Context) HealthReport
@@ -335,7 +339,8 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "informe o parâmetro sensor")
 		return
 	}
-	if _, ok := a.o.Registry.Current().Sensor(sensor); !ok {
+	sen, ok := a.o.Registry.Current().Sensor(sensor)
+	if !ok {
 		apiError(w, http.StatusNotFound, "sensor "+strconv.Quote(sensor)+" não está cadastrado")
 		return
 	}
@@ -372,6 +377,14 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	if a.o.LimitSeries != nil {
+		steps, err := a.o.LimitSeries(sen, from, to)
+		if err != nil {
+			out["limits_erro"] = err.Error()
+		} else {
+			out["limits"] = steps
+		}
+	}
 	if step == time.Second {
 		recs, err := a.o.Readings.Records(r.Context(), sensor, from, to, a.o.MaxRecords+1)
 		if err != nil {

@@ -461,6 +461,20 @@ func writeReportCSV(w *bufio.Writer, reps []SensorReport) {
 	}
 }
 
+// LimitSeries is the limit in force for a sensor over [from, to) as steps
+// (APIOptions.LimitSeries: returned with /readings); empty when no code is
+// loaded.
+func (rp *Reports) LimitSeries(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error) {
+	limit, _, err := rp.limitFunc(s)
+	if err != nil {
+		return nil, err
+	}
+	if limit == nil || !from.Before(to) {
+		return []stats.LimitStep{}, nil
+	}
+	return stats.LimitSeries(from, to, limit, loc), nil
+}
+
 // limits answers the limit in force for a sensor over a range, as steps.
 func (rp *Reports) limits(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")

@@ -484,3 +484,26 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestReadingsCarryLimits: /readings returns the limit in force over its
+// window from the codes engine, holidays included.
+func TestReadingsCarryLimits(t *testing.T) {
+	e := newReportsEnv(t)
+	reg, _ := registry.Parse(registry.DemoYAML())
+	api := NewAPI(APIOptions{Registry: registry.NewLive(reg), Store: e.st, LimitSeries: e.rp.LimitSeries, Now: func() time.Time { return reportNow }})
+	rec := do(t, api, "/api/v1/readings?sensor=lapa-bar-01&from=2026-11-30T20:00:00-03:00&to=2026-11-30T23:00:00-03:00&step=1m")
+	var out struct{ Limits []stats.LimitStep }
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %v %s", rec.Code, err, rec.Body)
+	}
+	if len(out.Limits) != 2 || *out.Limits[0].LimitDBA != 65 || *out.Limits[1].LimitDBA != 60 ||
+		!out.Limits[1].Start.Equal(time.Date(2026, 11, 30, 22, 0, 0, 0, loc)) || out.Limits[1].Period != "noturno" {
+		t.Errorf("limits %+v", out.Limits)
+	}
+	// The hospital sensor without an establishment: Art. 96 lists the
+	// establishments it applies to, so no numeric limit (null steps).
+	rec = do(t, api, "/api/v1/readings?sensor=lapa-hospital-01&from=2026-11-30T20:00:00-03:00&to=2026-11-30T23:00:00-03:00&step=1m")
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || len(out.Limits) != 1 || out.Limits[0].LimitDBA != nil {
+		t.Errorf("hospital limits %+v %v", out.Limits, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,10 +18,16 @@ import (
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/longterm"
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/wire"
 )
+
+func wireRecord(t time.Time, db float64) wire.Record {
+	return wire.Record{T: t, DurMs: 1000, LAeq: db, LAFmax: db + 3, LAFmin: db - 3}
+}
 
 // TestUIReports: the "Relatórios" page in chromium reports yesterday of the
 // Lapa bar from a real long-term tier (tables, the chart drawn) and
@@ -101,5 +108,51 @@ func TestUIReports(t *testing.T) {
 	body, err = os.ReadFile(dl.Path)
 	if err != nil || !strings.Contains(string(body), "sensor;linha;inicio") || !strings.HasSuffix(dl.Name, ".csv") {
 		t.Errorf("CSV download %q: %v %.80q", dl.Name, err, body)
+	}
+}
+
+// TestUISensorLimitFromServer: the sensor chart draws the limit series the
+// server returns with /readings — here a made-up 42.5 dB night from a fake
+// series, which no rule in the page could have computed — and shades it.
+func TestUISensorLimitFromServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	f := newFixture(t, HubOptions{Tick: 100 * time.Millisecond}, AuthOptions{})
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC().Truncate(time.Second)
+	b := store.Batch{Gateway: "lapa-centro-01", Municipality: "lapa", Sensor: "lapa-bar-01", Kind: "levels", Seq: 1, Topic: "t",
+		Body: []byte("{}"), ReceivedAt: now}
+	for i := 600; i > 0; i-- {
+		b.Records = append(b.Records, wireRecord(now.Add(-time.Duration(i)*time.Second), 50))
+	}
+	if _, err := st.Apply(context.Background(), store.Write{Batches: []store.Batch{b}}); err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	series := func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error) {
+		asked.Add(1)
+		v := 42.5
+		mid := from.Add(to.Sub(from) / 2)
+		return []stats.LimitStep{{Start: from, End: mid}, {Start: mid, End: to, LimitDBA: &v, Period: "noturno", PeriodLabel: "noite de teste"}}, nil
+	}
+	apiMux := http.NewServeMux()
+	NewAPI(APIOptions{Registry: registry.NewLive(reg), Store: st, LimitSeries: series}).Register(apiMux)
+	f.mux.Handle("/api/v1/", f.auth.Protect(f.auth.RequireRole(users.Roles...)(apiMux)))
+	ctx := dashtest.Browser(t, dashtest.Desktop)
+	dashtest.Run(t, ctx, dashtest.Login(f.srv.URL, "op", testPassword),
+		chromedp.Navigate(f.srv.URL+"/#/sensor/lapa-bar-01"),
+		dashtest.WaitJS(`document.querySelector('#chart') && document.querySelector('#chart').dataset.limit === '42.5' && document.querySelector('#chart').dataset.nights === '1'`,
+			"the chart's limit line and night band from the server's series"))
+	if asked.Load() == 0 {
+		t.Error("the page never asked for the series")
 	}
 }

@@ -22,7 +22,6 @@
   const fmtTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
   const fmtHM = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hour12: false });
   const fmtDateTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
-  const partsFmt = new Intl.DateTimeFormat("en-US", { timeZone: TZ, hour: "2-digit", minute: "2-digit", weekday: "short", hour12: false });
   const db = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const GRADES = { class1: "classe 1", class2: "classe 2", screening: "triagem (indicativo)" };
   const ROLES = { operador: "operador", fiscal: "fiscal", admin: "administrador" };
@@ -381,7 +380,17 @@
     const root = $("#view");
     const s = sensor(id);
     let range = "15min";
-    let points = []; // {t (ms), laeq, lafmax, l90, limit}
+    let points = []; // {t (ms), laeq, lafmax, l90}
+    let limitSteps = []; // {a, b (ms), v (dB or null), night}: the limit in force, from the server
+    // The server's steps, extended past the load by the limit the live
+    // values carry (the hub sends the server's exact limit in force).
+    function liveSteps() {
+      const out = limitSteps.slice();
+      const l = s.level, last = out[out.length - 1];
+      const end = last ? last.b : 0;
+      if (l && l.t && Date.parse(l.t) > end) out.push({ a: end || Date.parse(l.t), b: Date.now() + 1000, v: typeof l.limit_db === "number" ? l.limit_db : null, night: l.period === "noturno" });
+      return out;
+    }
     let loadMsg = "";
     const seg = h("div", { class: "seg", role: "group", "aria-label": "Janela do gráfico" },
       Object.entries(RANGES).map(([k, r]) => h("button", { type: "button", "data-range": k, class: k === range ? "on" : "", onclick: () => { range = k; seg.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.range === k)); load(); } }, r.label)));
@@ -495,14 +504,15 @@
       const r = RANGES[range];
       const to = new Date(), from = new Date(to - r.ms);
       msg.textContent = "carregando…";
-      const code = await codeView(s.code || s.municipality).catch(() => null);
       try {
         const data = await api(`/api/v1/readings?sensor=${encodeURIComponent(id)}&from=${from.toISOString()}&to=${to.toISOString()}&step=${r.step}`, { feature: "O histórico de leituras" });
         const rows = data.records || data.buckets || [];
-        points = rows.map((x) => { const t = Date.parse(x.t || x.start); return { t, laeq: x.laeq_db, lafmax: x.lafmax_db, l90: x.l90_db, limit: limitAt(code, s.zone, t) }; });
+        points = rows.map((x) => ({ t: Date.parse(x.t || x.start), laeq: x.laeq_db, lafmax: x.lafmax_db, l90: x.l90_db }));
+        // The limit in force over the window, as the server's codes engine
+        // states it (holidays and service days included).
+        limitSteps = (data.limits || []).map((x) => ({ a: Date.parse(x.start), b: Date.parse(x.end), v: typeof x.limit_dba === "number" ? x.limit_dba : null, night: x.period === "noturno" }));
         loadMsg = rows.length ? "" : "Nenhuma leitura nesta janela.";
-      } catch (e) { points = []; loadMsg = e.message; }
-      S.codeForChart = code;
+      } catch (e) { points = []; limitSteps = []; loadMsg = e.message; }
       msg.textContent = loadMsg;
       draw();
     }
@@ -510,7 +520,7 @@
       const r = RANGES[range];
       const now = Date.now();
       if (!lc) lc = levelChart(chartBox);
-      lc.update(points, now - r.ms, now, S.codeForChart, s.zone, r.series);
+      lc.update(points, now - r.ms, now, liveSteps(), r.series);
       const win = points.filter((p) => p.t >= now - r.ms && p.laeq !== undefined);
       const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
       const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
@@ -536,7 +546,7 @@
         if (l && l.t) {
           const t = Date.parse(l.t);
           const last = points[points.length - 1];
-          if (!last || t > last.t) { points.push({ t, laeq: l.laeq_db, lafmax: l.lafmax_db, limit: l.limit_db }); draw(); }
+          if (!last || t > last.t) { points.push({ t, laeq: l.laeq_db, lafmax: l.lafmax_db }); draw(); }
         }
       },
     };
@@ -547,58 +557,10 @@
     return v.length ? v[Math.floor(v.length * 0.1)] : null;
   }
 
-  // The limit in force at t from the code's level_limit windows for the zone
-  // (weekday-specific windows honoured; holidays are not: the live values
-  // carry the server's exact limit).
-  function localParts(t) {
-    const p = Object.fromEntries(partsFmt.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-    return { min: (Number(p.hour) % 24) * 60 + Number(p.minute), wd: p.weekday.toLowerCase().slice(0, 3) };
-  }
-  const hm = (s) => { const [a, b] = s.split(":").map(Number); return a * 60 + b; };
-  function inWindow(w, t) {
-    if (!w) return true;
-    const { min, wd } = localParts(t);
-    const from = hm(w.from), to = w.to === "24:00" ? 1440 : hm(w.to);
-    const days = w.days && w.days.length ? w.days : null;
-    const prevWd = localParts(t - 86400e3).wd;
-    if (from < to) return min >= from && min < to && (!days || days.includes(wd));
-    if (min >= from) return !days || days.includes(wd);
-    if (min < to) return !days || days.includes(prevWd);
-    return false;
-  }
-  function limitRules(code, zone) {
-    if (!code) return [];
-    return code.limits.filter((r) => !r.zones || r.zones.length === 0 || r.zones.includes(zone));
-  }
-  function limitAt(code, zone, t) {
-    let best = null;
-    for (const r of limitRules(code, zone)) if (inWindow(r.window, t) && (best === null || r.limit_db < best)) best = r.limit_db;
-    return best;
-  }
-  function nightAt(code, zone, t) {
-    return limitRules(code, zone).some((r) => r.period === "noturno" && inWindow(r.window, t));
-  }
-
-  // Change points of f over [t0, t1]: [[t, v], …] from [t0, f(t0)], each
-  // change found by sampling (n slices) and located to a second by bisection.
-  function changes(f, t0, t1, n = 300) {
-    const out = [[t0, f(t0)]];
-    let ta = t0, va = out[0][1];
-    for (let i = 1; i <= n; i++) {
-      const tb = t0 + (t1 - t0) * i / n, vb = f(tb);
-      if (vb !== va) {
-        let a = ta, b = tb;
-        while (b - a > 1000) { const m = (a + b) / 2; if (f(m) === va) a = m; else b = m; }
-        out.push([Math.round(b), vb]);
-      }
-      ta = tb; va = vb;
-    }
-    return out;
-  }
-
   // The sensor page's level chart, drawn by uPlot (vendored, see
   // scripts/vendor-uplot.sh): LAeq, LAFmax and L90 where present, the limit in
-  // force as a stepped line, night shading from the code's noturno windows.
+  // force as a stepped line and night shading, both from the server's limit
+  // series (GET /api/v1/readings → limits).
   // One instance per view, fed with setData; rebuilt only when the set of
   // series changes; follows the container's width.
   const CHART = { laeq: "#1f5f8b", lafmax: "#9bb7cc", l90: "#6a9f58", limit: "#b3261e", night: "#e9eef6", axis: "#5d6b78", grid: "#e6eaee" };
@@ -649,24 +611,14 @@
         },
       };
     }
-    // points: {t, laeq, lafmax, l90, limit} in time order; [from, to] the window.
-    function update(points, from, to, code, zone, label) {
+    // points: {t, laeq, lafmax, l90} in time order; [from, to] the window;
+    // limits: the limit in force as steps {a, b, v, night} (the server's).
+    function update(points, from, to, limits, label) {
       t0 = from; t1 = to;
       const pts = points.filter((p) => p.t >= from && p.t <= to);
-      const nearest = (t) => {
-        let a = 0, b = pts.length - 1;
-        if (b < 0) return null;
-        while (a < b) { const m = (a + b) >> 1; if (pts[m].t < t) a = m + 1; else b = m; }
-        const p = a > 0 && t - pts[a - 1].t < pts[a].t - t ? pts[a - 1] : pts[a];
-        return typeof p.limit === "number" ? p.limit : null;
-      };
-      const limitOf = (t) => { const v = code ? limitAt(code, zone, t) : null; return v === null ? nearest(t) : v; };
-      const steps = changes(limitOf, from, to);
-      nights = [];
-      if (code) {
-        const ns = changes((t) => nightAt(code, zone, t), from, to);
-        ns.forEach(([t, on], i) => { if (on) nights.push([t, i + 1 < ns.length ? ns[i + 1][0] : to]); });
-      }
+      const inWin = limits.filter((x) => x.b > from && x.a < to).map((x) => ({ ...x, a: Math.max(x.a, from), b: Math.min(x.b, to) }));
+      const steps = inWin.length ? inWin.map((x) => [x.a, x.v]) : [[from, null]];
+      nights = inWin.filter((x) => x.night).map((x) => [x.a, x.b]);
       // rows: readings, a null row to break the lines at gaps, the limit's steps
       const rows = new Map();
       const row = (t) => { let r = rows.get(t); if (!r) { r = { t }; rows.set(t, r); } return r; };
