@@ -76,7 +76,7 @@ type APIOptions struct {
 	// LimitSeries gives the limit in force over a window as steps, returned
 	// with /readings (nil: none).
 	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
-	Alerts   AlertLister // nil: /alerts answers 503
+	Alerts      AlertLister // nil: /alerts answers 503
 	// Health reports component states for /api/v1/health (nil: just "ok").
 	Health func(ctx context.Context) HealthReport
 	Now    func() time.Time
