@@ -73,16 +73,17 @@ type APIOptions struct {
 	Readings APIReadings // default: Store if it implements APIReadings
 	Env      APIEnv      // default: Store if it implements APIEnv; nil: /sensors/{id}/env answers 503
 	Limits   LimitFunc   // nil: no limit reported
-	// LimitSeries gives the limit in force over a window as steps, returned
-	// with /readings (nil: none).
-	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
-	Alerts      AlertLister // nil: /alerts answers 503
+	Alerts   AlertLister // nil: /alerts answers 503
 	// Health reports component states for /api/v1/health (nil: just "ok").
 	Health func(ctx context.Context) HealthReport
 	Now    func() time.Time
 	Log    *slog.Logger
 	// MaxRecords bounds a 1-s window answer; default 86400 (one day).
 	MaxRecords int
+
+	// LimitSeries gives the limit in force over a window as steps, returned
+	// with /readings (nil: none).
+	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
 }
 
 // API serves /api/v1.
