@@ -84,6 +84,9 @@ type APIOptions struct {
 	// LimitSeries gives the limit in force over a window as steps, returned
 	// with /readings (nil: none).
 	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
+	// Window gives the figures of a window (LAeq, percentiles from the
+	// merged histograms, coverage), returned with /readings (nil: none).
+	Window func(ctx context.Context, s registry.Sensor, from, to time.Time) (stats.Figures, error)
 }
 
 // API serves /api/v1.
@@ -378,6 +381,13 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	if a.o.Window != nil {
+		if f, err := a.o.Window(r.Context(), sen, from, to); err == nil {
+			out["window"] = f
+		} else {
+			a.o.Log.Warn("números da janela indisponíveis", "sensor", sensor, "erro", err)
+		}
+	}
 	if a.o.LimitSeries != nil {
 		steps, err := a.o.LimitSeries(sen, from, to)
 		if err != nil {

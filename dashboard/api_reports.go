@@ -475,6 +475,31 @@ func (rp *Reports) LimitSeries(s registry.Sensor, from, to time.Time) ([]stats.L
 	return stats.LimitSeries(from, to, limit, loc), nil
 }
 
+// Window is the figures of a sensor's [from, to) from the tier, rounded in
+// to whole minutes, so that no future second counts against the coverage
+// (APIOptions.Window: returned with /readings).
+func (rp *Reports) Window(ctx context.Context, s registry.Sensor, from, to time.Time) (stats.Figures, error) {
+	if rp.o.Tier == nil {
+		return stats.Figures{}, errors.New("sem armazenamento de longo prazo")
+	}
+	limit, _, err := rp.limitFunc(s)
+	if err != nil {
+		limit = nil // the figures do not need it; minutes above stay 0
+	}
+	if f := from.Truncate(time.Minute); !f.Equal(from) {
+		from = f.Add(time.Minute)
+	}
+	to = to.Truncate(time.Minute)
+	if !from.Before(to) {
+		return stats.Figures{}, nil
+	}
+	e := stats.New(stats.Options{From: from, To: to, Limit: limit, Loc: loc})
+	if err := rp.o.Tier.Fold(ctx, s.ID, e, from, to); err != nil {
+		return stats.Figures{}, err
+	}
+	return e.Result().Figures, nil
+}
+
 // limits answers the limit in force for a sensor over a range, as steps.
 func (rp *Reports) limits(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")

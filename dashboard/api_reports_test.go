@@ -507,3 +507,24 @@ func TestReadingsCarryLimits(t *testing.T) {
 		t.Errorf("hospital limits %+v %v", out.Limits, err)
 	}
 }
+
+// TestReadingsCarryWindow: /readings returns the window's figures from the
+// tier, rounded in to whole minutes.
+func TestReadingsCarryWindow(t *testing.T) {
+	e := newReportsEnv(t)
+	e.fillDay(t)
+	reg, _ := registry.Parse(registry.DemoYAML())
+	api := NewAPI(APIOptions{Registry: registry.NewLive(reg), Store: e.st, Window: e.rp.Window, Now: func() time.Time { return reportNow }})
+	rec := do(t, api, "/api/v1/readings?sensor=lapa-bar-01&from=2026-11-30T21:59:30-03:00&to=2026-11-30T22:15:30-03:00&step=1m")
+	var out struct {
+		Window stats.Figures `json:"window"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %v", rec.Code, err)
+	}
+	// [22:00, 22:15): 15 whole minutes at 61 dB.
+	w := out.Window
+	if w.SecondsInRange != 900 || w.Coverage != 1 || w.LAeq == nil || math.Abs(*w.LAeq-61) > 0.3 || w.L90 == nil || w.PercentileBasis != "laf" {
+		t.Errorf("window %+v", w)
+	}
+}

@@ -156,3 +156,69 @@ func TestUISensorLimitFromServer(t *testing.T) {
 		t.Error("the page never asked for the series")
 	}
 }
+
+// TestUILiveStates: the overview and the sensor page tell a live value from
+// a late one (a replayed backlog: its own date and time, "atrasado"), a
+// stale one (struck, "sem dados desde …") and one behind an offline
+// gateway, colour only the live one, and grey everything when the
+// connection to the server is lost.
+func TestUILiveStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	u := newUIServer(t, false)
+	ctx := dashtest.Browser(t, dashtest.Desktop)
+	dashtest.Run(t, ctx, dashtest.Login(u.srv.URL, "op", testPassword),
+		dashtest.WaitText(`[data-sensor="lapa-bar-01"]`, "dB(A)"))
+	now := time.Now().UTC()
+	card := func(id string) string { return `[data-sensor="` + id + `"]` }
+	age := func(id string) string { return `document.querySelector('` + card(id) + `').dataset.age` }
+
+	// Live: coloured by its margin.
+	u.level("lapa-bar-01", 71.2)
+	dashtest.Run(t, ctx, dashtest.WaitText(card("lapa-bar-01")+` [data-field="laeq"]`, "71,2"),
+		dashtest.WaitJS(age("lapa-bar-01")+` === 'live'`, "live bar"),
+		dashtest.WaitText(card("lapa-bar-01")+` [data-field="age"]`, "ao vivo"))
+	if cls := evalJS[string](t, ctx, `document.querySelector('`+card("lapa-bar-01")+`').className`); !strings.Contains(cls, "over") {
+		t.Errorf("live card class %q, want over", cls)
+	}
+
+	// Stale: the last record 71 h ago, nothing since.
+	old := now.Add(-71 * time.Hour)
+	u.hub.PublishLevel(Level{Sensor: "lapa-hospital-01", Gateway: "lapa-centro-01", T: old, ReceivedAt: old, LAeq: 48, LAFmax: 52})
+	dashtest.Run(t, ctx, dashtest.WaitJS(age("lapa-hospital-01")+` === 'stale'`, "stale hospital"),
+		dashtest.WaitText(card("lapa-hospital-01")+` [data-field="age"]`, "sem dados desde "+old.In(loc).Format("02/01/2006")))
+	if deco := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('`+card("lapa-hospital-01")+` .value')).textDecorationLine`); deco != "line-through" {
+		t.Errorf("stale value decoration %q, want line-through", deco)
+	}
+	// Late: the backlog replayed after the outage arrives now, 70 h after
+	// its own time.
+	late := now.Add(-70 * time.Hour)
+	u.hub.PublishLevel(Level{Sensor: "lapa-hospital-01", Gateway: "lapa-centro-01", T: late, ReceivedAt: now, LAeq: 63.4, LAFmax: 66})
+	dashtest.Run(t, ctx, dashtest.WaitJS(age("lapa-hospital-01")+` === 'late'`, "late hospital"),
+		dashtest.WaitText(card("lapa-hospital-01")+` [data-field="age"]`, "atrasado: registro de "+late.In(loc).Format("02/01/2006, 15:04")),
+		dashtest.WaitText(card("lapa-hospital-01")+` [data-field="laeq"]`, "63,4"))
+	if cls := evalJS[string](t, ctx, `document.querySelector('`+card("lapa-hospital-01")+`').className`); !strings.Contains(cls, "none") {
+		t.Errorf("late card class %q: colours are for live values", cls)
+	}
+
+	// Offline gateway.
+	u.hub.PublishGateway(GatewayStatus{Gateway: "macabu-praca-01", Municipality: "conceicao-de-macabu", State: "offline", At: now})
+	dashtest.Run(t, ctx, dashtest.WaitJS(age("macabu-praca-01")+` === 'offline'`, "offline macabu"),
+		dashtest.WaitText(card("macabu-praca-01")+` [data-field="age"]`, "gateway offline; sem dados desde"))
+	dashtest.Screenshot(t, ctx, "overview-ages")
+
+	// The sensor page says the same of its head.
+	dashtest.Run(t, ctx, chromedp.Navigate(u.srv.URL+"/#/sensor/lapa-hospital-01"),
+		dashtest.WaitText(`#detail-age`, "atrasado: registro de "+late.In(loc).Format("02/01/2006")),
+		dashtest.WaitText(`.stats`, "média dos pontos do gráfico"))
+
+	// The server goes away: everything grey, a banner says why.
+	u.stop()
+	dashtest.Run(t, ctx, dashtest.WaitJS(`document.body.classList.contains('disconnected')`, "greyed on disconnect"),
+		dashtest.WaitText(`#banner`, "Sem conexão com o servidor"),
+		dashtest.WaitText(`#detail-age`, "sem conexão com o servidor"))
+	if f := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('#view')).filter`); !strings.Contains(f, "grayscale") {
+		t.Errorf("view filter %q, want grayscale", f)
+	}
+}

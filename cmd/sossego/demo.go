@@ -353,8 +353,10 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 	}
 	l := log.With("gateway", d.ID)
 	err = mqttconn.RunNode(ctx, mqttconn.NodeOptions{
-		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 2,
-			BatchMaxAge: 2 * time.Second, Version: "demo",
+		// One record per batch: the dashboard shows each 1-s record within
+		// about a second (the hub's 250 ms tick on top).
+		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 1,
+			BatchMaxAge: time.Second, Version: "demo",
 			// One env reading per batch: each appears on the sensor page
 			// within seconds (the env sensor id is the meter's, the default).
 			Env: gateway.EnvOptions{Interval: demoEnvInterval, BatchRecords: 1, BatchMaxAge: demoEnvInterval}},

@@ -205,11 +205,12 @@
     const ws = new WebSocket(url);
     S.ws = ws;
     setLive(false, "conectando…");
-    ws.onopen = () => { S.wsRetry = 0; setLive(true, "ao vivo"); };
+    ws.onopen = () => { S.wsRetry = 0; setLive(true, "ao vivo"); setConnected(true); };
     ws.onmessage = (ev) => { let m; try { m = JSON.parse(ev.data); } catch (e) { return; } onMessage(m); };
     ws.onclose = (ev) => {
       if (S.ws !== ws) return;
       S.ws = null;
+      setConnected(false);
       if (ev.code === 4001) { sessionLost("Sua sessão terminou. Entre novamente."); return; }
       if (S.wsStop) return;
       setLive(false, ev.code === 4000 ? "reconectando (conexão lenta)…" : "reconectando…");
@@ -222,13 +223,13 @@
   }
   function onMessage(m) {
     switch (m.type) {
-      case "hello": S.tickMs = m.tick_ms; break;
+      case "hello": S.tickMs = m.tick_ms; if (m.server_time) S.clockOffset = Date.parse(m.server_time) - Date.now(); break;
       case "snapshot":
       case "update": {
         const changed = [];
         for (const l of m.levels || []) {
           const s = sensor(l.sensor);
-          s.level = l;
+          acceptLevel(s, l);
           if (l.municipality && !s.municipality) s.municipality = l.municipality;
           if (l.gateway && !s.gateway) s.gateway = l.gateway;
           if (l.grade && !s.grade) s.grade = l.grade;
@@ -279,6 +280,45 @@
     const b = $("#alert-count");
     b.hidden = n === 0; b.textContent = String(n);
   }
+
+  // ---- data age -----------------------------------------------------------
+  // A value is "now" only when its record is: live (< 5 s old), late (a
+  // record received well after its own time — a replayed backlog — shown
+  // with its own date and time), stale (nothing received for STALE_MS),
+  // or its gateway offline. Colours are for live values only; a lost
+  // connection to the server greys everything.
+  const LIVE_MS = 5000, STALE_MS = 30000;
+  const serverNow = () => Date.now() + (S.clockOffset || 0);
+  function setConnected(on) {
+    S.connected = on;
+    document.body.classList.toggle("disconnected", !on);
+    if (!on) S.disconnectedAt = S.disconnectedAt || Date.now(); else S.disconnectedAt = 0;
+    const msg = "Sem conexão com o servidor: os valores mostrados não são de agora. Reconectando…";
+    if (!on && S.me) banner(msg);
+    else if (on && $("#banner").textContent === msg) banner("");
+  }
+  // A late record does not hide a newer value already shown.
+  function acceptLevel(s, l) {
+    const t = Date.parse(l.t), rec = l.received_at ? Date.parse(l.received_at) : t;
+    const cur = s.level;
+    if (rec - t > LIVE_MS && cur && Date.parse(cur.t) > t) { s.lateLevel = l; return; }
+    s.level = l;
+    s.lateLevel = rec - t > LIVE_MS ? l : null;
+  }
+  function freshness(s) {
+    const l = s.level;
+    if (!l || !l.t) return { state: "none", text: "sem leituras" };
+    const now = serverNow(), t = Date.parse(l.t), rec = l.received_at ? Date.parse(l.received_at) : t;
+    const g = gatewayOf(s);
+    const when = fmtDateTime.format(new Date(t));
+    if (S.connected === false) return { state: "disconnected", text: `sem conexão com o servidor; último valor de ${when}` };
+    if (g && g.state === "offline") return { state: "offline", text: `gateway offline; sem dados desde ${when}` };
+    if (now - Math.max(t, rec) > STALE_MS) return { state: "stale", text: `sem dados desde ${when}` };
+    if (rec - t > LIVE_MS) return { state: "late", text: `atrasado: registro de ${when}` };
+    if (now - t <= LIVE_MS) return { state: "live", text: "ao vivo" };
+    return { state: "recent", text: `há ${Math.round((now - t) / 1000)} s (${fmtTime.format(new Date(t))})` };
+  }
+  const ageClass = (f) => "age-" + f.state;
 
   // ---- helpers for views --------------------------------------------------
   function marginClass(l) {
@@ -340,13 +380,15 @@
     function card(s) {
       const l = s.level;
       const g = gatewayOf(s);
-      const cls = marginClass(l);
-      const el = h("a", { class: "card " + cls, href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id },
+      const f = freshness(s);
+      const cls = f.state === "live" ? marginClass(l) : "none"; // colours mean "now"
+      const el = h("a", { class: "card " + cls + " " + ageClass(f), href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id, "data-age": f.state },
         h("div", { class: "head" }, h("span", { class: "id" }, s.id), h("span", { class: "muted" }, s.municipality || "")),
         s.address ? h("div", { class: "addr" }, s.address) : null,
         h("div", { class: "level" },
           h("span", { class: "value", "data-field": "laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
           h("span", { class: "margin " + cls, "data-field": "margin" }, marginText(l))),
+        h("div", { class: "age " + ageClass(f), "data-field": "age" }, f.text),
         h("div", { class: "facts" },
           h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A)` : "sem limite"),
           h("span", {}, periodText(l)),
@@ -355,9 +397,14 @@
           h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state === "online" ? "online" : g.state === "offline" ? "offline" : "sem status"}` : "gateway desconhecido"),
           h("span", {}, clockText(s)),
           s.grade || (l && l.grade) ? h("span", { class: "grade " + (s.grade || l.grade) }, GRADES[s.grade || l.grade] || s.grade || l.grade) : null,
-          l ? h("span", { title: "hora da última leitura" }, "às " + fmtTime.format(new Date(l.t))) : h("span", {}, "sem leituras")));
+          l ? h("span", { title: "hora da última leitura" }, (serverNow() - Date.parse(l.t) < 12 * 3600e3 ? "às " + fmtTime.format(new Date(l.t)) : "em " + fmtDateTime.format(new Date(l.t)))) : h("span", {}, "sem leituras")));
       return el;
     }
+    // Ages move without data: every second each card is redrawn.
+    const ageTimer = setInterval(() => {
+      if (S.view !== view) { clearInterval(ageTimer); return; }
+      for (const [id, old] of cards) { const c = card(sensor(id)); old.replaceWith(c); cards.set(id, c); }
+    }, 1000);
     function render() {
       fillSelect();
       const list = [...S.sensors.values()].filter((s) => !S.filter || s.municipality === S.filter).sort((a, b) => (a.municipality || "").localeCompare(b.municipality || "") || a.id.localeCompare(b.id));
@@ -366,12 +413,13 @@
       count.textContent = list.length === 0 ? "nenhum sensor ainda" : `${list.length} sensor${list.length > 1 ? "es" : ""}`;
     }
     render();
-    return {
+    const view = {
       live(changed, m) {
         if ((m.gateways || []).length || changed.some((id) => !cards.has(id) && (!S.filter || sensor(id).municipality === S.filter))) { render(); return; }
         for (const id of new Set(changed)) { const old = cards.get(id); if (old) { const c = card(sensor(id)); old.replaceWith(c); cards.set(id, c); } }
       },
     };
+    return view;
   }
 
   // ---- sensor detail ------------------------------------------------------
@@ -382,6 +430,7 @@
     let range = "15min";
     let points = []; // {t (ms), laeq, lafmax, l90}
     let limitSteps = []; // {a, b (ms), v (dB or null), night}: the limit in force, from the server
+    let windowFig = null, windowTo = null, loadedAt = Date.now(); // the window's figures (server) and when read
     // The server's steps, extended past the load by the limit the live
     // values carry (the hub sends the server's exact limit in force).
     function liveSteps() {
@@ -412,10 +461,13 @@
       h("h2", {}, "Ambiente (últimas 24 h)"), env);
 
     function renderHead() {
-      const l = s.level, g = gatewayOf(s);
-      head.replaceChildren(
+      const l = s.level, g = gatewayOf(s), f = freshness(s);
+      const cls = f.state === "live" ? marginClass(l) : "none";
+      fill(head,
         h("h1", {}, `Sensor ${s.id}`),
-        h("div", { class: "level" }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A) agora"), h("span", { class: "margin " + marginClass(l) }, marginText(l))),
+        h("div", { class: "level " + ageClass(f), "data-age": f.state }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
+          h("span", { class: "margin " + cls }, marginText(l)), h("span", { class: "age " + ageClass(f), id: "detail-age" }, f.text)),
+        s.lateLevel && s.lateLevel !== l ? h("p", { class: "age age-late", id: "detail-late" }, `chegando leituras atrasadas: registro de ${fmtDateTime.format(new Date(s.lateLevel.t))} (${db(s.lateLevel.laeq_db)} dB(A))`) : null,
         h("div", { class: "facts" },
           h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
           h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A), ${periodText(l)}` : "sem limite numérico agora"),
@@ -511,8 +563,13 @@
         // The limit in force over the window, as the server's codes engine
         // states it (holidays and service days included).
         limitSteps = (data.limits || []).map((x) => ({ a: Date.parse(x.start), b: Date.parse(x.end), v: typeof x.limit_dba === "number" ? x.limit_dba : null, night: x.period === "noturno" }));
+        // The window's figures from the server: LAeq by energy, L90 from the
+        // merged histograms, the coverage (what the window holds).
+        windowFig = data.window || null;
+        windowTo = to;
         loadMsg = rows.length ? "" : "Nenhuma leitura nesta janela.";
-      } catch (e) { points = []; limitSteps = []; loadMsg = e.message; }
+      } catch (e) { points = []; limitSteps = []; windowFig = null; loadMsg = e.message; }
+      loadedAt = Date.now();
       msg.textContent = loadMsg;
       draw();
     }
@@ -522,21 +579,38 @@
       if (!lc) lc = levelChart(chartBox);
       lc.update(points, now - r.ms, now, liveSteps(), r.series);
       const win = points.filter((p) => p.t >= now - r.ms && p.laeq !== undefined);
-      const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
-      const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
-      const l90s = win.map((p) => p.l90).filter((v) => v !== undefined && v !== null);
-      const l90 = l90s.length ? l90s.sort((a, b) => a - b)[Math.floor(l90s.length / 2)] : approxL90(win.map((p) => p.laeq));
-      const stat = (label, v) => h("div", { class: "stat" }, label, h("b", {}, v));
-      stats.replaceChildren(stat(`LAeq ${r.label}`, db(leq) + " dB"), stat("LAFmax", (max === null || max === -Infinity) ? "—" : db(max) + " dB"),
-        stat(l90s.length ? "L90 (mediana)" : "L90 (aprox.)", db(l90) + " dB"), stat("Leituras", String(win.length)));
+      const stat = (label, v, key) => h("div", { class: "stat", "data-stat": key }, label, h("b", {}, v));
+      const w = windowFig;
+      const until = windowTo ? ` (até ${fmtTime.format(windowTo)})` : "";
+      if (w && w.laeq_db !== null && w.laeq_db !== undefined) {
+        const cov = (100 * (w.coverage || 0)).toLocaleString("pt-BR", { maximumFractionDigits: 0 });
+        const basis = w.percentile_basis === "laeq_1s" ? "do LAeq de 1 s" : w.percentile_basis === "misto" ? "dos histogramas e do LAeq de 1 s" : "dos histogramas";
+        stats.replaceChildren(stat(`LAeq ${r.label}, cobertura ${cov} %${until}`, db(w.laeq_db) + " dB", "laeq"),
+          stat("LAFmax da janela", db(w.lafmax_db) + " dB", "lafmax"),
+          stat(`L90 da janela, ${basis}`, db(w.l90_db) + " dB", "l90"),
+          stat("Leituras no gráfico", String(win.length), "count"));
+      } else {
+        // Without the server's figures only the chart's points are known:
+        // their energy mean, labelled as such; no percentile.
+        const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
+        const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
+        stats.replaceChildren(stat(`LAeq ${r.label} (média dos pontos do gráfico)`, db(leq) + " dB", "laeq"),
+          stat("LAFmax dos pontos", (max === null || max === -Infinity) ? "—" : db(max) + " dB", "lafmax"),
+          stat("Leituras no gráfico", String(win.length), "count"));
+      }
     }
     renderHead();
     load();
     loadEnv();
+    // Every second the data age; every 5 s the chart slides; every minute
+    // the window (and its figures) is read again.
+    let ticks = 0;
     const timer = setInterval(() => {
-      if (S.view === view) draw();
-      else { clearInterval(timer); if (lc) lc.destroy(); }
-    }, 5000);
+      if (S.view !== view) { clearInterval(timer); if (lc) lc.destroy(); return; }
+      renderHead();
+      if (++ticks % 5 === 0) draw();
+      if (Date.now() - loadedAt > 60000) load();
+    }, 1000);
     const view = {
       live(changed) {
         if (!changed.includes(id)) return;
@@ -551,10 +625,6 @@
       },
     };
     return view;
-  }
-  function approxL90(vals) {
-    const v = vals.filter((x) => x !== undefined && x !== null).sort((a, b) => a - b);
-    return v.length ? v[Math.floor(v.length * 0.1)] : null;
   }
 
   // The sensor page's level chart, drawn by uPlot (vendored, see

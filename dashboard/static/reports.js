@@ -50,7 +50,7 @@
   };
 
   function view(root) {
-    const state = { preset: "hoje", target: "", from: today(), to: today(), data: null, minutes: null };
+    const state = { preset: "hoje", target: "", from: today(), to: today(), data: null, minutes: null, seq: 0, shown: "" };
     const target = h("select", { id: "report-target", "aria-label": "Sensor ou município" });
     const preset = h("select", { id: "report-preset", "aria-label": "Período" }, Object.entries(PRESETS).map(([k, p]) => h("option", { value: k }, p.label)));
     const from = h("input", { type: "date", id: "report-from", "aria-label": "De" });
@@ -98,11 +98,12 @@
     function link(text, href, id) { return h("a", { class: "button secondary", href, id, download: "" }, text); }
     function renderDownloads() {
       if (!state.data) { downloads.replaceChildren(); return; }
-      const base = "/api/v1/reports?" + query();
-      const isSensor = state.target.startsWith("sensor=");
-      const sid = isSensor ? decodeURIComponent(state.target.slice(7)) : "";
-      const days = (Date.parse(state.to) - Date.parse(state.from)) / 864e5 + 1;
-      const exp = (res) => `/api/v1/sensors/${encodeURIComponent(sid)}/export?from=${state.from}&to=${state.to}&res=${res}&format=csv`;
+      const base = "/api/v1/reports?" + state.shown;
+      const isSensor = state.shown.startsWith("sensor=");
+      const sid = isSensor ? new URLSearchParams(state.shown).get("sensor") : "";
+      const days = (Date.parse(state.data.to) - Date.parse(state.data.from)) / 864e5;
+      const sp = new URLSearchParams(state.shown);
+      const exp = (res) => `/api/v1/sensors/${encodeURIComponent(sid)}/export?from=${sp.get("from")}&to=${sp.get("to")}&res=${res}&format=csv`;
       downloads.replaceChildren(h("span", { class: "muted" }, "Baixar: "),
         link("PDF", base + "&format=pdf", "dl-pdf"), link("CSV", base + "&format=csv", "dl-csv"), link("JSON", base + "&format=json", "dl-json"),
         isSensor ? link("Dados de 1 min (CSV)", exp("1min"), "dl-1min") : null,
@@ -112,23 +113,30 @@
     async function run() {
       if (!state.target) { msg.textContent = "Escolha um sensor ou município."; return; }
       if (!state.from || !state.to) { msg.textContent = "Informe as datas de início e fim."; return; }
-      go.disabled = true;
+      // Only the latest request's answer is shown (an earlier one may end later).
+      const seq = ++state.seq;
+      const q = query(), sensorTarget = state.target.startsWith("sensor=") ? state.target.slice(7) : "";
+      const range = { from: state.from, to: state.to };
       msg.textContent = "calculando…";
       try {
-        state.data = await get("/api/v1/reports?" + query("&format=json"));
-        state.minutes = null;
-        const span = Date.parse(state.data.to) - Date.parse(state.data.from);
-        if (state.target.startsWith("sensor=") && span <= 3 * 864e5) {
-          const sid = state.target.slice(7);
+        const data = await get("/api/v1/reports?" + q + "&format=json");
+        let minutes = null;
+        const span = Date.parse(data.to) - Date.parse(data.from);
+        if (sensorTarget && span <= 3 * 864e5) {
           try {
-            const ex = await get(`/api/v1/sensors/${sid}/export?from=${state.from}&to=${state.to}&res=1min&format=json`);
-            state.minutes = ex.records || [];
-          } catch (e) { state.minutes = null; }
+            const ex = await get(`/api/v1/sensors/${sensorTarget}/export?from=${range.from}&to=${range.to}&res=1min&format=json`);
+            minutes = ex.records || [];
+          } catch (e) { minutes = null; }
         }
-        msg.textContent = `Período: ${fmtDT.format(new Date(state.data.from))} a ${fmtDT.format(new Date(state.data.to))} (horário de Brasília).`;
+        if (seq !== state.seq) return;
+        state.data = data; state.minutes = minutes; state.shown = q;
+        msg.textContent = `Período: ${fmtDT.format(new Date(data.from))} a ${fmtDT.format(new Date(data.to))} (horário de Brasília).`;
         render();
-      } catch (e) { state.data = null; msg.textContent = e.message; out.replaceChildren(); }
-      finally { go.disabled = false; renderDownloads(); }
+      } catch (e) {
+        if (seq !== state.seq) return;
+        state.data = null; msg.textContent = e.message; out.replaceChildren();
+      }
+      renderDownloads();
     }
 
     function stat(label, value, title) { return h("div", { class: "stat", title }, label, h("b", {}, value)); }

@@ -368,7 +368,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		wb.reports = dashboard.NewReports(dashboard.ReportsOptions{Registry: reg, Tier: tier, Records: readings, Codes: codeSet,
 			Log: log.With("componente", "relatorios")})
-		apiOpts.LimitSeries = wb.reports.LimitSeries
+		apiOpts.LimitSeries, apiOpts.Window = wb.reports.LimitSeries, wb.reports.Window
 		wb.register(mux, dashboard.NewAPI(apiOpts), reg, codeSet, log)
 		if notifier != nil {
 			registerNotify(mux, notifier, wb, reg, log)

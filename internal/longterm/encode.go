@@ -14,10 +14,10 @@ import (
 )
 
 // An hour row holds its hour's total (columns, and its histogram in hist)
-// and its minutes in two blobs: minutes (each present minute's energy,
-// duration and extremes: what reports need for the minutes above the
-// limit) and mhists (each minute's histogram, DEFLATE-compressed: read only
-// for an hour a report must split, or an export by minute).
+// and its minutes (each present minute's energy, duration and extremes:
+// what reports need for the minutes above the limit); a row of mhists
+// holds each minute's histogram, DEFLATE-compressed: read only for an hour
+// a report must split, or an export by minute.
 //
 // A histogram is encoded as uvarint lowest bin, uvarint number of bins n,
 // uvarint quantum q (ms), then n uvarints: each bin's time in ms, rounded
@@ -27,7 +27,7 @@ import (
 // The minutes blob is a format byte (1), then per present minute, in time
 // order: its index in the hour (one byte), uvarint dur_ms, its LAeq as a
 // float32 (little endian; 10⁻⁵ dB at these levels), LAFmax and LAFmin in
-// 0.01 dB as int16, uvarint fast_ms.
+// 0.01 dB as int16, uvarint dur_ms − fast_ms (usually 0: one byte).
 
 const minutesFormat = 1
 
@@ -163,7 +163,7 @@ func encodeMinutes(h *hourData) (mins, hists []byte) {
 		mins = binary.LittleEndian.AppendUint32(mins, math.Float32bits(float32(lv)))
 		mins = binary.LittleEndian.AppendUint16(mins, uint16(centi(m.Max)))
 		mins = binary.LittleEndian.AppendUint16(mins, uint16(centi(m.Min)))
-		mins = binary.AppendUvarint(mins, uint64(m.FastMs))
+		mins = binary.AppendUvarint(mins, uint64(max(m.DurMs-m.FastMs, 0)))
 		hists = appendHist(hists, &m.Hist)
 	}
 	return mins, hists
@@ -184,7 +184,7 @@ func eachMinute(blob []byte, start time.Time, f func(i int, m *stats.Agg)) error
 		lv := float64(math.Float32frombits(binary.LittleEndian.Uint32(r.take(4))))
 		mx := float64(int16(binary.LittleEndian.Uint16(r.take(2)))) / 100
 		mn := float64(int16(binary.LittleEndian.Uint16(r.take(2)))) / 100
-		fast := int64(r.uvarint())
+		fast := dur - int64(r.uvarint())
 		if r.err || i >= 60 {
 			return fmt.Errorf("%w: minutes of %s", errFormat, start.UTC().Format(time.RFC3339))
 		}

@@ -18,7 +18,7 @@ func hourRange(from, to time.Time) (int64, int64) {
 // outside e's range are ignored by e).
 func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, to time.Time) error {
 	h0, h1 := hourRange(from, to)
-	rows, err := s.r.QueryContext(ctx, `SELECT hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes FROM hours
+	rows, err := s.r.QueryContext(ctx, `SELECT rowid, hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes FROM hours
 		WHERE sensor = ? AND hour >= ? AND hour < ? ORDER BY hour`, sensor, h0, h1)
 	if err != nil {
 		return fmt.Errorf("longterm: read %s: %w", sensor, err)
@@ -26,10 +26,10 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 	defer rows.Close()
 	var dec decoder
 	for rows.Next() {
-		var hour int64
+		var id, hour int64
 		var hr stats.Hour
 		var hist, mins []byte
-		if err := rows.Scan(&hour, &hr.DurMs, &hr.Energy, &hr.Max, &hr.Min, &hr.FastMs, &hist, &mins); err != nil {
+		if err := rows.Scan(&id, &hour, &hr.DurMs, &hr.Energy, &hr.Max, &hr.Min, &hr.FastMs, &hist, &mins); err != nil {
 			return fmt.Errorf("longterm: read %s: %w", sensor, err)
 		}
 		hr.Start = time.Unix(hour*3600, 0).UTC()
@@ -49,7 +49,7 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 			continue
 		}
 		var mhists []byte
-		if err := s.r.QueryRowContext(ctx, `SELECT mhists FROM hours WHERE sensor = ? AND hour = ?`, sensor, hour).Scan(&mhists); err != nil {
+		if err := s.r.QueryRowContext(ctx, `SELECT data FROM mhists WHERE id = ?`, id).Scan(&mhists); err != nil {
 			return fmt.Errorf("longterm: read %s minutes: %w", sensor, err)
 		}
 		d, err := dec.hour(hr.Start, mins, mhists)
@@ -76,8 +76,8 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 // minute's histogram is reused after f returns: f must copy what it keeps.
 func (s *Store) EachMinute(ctx context.Context, sensor string, from, to time.Time, f func(stats.Minute) error) error {
 	h0, h1 := hourRange(from, to)
-	rows, err := s.r.QueryContext(ctx, `SELECT hour, minutes, mhists FROM hours
-		WHERE sensor = ? AND hour >= ? AND hour < ? ORDER BY hour`, sensor, h0, h1)
+	rows, err := s.r.QueryContext(ctx, `SELECT h.hour, h.minutes, m.data FROM hours h JOIN mhists m ON m.id = h.rowid
+		WHERE h.sensor = ? AND h.hour >= ? AND h.hour < ? ORDER BY h.hour`, sensor, h0, h1)
 	if err != nil {
 		return fmt.Errorf("longterm: read %s: %w", sensor, err)
 	}

@@ -48,8 +48,14 @@ CREATE TABLE IF NOT EXISTS hours (
 	fast_ms INTEGER NOT NULL,
 	hist    BLOB    NOT NULL, -- the hour's histogram
 	minutes BLOB    NOT NULL, -- the minutes (encode.go)
-	mhists  BLOB    NOT NULL, -- the minutes' histograms, deflated
-	PRIMARY KEY (sensor, hour)
+	UNIQUE (sensor, hour)
+);
+-- The minutes' histograms (deflated) of the hours row with rowid id: in a
+-- table of their own, so that the hours rows stay small and a report
+-- reads a year of them from few pages.
+CREATE TABLE IF NOT EXISTS mhists (
+	id   INTEGER PRIMARY KEY,
+	data BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS cursors (
 	name     TEXT PRIMARY KEY,
@@ -79,7 +85,11 @@ type liveHour struct {
 func Open(path string) (*Store, error) {
 	dsn := func(extra string) string {
 		q := url.Values{}
-		q.Add("_pragma", "journal_mode(WAL)")
+		// 16 KiB pages: a minute-histogram row is a few kB and a 4 KiB page
+		// holds one with the rest left empty. The page size must be set
+		// before WAL mode, which the driver applies after the _pragma list.
+		q.Add("_pragma", "page_size(16384)")
+		q.Add("_journal_mode", "WAL")
 		q.Add("_pragma", "busy_timeout(10000)")
 		// A lost commit after a power cut is folded again: the cursor is in
 		// the same transaction as the aggregates.
@@ -256,7 +266,8 @@ func (s *Store) load(ctx context.Context, tx *sql.Tx, sensor string, hour int64)
 		return lh.data, nil
 	}
 	var mins, mhists []byte
-	err := tx.QueryRowContext(ctx, `SELECT minutes, mhists FROM hours WHERE sensor = ? AND hour = ?`, sensor, hour).Scan(&mins, &mhists)
+	err := tx.QueryRowContext(ctx, `SELECT h.minutes, m.data FROM hours h JOIN mhists m ON m.id = h.rowid
+		WHERE h.sensor = ? AND h.hour = ?`, sensor, hour).Scan(&mins, &mhists)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &hourData{}, nil
 	}
@@ -269,11 +280,16 @@ func (s *Store) load(ctx context.Context, tx *sql.Tx, sensor string, hour int64)
 func (s *Store) save(ctx context.Context, tx *sql.Tx, sensor string, hour int64, h *hourData) error {
 	tot := h.total()
 	mins, hists := encodeMinutes(h)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO hours (sensor, hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes, mhists)
-		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (sensor, hour) DO UPDATE SET dur_ms = excluded.dur_ms, energy = excluded.energy,
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO hours (sensor, hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (sensor, hour) DO UPDATE SET dur_ms = excluded.dur_ms, energy = excluded.energy,
 		lafmax = excluded.lafmax, lafmin = excluded.lafmin, fast_ms = excluded.fast_ms, hist = excluded.hist,
-		minutes = excluded.minutes, mhists = excluded.mhists`,
-		sensor, hour, tot.DurMs, tot.Energy, tot.Max, tot.Min, tot.FastMs, appendHist(nil, &tot.Hist), mins, deflate(hists)); err != nil {
+		minutes = excluded.minutes RETURNING rowid`,
+		sensor, hour, tot.DurMs, tot.Energy, tot.Max, tot.Min, tot.FastMs, appendHist(nil, &tot.Hist), mins).Scan(&id); err != nil {
+		return fmt.Errorf("longterm: write %s hour %d: %w", sensor, hour, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO mhists (id, data) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
+		id, deflate(hists)); err != nil {
 		return fmt.Errorf("longterm: write %s hour %d: %w", sensor, hour, err)
 	}
 	return nil
