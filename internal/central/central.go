@@ -96,6 +96,9 @@ type Options struct {
 	// day at least. 0 keeps everything.
 	Retain      time.Duration
 	RetainDelay time.Duration // before the first retention pass; default 1 min (then hourly)
+	// EvidenceRetention is how long what a closed case (or an alert without
+	// one) rests on outlives it; default retention.DefaultEvidenceRetention.
+	EvidenceRetention time.Duration
 
 	// CodesDir adds a municipality's own code files (YAML) to the embedded
 	// ones; a file with the id of an embedded code replaces it.
@@ -382,13 +385,23 @@ func Run(ctx context.Context, o Options) error {
 		deleted := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sossego_retention_deleted_total",
 			Help: "Rows deleted by the retention (--retain-days), by kind: batches, levels, env, dead_letters."}, []string{"kind"})
 		promReg.MustRegister(deleted)
-		ro := retention.Options{Store: st, Spans: evidenceSpans(cases), Retain: o.Retain, Delay: o.RetainDelay, Deleted: deleted,
+		legal := o.EvidenceRetention
+		if legal <= 0 {
+			legal = retention.DefaultEvidenceRetention
+		}
+		ro := retention.Options{Store: st, Spans: caseSpans(cases, wb.cases, legal), Retain: o.Retain, Delay: o.RetainDelay, Deleted: deleted,
 			Log: log.With("componente", "retencao")}
 		if mirror != nil {
 			ro.Mirror = mirrorCursors(st)
 		}
 		ro.Followers = append(ro.Followers, follower.Cursor)
 		pruner = retention.New(ro)
+		log.Info(fmt.Sprintf("retenção: leituras de 1 s e lotes assinados guardados por %s; o que um alerta, caso ou constatação usa "+
+			"fica guardado enquanto o caso estiver aberto e por mais %s depois de encerrado; agregados de 1 min e 1 h (relatórios) "+
+			"guardados para sempre em %s", retentionText(o.Retain), retentionText(legal), longterm.FileName))
+	} else {
+		log.Info("retenção desligada: leituras de 1 s e lotes assinados guardados para sempre (cerca de 22 MB por sensor por dia); " +
+			"agregados de 1 min e 1 h guardados para sempre em " + longterm.FileName)
 	}
 
 	g, gctx := errgroup.WithContext(ctx)

@@ -36,6 +36,43 @@ type Store interface {
 type Span struct {
 	Sensor   string
 	From, To time.Time
+	// Until, when set, ends the protection: from then on the span's
+	// records are pruned like any others (the alert's case closed and its
+	// legal retention ran out; see Expiry). Zero: kept for good.
+	Until time.Time
+}
+
+// DefaultEvidenceRetention is how long the records a closed case rests on
+// stay after it closed: five years, the usual prescription of a municipal
+// fine.
+const DefaultEvidenceRetention = 5 * 365 * 24 * time.Hour
+
+// Case is what Expiry needs of an alert's case: whether it is still open
+// and when it closed.
+type Case struct {
+	Exists   bool // a document (notice, auto, constatação) was drafted for the alert
+	Open     bool // some document of it is not in a final state
+	ClosedAt time.Time
+}
+
+// Expiry is when an alert's span stops being protected: never while the
+// alert is open or its case is; legal after the case closed, or after the
+// alert ended when no case was ever opened from it.
+func Expiry(alertEnd time.Time, c Case, legal time.Duration) time.Time {
+	switch {
+	case alertEnd.IsZero() || c.Exists && c.Open:
+		return time.Time{}
+	case c.Exists && !c.ClosedAt.IsZero():
+		return latestOf(c.ClosedAt, alertEnd).Add(legal)
+	}
+	return alertEnd.Add(legal)
+}
+
+func latestOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Options configures a Pruner.
@@ -70,8 +107,10 @@ type Pruner struct {
 	// letter up to deadFrom was deleted or is kept for good (an alert's
 	// window, a seq it settled), so passes do not read them again; record
 	// conflicts up to conflictFrom likewise. Kept in memory: the first pass
-	// after a start reads from the beginning.
+	// after a start reads from the beginning, and so does the first pass
+	// after a span's protection ended.
 	from, deadFrom, conflictFrom int64
+	lastPass                     time.Time
 }
 
 // New returns a Pruner; o.Retain must be positive.
@@ -126,11 +165,24 @@ type Totals struct {
 // protected. Passes must not run concurrently (Run runs them one by one):
 // each starts where the previous one decided everything.
 func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
-	tot := Totals{Before: p.o.Now().Add(-p.o.Retain)}
-	spans, err := p.o.Spans(ctx)
+	now := p.o.Now()
+	tot := Totals{Before: now.Add(-p.o.Retain)}
+	all, err := p.o.Spans(ctx)
 	if err != nil {
 		return tot, fmt.Errorf("retention: alert spans: %w", err)
 	}
+	// Spans whose protection ended are left out; one that ended since the
+	// last pass makes this pass read from the beginning again (it kept
+	// batches that earlier passes took as kept for good).
+	spans := all[:0:0]
+	for _, sp := range all {
+		if sp.Until.IsZero() || sp.Until.After(now) {
+			spans = append(spans, sp)
+		} else if sp.Until.After(p.lastPass) {
+			p.from, p.conflictFrom = 0, 0
+		}
+	}
+	p.lastPass = now
 	pr := store.Prune{Before: tot.Before, Keep: Protect(spans, p.o.Margin), Limit: p.o.Chunk,
 		After: p.from, AfterDeadLetter: p.deadFrom, AfterConflict: p.conflictFrom}
 	if p.o.Mirror != nil {
