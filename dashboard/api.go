@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
 )
 
@@ -79,6 +80,13 @@ type APIOptions struct {
 	Log    *slog.Logger
 	// MaxRecords bounds a 1-s window answer; default 86400 (one day).
 	MaxRecords int
+
+	// LimitSeries gives the limit in force over a window as steps, returned
+	// with /readings (nil: none).
+	LimitSeries func(s registry.Sensor, from, to time.Time) ([]stats.LimitStep, error)
+	// Window gives the figures of a window (LAeq, percentiles from the
+	// merged histograms, coverage), returned with /readings (nil: none).
+	Window func(ctx context.Context, s registry.Sensor, from, to time.Time) (stats.Figures, error)
 }
 
 // API serves /api/v1.
@@ -346,7 +354,8 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "informe o parâmetro sensor")
 		return
 	}
-	if _, ok := a.o.Registry.Current().Sensor(sensor); !ok {
+	sen, ok := a.o.Registry.Current().Sensor(sensor)
+	if !ok {
 		apiError(w, http.StatusNotFound, "sensor "+strconv.Quote(sensor)+" não está cadastrado")
 		return
 	}
@@ -383,6 +392,21 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	if a.o.Window != nil {
+		if f, err := a.o.Window(r.Context(), sen, from, to); err == nil {
+			out["window"] = f
+		} else {
+			a.o.Log.Warn("números da janela indisponíveis", "sensor", sensor, "erro", err)
+		}
+	}
+	if a.o.LimitSeries != nil {
+		steps, err := a.o.LimitSeries(sen, from, to)
+		if err != nil {
+			out["limits_erro"] = err.Error()
+		} else {
+			out["limits"] = steps
+		}
+	}
 	if step == time.Second {
 		recs, err := a.o.Readings.Records(r.Context(), sensor, from, to, a.o.MaxRecords+1)
 		if err != nil {

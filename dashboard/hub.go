@@ -86,6 +86,10 @@ type Level struct {
 	Grade       string    `json:"grade,omitempty"`        // class1 | class2 | screening
 	ClockSynced *bool     `json:"clock_synced,omitempty"`
 	Status      string    `json:"status,omitempty"` // alerts.Status of the sensor, when known
+	// ReceivedAt is when the service published the reading (set by
+	// PublishLevel when zero): a reading received long after its own time
+	// T was replayed or delayed, and the UI says so ("atrasado").
+	ReceivedAt time.Time `json:"received_at,omitzero"`
 }
 
 // Env is the latest environment reading of a sensor.
@@ -261,6 +265,9 @@ func NewHub(s SessionLookup, opts HubOptions, log *slog.Logger) *Hub {
 // PublishLevel records the latest level of a sensor; never blocks.
 func (h *Hub) PublishLevel(l Level) {
 	h.levelsIn.Add(1)
+	if l.ReceivedAt.IsZero() {
+		l.ReceivedAt = h.opts.Now().UTC()
+	}
 	h.mu.Lock()
 	if _, ok := h.levels[l.Sensor]; ok {
 		h.coalesced.Add(1)

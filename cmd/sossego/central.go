@@ -28,7 +28,7 @@ alertas, painel e API HTTP. --registry é obrigatório: o cadastro dos gateways
 docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, io)
 	var o central.Options
 	var sync, logLevel, mqttPassFile, influxTokenFile, minFreeDisk string
-	var retainDays int
+	var retainDays, evidenceYears int
 	fs.StringVar(&o.DataDir, "data-dir", central.DefaultDataDir, "pasta dos bancos SQLite (leituras, casos) e do cadastro padrão")
 	fs.StringVar(&o.HTTP, "http", central.DefaultHTTP, "endereço HTTP da API (/api/v1) e das métricas (/metrics)")
 	fs.StringVar(&o.MQTTListen, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido (ignorado com --mqtt-url)")
@@ -52,8 +52,10 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 	fs.StringVar(&sync, "sync", "full", "durabilidade do SQLite: full (sobrevive a queda de energia) ou normal")
 	fs.DurationVar(&o.Skew, "max-future", wire.DefaultSkew, "quanto um registro pode estar no futuro em relação ao recebimento")
 	fs.DurationVar(&o.Stale, "max-age", wire.DefaultStale, "quanto um registro pode ser antigo (reenvio após falha longa)")
-	fs.IntVar(&retainDays, "retain-days", 0, "apaga leituras e cartas mortas recebidas há mais de N dias, mantendo as de todo alerta "+
-		"(com um dia de margem) e as ainda não enviadas ao InfluxDB; precisa ser maior que --max-age mais 1 dia; 0 guarda tudo")
+	fs.IntVar(&retainDays, "retain-days", 90, "apaga leituras de 1 s, lotes assinados e cartas mortas recebidos há mais de N dias, mantendo "+
+		"os de todo alerta, caso ou constatação (com um dia de margem; veja --evidence-years), os ainda não enviados ao InfluxDB e os ainda "+
+		"não agregados no longo prazo; precisa ser maior que --max-age mais 1 dia; 0 guarda tudo")
+	fs.IntVar(&evidenceYears, "evidence-years", 5, "por quantos anos, depois de encerrado o caso (ou o alerta sem caso), ficam as leituras em que ele se apoia")
 	fs.StringVar(&logLevel, "log", "info", "nível de log: debug, info, warn, error")
 	fs.Func("origin", "origem adicional aceita pelo painel (ex.: https://ruido.prefeitura.gov.br atrás de um proxy); repetível", func(v string) error {
 		o.Origins = append(o.Origins, v)
@@ -93,6 +95,11 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 		o.MinFreeDisk = -1 // no threshold
 	}
 	o.Retain = time.Duration(retainDays) * 24 * time.Hour
+	if evidenceYears < 1 {
+		fmt.Fprintf(io.err, "sossego central: --evidence-years %d inválido; use pelo menos 1 ano\n", evidenceYears)
+		return 2
+	}
+	o.EvidenceRetention = time.Duration(evidenceYears) * 365 * 24 * time.Hour
 	if retainDays < 0 {
 		fmt.Fprintf(io.err, "sossego central: --retain-days %d inválido; use um número de dias (0 guarda tudo)\n", retainDays)
 		return 2

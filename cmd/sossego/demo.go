@@ -151,6 +151,11 @@ da demonstração derivam de uma semente pública: nunca use este cadastro de ve
 		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
 		return 1
 	}
+	fmt.Fprintf(io.err, "sossego demo: gravando %d dias de histórico simulado para os relatórios…\n", demoHistoryDays)
+	if err := backfillDemo(ctx, *dataDir, time.Now()); err != nil {
+		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		return 1
+	}
 	cfg := alerts.DefaultConfig()
 	// The demo shortens the lifecycle so that the bar's alert fires within
 	// two minutes of start; production keeps the documented defaults.
@@ -291,12 +296,14 @@ Sossego — demonstração
 	for _, u := range demoUsers {
 		fmt.Fprintf(io.out, "    %-9s senha %-20s (%s)\n", u.name, u.password, u.role)
 	}
-	fmt.Fprint(io.out, `
+	fmt.Fprintf(io.out, `
   4 gateways simulados publicam níveis a cada segundo (Lapa e Conceição de Macabu)
   e temperatura, umidade e pressão (BME280 simulado) a cada 10 s.
   Em cerca de 1–2 minutos o bar da Lapa passa do limite do Art. 96 e um alerta aparece em "Alertas".
+  Em "Relatórios" (%s/#/relatorios): os últimos %d dias simulados e, ao vivo, a primeira hora da
+  demonstração, por período legal, em PDF, CSV ou JSON.
   Ctrl-C encerra.
-`)
+`, url, demoHistoryDays)
 }
 
 // demoMailDir is where the demo's e-mails are written, inside its data dir.
@@ -360,8 +367,10 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 	}
 	l := log.With("gateway", d.ID)
 	err = mqttconn.RunNode(ctx, mqttconn.NodeOptions{
-		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 2,
-			BatchMaxAge: 2 * time.Second, Version: "demo",
+		// One record per batch: the dashboard shows each 1-s record within
+		// about a second (the hub's 250 ms tick on top).
+		Gateway: gateway.Options{Municipality: d.Municipality, Gateway: d.ID, Sensor: d.Sensor, BatchRecords: 1,
+			BatchMaxAge: time.Second, Version: "demo",
 			// One env reading per batch: each appears on the sensor page
 			// within seconds (the env sensor id is the meter's, the default).
 			Env: gateway.EnvOptions{Interval: demoEnvInterval, BatchRecords: 1, BatchMaxAge: demoEnvInterval}},

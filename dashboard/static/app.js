@@ -22,7 +22,6 @@
   const fmtTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
   const fmtHM = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, hour: "2-digit", minute: "2-digit", hour12: false });
   const fmtDateTime = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
-  const partsFmt = new Intl.DateTimeFormat("en-US", { timeZone: TZ, hour: "2-digit", minute: "2-digit", weekday: "short", hour12: false });
   const db = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const GRADES = { class1: "classe 1", class2: "classe 2", screening: "triagem (indicativo)" };
   const ROLES = { operador: "operador", fiscal: "fiscal", admin: "administrador" };
@@ -206,11 +205,12 @@
     const ws = new WebSocket(url);
     S.ws = ws;
     setLive(false, "conectando…");
-    ws.onopen = () => { S.wsRetry = 0; setLive(true, "ao vivo"); };
+    ws.onopen = () => { S.wsRetry = 0; setLive(true, "ao vivo"); setConnected(true); };
     ws.onmessage = (ev) => { let m; try { m = JSON.parse(ev.data); } catch (e) { return; } onMessage(m); };
     ws.onclose = (ev) => {
       if (S.ws !== ws) return;
       S.ws = null;
+      setConnected(false);
       if (ev.code === 4001) { sessionLost("Sua sessão terminou. Entre novamente."); return; }
       if (S.wsStop) return;
       setLive(false, ev.code === 4000 ? "reconectando (conexão lenta)…" : "reconectando…");
@@ -223,13 +223,13 @@
   }
   function onMessage(m) {
     switch (m.type) {
-      case "hello": S.tickMs = m.tick_ms; break;
+      case "hello": S.tickMs = m.tick_ms; if (m.server_time) S.clockOffset = Date.parse(m.server_time) - Date.now(); break;
       case "snapshot":
       case "update": {
         const changed = [];
         for (const l of m.levels || []) {
           const s = sensor(l.sensor);
-          s.level = l;
+          acceptLevel(s, l);
           if (l.municipality && !s.municipality) s.municipality = l.municipality;
           if (l.gateway && !s.gateway) s.gateway = l.gateway;
           if (l.grade && !s.grade) s.grade = l.grade;
@@ -281,6 +281,45 @@
     b.hidden = n === 0; b.textContent = String(n);
   }
 
+  // ---- data age -----------------------------------------------------------
+  // A value is "now" only when its record is: live (< 5 s old), late (a
+  // record received well after its own time — a replayed backlog — shown
+  // with its own date and time), stale (nothing received for STALE_MS),
+  // or its gateway offline. Colours are for live values only; a lost
+  // connection to the server greys everything.
+  const LIVE_MS = 5000, STALE_MS = 30000;
+  const serverNow = () => Date.now() + (S.clockOffset || 0);
+  function setConnected(on) {
+    S.connected = on;
+    document.body.classList.toggle("disconnected", !on);
+    if (!on) S.disconnectedAt = S.disconnectedAt || Date.now(); else S.disconnectedAt = 0;
+    const msg = "Sem conexão com o servidor: os valores mostrados não são de agora. Reconectando…";
+    if (!on && S.me) banner(msg);
+    else if (on && $("#banner").textContent === msg) banner("");
+  }
+  // A late record does not hide a newer value already shown.
+  function acceptLevel(s, l) {
+    const t = Date.parse(l.t), rec = l.received_at ? Date.parse(l.received_at) : t;
+    const cur = s.level;
+    if (rec - t > LIVE_MS && cur && Date.parse(cur.t) > t) { s.lateLevel = l; return; }
+    s.level = l;
+    s.lateLevel = rec - t > LIVE_MS ? l : null;
+  }
+  function freshness(s) {
+    const l = s.level;
+    if (!l || !l.t) return { state: "none", text: "sem leituras" };
+    const now = serverNow(), t = Date.parse(l.t), rec = l.received_at ? Date.parse(l.received_at) : t;
+    const g = gatewayOf(s);
+    const when = fmtDateTime.format(new Date(t));
+    if (S.connected === false) return { state: "disconnected", text: `sem conexão com o servidor; último valor de ${when}` };
+    if (g && g.state === "offline") return { state: "offline", text: `gateway offline; sem dados desde ${when}` };
+    if (now - Math.max(t, rec) > STALE_MS) return { state: "stale", text: `sem dados desde ${when}` };
+    if (rec - t > LIVE_MS) return { state: "late", text: `atrasado: registro de ${when}` };
+    if (now - t <= LIVE_MS) return { state: "live", text: "ao vivo" };
+    return { state: "recent", text: `há ${Math.round((now - t) / 1000)} s (${fmtTime.format(new Date(t))})` };
+  }
+  const ageClass = (f) => "age-" + f.state;
+
   // ---- helpers for views --------------------------------------------------
   function marginClass(l) {
     if (!l || l.limit_db === undefined || l.limit_db === null) return "none";
@@ -317,6 +356,7 @@
     else if (hash.startsWith("#/alertas")) { nav("alerts"); S.view = alertsView(); }
     else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
     else if (hash.startsWith("#/notificacoes") && window.sossegoNotify) { nav("notify"); S.view = window.sossegoNotify.page($("#view")); }
+    else if (hash.startsWith("#/relatorios") && window.sossegoPages && window.sossegoPages.relatorios) { nav("reports"); S.view = window.sossegoPages.relatorios($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
   }
   window.addEventListener("hashchange", route);
@@ -340,13 +380,15 @@
     function card(s) {
       const l = s.level;
       const g = gatewayOf(s);
-      const cls = marginClass(l);
-      const el = h("a", { class: "card " + cls, href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id },
+      const f = freshness(s);
+      const cls = f.state === "live" ? marginClass(l) : "none"; // colours mean "now"
+      const el = h("a", { class: "card " + cls + " " + ageClass(f), href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id, "data-age": f.state },
         h("div", { class: "head" }, h("span", { class: "id" }, s.id), h("span", { class: "muted" }, s.municipality || "")),
         s.address ? h("div", { class: "addr" }, s.address) : null,
         h("div", { class: "level" },
           h("span", { class: "value", "data-field": "laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
           h("span", { class: "margin " + cls, "data-field": "margin" }, marginText(l))),
+        h("div", { class: "age " + ageClass(f), "data-field": "age" }, f.text),
         h("div", { class: "facts" },
           h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A)` : "sem limite"),
           h("span", {}, periodText(l)),
@@ -355,9 +397,14 @@
           h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state === "online" ? "online" : g.state === "offline" ? "offline" : "sem status"}` : "gateway desconhecido"),
           h("span", {}, clockText(s)),
           s.grade || (l && l.grade) ? h("span", { class: "grade " + (s.grade || l.grade) }, GRADES[s.grade || l.grade] || s.grade || l.grade) : null,
-          l ? h("span", { title: "hora da última leitura" }, "às " + fmtTime.format(new Date(l.t))) : h("span", {}, "sem leituras")));
+          l ? h("span", { title: "hora da última leitura" }, (serverNow() - Date.parse(l.t) < 12 * 3600e3 ? "às " + fmtTime.format(new Date(l.t)) : "em " + fmtDateTime.format(new Date(l.t)))) : h("span", {}, "sem leituras")));
       return el;
     }
+    // Ages move without data: every second each card is redrawn.
+    const ageTimer = setInterval(() => {
+      if (S.view !== view) { clearInterval(ageTimer); return; }
+      for (const [id, old] of cards) { const c = card(sensor(id)); old.replaceWith(c); cards.set(id, c); }
+    }, 1000);
     function render() {
       fillSelect();
       const list = [...S.sensors.values()].filter((s) => !S.filter || s.municipality === S.filter).sort((a, b) => (a.municipality || "").localeCompare(b.municipality || "") || a.id.localeCompare(b.id));
@@ -366,12 +413,13 @@
       count.textContent = list.length === 0 ? "nenhum sensor ainda" : `${list.length} sensor${list.length > 1 ? "es" : ""}`;
     }
     render();
-    return {
+    const view = {
       live(changed, m) {
         if ((m.gateways || []).length || changed.some((id) => !cards.has(id) && (!S.filter || sensor(id).municipality === S.filter))) { render(); return; }
         for (const id of new Set(changed)) { const old = cards.get(id); if (old) { const c = card(sensor(id)); old.replaceWith(c); cards.set(id, c); } }
       },
     };
+    return view;
   }
 
   // ---- sensor detail ------------------------------------------------------
@@ -380,7 +428,18 @@
     const root = $("#view");
     const s = sensor(id);
     let range = "15min";
-    let points = []; // {t (ms), laeq, lafmax, l90, limit}
+    let points = []; // {t (ms), laeq, lafmax, l90}
+    let limitSteps = []; // {a, b (ms), v (dB or null), night}: the limit in force, from the server
+    let windowFig = null, windowTo = null, loadedAt = Date.now(); // the window's figures (server) and when read
+    // The server's steps, extended past the load by the limit the live
+    // values carry (the hub sends the server's exact limit in force).
+    function liveSteps() {
+      const out = limitSteps.slice();
+      const l = s.level, last = out[out.length - 1];
+      const end = last ? last.b : 0;
+      if (l && l.t && Date.parse(l.t) > end) out.push({ a: end || Date.parse(l.t), b: Date.now() + 1000, v: typeof l.limit_db === "number" ? l.limit_db : null, night: l.period === "noturno" });
+      return out;
+    }
     let loadMsg = "";
     const seg = h("div", { class: "seg", role: "group", "aria-label": "Janela do gráfico" },
       Object.entries(RANGES).map(([k, r]) => h("button", { type: "button", "data-range": k, class: k === range ? "on" : "", onclick: () => { range = k; seg.querySelectorAll("button").forEach((b) => b.classList.toggle("on", b.dataset.range === k)); load(); } }, r.label)));
@@ -402,10 +461,13 @@
       h("h2", {}, "Ambiente (últimas 24 h)"), env);
 
     function renderHead() {
-      const l = s.level, g = gatewayOf(s);
-      head.replaceChildren(
+      const l = s.level, g = gatewayOf(s), f = freshness(s);
+      const cls = f.state === "live" ? marginClass(l) : "none";
+      fill(head,
         h("h1", {}, `Sensor ${s.id}`),
-        h("div", { class: "level" }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A) agora"), h("span", { class: "margin " + marginClass(l) }, marginText(l))),
+        h("div", { class: "level " + ageClass(f), "data-age": f.state }, h("span", { class: "value", id: "detail-laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
+          h("span", { class: "margin " + cls }, marginText(l)), h("span", { class: "age " + ageClass(f), id: "detail-age" }, f.text)),
+        s.lateLevel && s.lateLevel !== l ? h("p", { class: "age age-late", id: "detail-late" }, `chegando leituras atrasadas: registro de ${fmtDateTime.format(new Date(s.lateLevel.t))} (${db(s.lateLevel.laeq_db)} dB(A))`) : null,
         h("div", { class: "facts" },
           h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
           h("span", {}, l && l.limit_db !== undefined && l.limit_db !== null ? `limite ${db(l.limit_db)} dB(A), ${periodText(l)}` : "sem limite numérico agora"),
@@ -494,14 +556,20 @@
       const r = RANGES[range];
       const to = new Date(), from = new Date(to - r.ms);
       msg.textContent = "carregando…";
-      const code = await codeView(s.code || s.municipality).catch(() => null);
       try {
         const data = await api(`/api/v1/readings?sensor=${encodeURIComponent(id)}&from=${from.toISOString()}&to=${to.toISOString()}&step=${r.step}`, { feature: "O histórico de leituras" });
         const rows = data.records || data.buckets || [];
-        points = rows.map((x) => { const t = Date.parse(x.t || x.start); return { t, laeq: x.laeq_db, lafmax: x.lafmax_db, l90: x.l90_db, limit: limitAt(code, s.zone, t) }; });
+        points = rows.map((x) => ({ t: Date.parse(x.t || x.start), laeq: x.laeq_db, lafmax: x.lafmax_db, l90: x.l90_db }));
+        // The limit in force over the window, as the server's codes engine
+        // states it (holidays and service days included).
+        limitSteps = (data.limits || []).map((x) => ({ a: Date.parse(x.start), b: Date.parse(x.end), v: typeof x.limit_dba === "number" ? x.limit_dba : null, night: x.period === "noturno" }));
+        // The window's figures from the server: LAeq by energy, L90 from the
+        // merged histograms, the coverage (what the window holds).
+        windowFig = data.window || null;
+        windowTo = to;
         loadMsg = rows.length ? "" : "Nenhuma leitura nesta janela.";
-      } catch (e) { points = []; loadMsg = e.message; }
-      S.codeForChart = code;
+      } catch (e) { points = []; limitSteps = []; windowFig = null; loadMsg = e.message; }
+      loadedAt = Date.now();
       msg.textContent = loadMsg;
       draw();
     }
@@ -509,23 +577,40 @@
       const r = RANGES[range];
       const now = Date.now();
       if (!lc) lc = levelChart(chartBox);
-      lc.update(points, now - r.ms, now, S.codeForChart, s.zone, r.series);
+      lc.update(points, now - r.ms, now, liveSteps(), r.series);
       const win = points.filter((p) => p.t >= now - r.ms && p.laeq !== undefined);
-      const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
-      const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
-      const l90s = win.map((p) => p.l90).filter((v) => v !== undefined && v !== null);
-      const l90 = l90s.length ? l90s.sort((a, b) => a - b)[Math.floor(l90s.length / 2)] : approxL90(win.map((p) => p.laeq));
-      const stat = (label, v) => h("div", { class: "stat" }, label, h("b", {}, v));
-      stats.replaceChildren(stat(`LAeq ${r.label}`, db(leq) + " dB"), stat("LAFmax", (max === null || max === -Infinity) ? "—" : db(max) + " dB"),
-        stat(l90s.length ? "L90 (mediana)" : "L90 (aprox.)", db(l90) + " dB"), stat("Leituras", String(win.length)));
+      const stat = (label, v, key) => h("div", { class: "stat", "data-stat": key }, label, h("b", {}, v));
+      const w = windowFig;
+      const until = windowTo ? ` (até ${fmtTime.format(windowTo)})` : "";
+      if (w && w.laeq_db !== null && w.laeq_db !== undefined) {
+        const cov = (100 * (w.coverage || 0)).toLocaleString("pt-BR", { maximumFractionDigits: 0 });
+        const basis = w.percentile_basis === "laeq_1s" ? "do LAeq de 1 s" : w.percentile_basis === "misto" ? "dos histogramas e do LAeq de 1 s" : "dos histogramas";
+        stats.replaceChildren(stat(`LAeq ${r.label}, cobertura ${cov} %${until}`, db(w.laeq_db) + " dB", "laeq"),
+          stat("LAFmax da janela", db(w.lafmax_db) + " dB", "lafmax"),
+          stat(`L90 da janela, ${basis}`, db(w.l90_db) + " dB", "l90"),
+          stat("Leituras no gráfico", String(win.length), "count"));
+      } else {
+        // Without the server's figures only the chart's points are known:
+        // their energy mean, labelled as such; no percentile.
+        const leq = win.length ? 10 * Math.log10(win.reduce((a, p) => a + 10 ** (p.laeq / 10), 0) / win.length) : null;
+        const max = win.length ? Math.max(...win.map((p) => p.lafmax ?? -Infinity)) : null;
+        stats.replaceChildren(stat(`LAeq ${r.label} (média dos pontos do gráfico)`, db(leq) + " dB", "laeq"),
+          stat("LAFmax dos pontos", (max === null || max === -Infinity) ? "—" : db(max) + " dB", "lafmax"),
+          stat("Leituras no gráfico", String(win.length), "count"));
+      }
     }
     renderHead();
     load();
     loadEnv();
+    // Every second the data age; every 5 s the chart slides; every minute
+    // the window (and its figures) is read again.
+    let ticks = 0;
     const timer = setInterval(() => {
-      if (S.view === view) draw();
-      else { clearInterval(timer); if (lc) lc.destroy(); }
-    }, 5000);
+      if (S.view !== view) { clearInterval(timer); if (lc) lc.destroy(); return; }
+      renderHead();
+      if (++ticks % 5 === 0) draw();
+      if (Date.now() - loadedAt > 60000) load();
+    }, 1000);
     const view = {
       live(changed) {
         if (!changed.includes(id)) return;
@@ -535,69 +620,17 @@
         if (l && l.t) {
           const t = Date.parse(l.t);
           const last = points[points.length - 1];
-          if (!last || t > last.t) { points.push({ t, laeq: l.laeq_db, lafmax: l.lafmax_db, limit: l.limit_db }); draw(); }
+          if (!last || t > last.t) { points.push({ t, laeq: l.laeq_db, lafmax: l.lafmax_db }); draw(); }
         }
       },
     };
     return view;
   }
-  function approxL90(vals) {
-    const v = vals.filter((x) => x !== undefined && x !== null).sort((a, b) => a - b);
-    return v.length ? v[Math.floor(v.length * 0.1)] : null;
-  }
-
-  // The limit in force at t from the code's level_limit windows for the zone
-  // (weekday-specific windows honoured; holidays are not: the live values
-  // carry the server's exact limit).
-  function localParts(t) {
-    const p = Object.fromEntries(partsFmt.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-    return { min: (Number(p.hour) % 24) * 60 + Number(p.minute), wd: p.weekday.toLowerCase().slice(0, 3) };
-  }
-  const hm = (s) => { const [a, b] = s.split(":").map(Number); return a * 60 + b; };
-  function inWindow(w, t) {
-    if (!w) return true;
-    const { min, wd } = localParts(t);
-    const from = hm(w.from), to = w.to === "24:00" ? 1440 : hm(w.to);
-    const days = w.days && w.days.length ? w.days : null;
-    const prevWd = localParts(t - 86400e3).wd;
-    if (from < to) return min >= from && min < to && (!days || days.includes(wd));
-    if (min >= from) return !days || days.includes(wd);
-    if (min < to) return !days || days.includes(prevWd);
-    return false;
-  }
-  function limitRules(code, zone) {
-    if (!code) return [];
-    return code.limits.filter((r) => !r.zones || r.zones.length === 0 || r.zones.includes(zone));
-  }
-  function limitAt(code, zone, t) {
-    let best = null;
-    for (const r of limitRules(code, zone)) if (inWindow(r.window, t) && (best === null || r.limit_db < best)) best = r.limit_db;
-    return best;
-  }
-  function nightAt(code, zone, t) {
-    return limitRules(code, zone).some((r) => r.period === "noturno" && inWindow(r.window, t));
-  }
-
-  // Change points of f over [t0, t1]: [[t, v], …] from [t0, f(t0)], each
-  // change found by sampling (n slices) and located to a second by bisection.
-  function changes(f, t0, t1, n = 300) {
-    const out = [[t0, f(t0)]];
-    let ta = t0, va = out[0][1];
-    for (let i = 1; i <= n; i++) {
-      const tb = t0 + (t1 - t0) * i / n, vb = f(tb);
-      if (vb !== va) {
-        let a = ta, b = tb;
-        while (b - a > 1000) { const m = (a + b) / 2; if (f(m) === va) a = m; else b = m; }
-        out.push([Math.round(b), vb]);
-      }
-      ta = tb; va = vb;
-    }
-    return out;
-  }
 
   // The sensor page's level chart, drawn by uPlot (vendored, see
   // scripts/vendor-uplot.sh): LAeq, LAFmax and L90 where present, the limit in
-  // force as a stepped line, night shading from the code's noturno windows.
+  // force as a stepped line and night shading, both from the server's limit
+  // series (GET /api/v1/readings → limits).
   // One instance per view, fed with setData; rebuilt only when the set of
   // series changes; follows the container's width.
   const CHART = { laeq: "#1f5f8b", lafmax: "#9bb7cc", l90: "#6a9f58", limit: "#b3261e", night: "#e9eef6", axis: "#5d6b78", grid: "#e6eaee" };
@@ -648,24 +681,14 @@
         },
       };
     }
-    // points: {t, laeq, lafmax, l90, limit} in time order; [from, to] the window.
-    function update(points, from, to, code, zone, label) {
+    // points: {t, laeq, lafmax, l90} in time order; [from, to] the window;
+    // limits: the limit in force as steps {a, b, v, night} (the server's).
+    function update(points, from, to, limits, label) {
       t0 = from; t1 = to;
       const pts = points.filter((p) => p.t >= from && p.t <= to);
-      const nearest = (t) => {
-        let a = 0, b = pts.length - 1;
-        if (b < 0) return null;
-        while (a < b) { const m = (a + b) >> 1; if (pts[m].t < t) a = m + 1; else b = m; }
-        const p = a > 0 && t - pts[a - 1].t < pts[a].t - t ? pts[a - 1] : pts[a];
-        return typeof p.limit === "number" ? p.limit : null;
-      };
-      const limitOf = (t) => { const v = code ? limitAt(code, zone, t) : null; return v === null ? nearest(t) : v; };
-      const steps = changes(limitOf, from, to);
-      nights = [];
-      if (code) {
-        const ns = changes((t) => nightAt(code, zone, t), from, to);
-        ns.forEach(([t, on], i) => { if (on) nights.push([t, i + 1 < ns.length ? ns[i + 1][0] : to]); });
-      }
+      const inWin = limits.filter((x) => x.b > from && x.a < to).map((x) => ({ ...x, a: Math.max(x.a, from), b: Math.min(x.b, to) }));
+      const steps = inWin.length ? inWin.map((x) => [x.a, x.v]) : [[from, null]];
+      nights = inWin.filter((x) => x.night).map((x) => [x.a, x.b]);
       // rows: readings, a null row to break the lines at gaps, the limit's steps
       const rows = new Map();
       const row = (t) => { let r = rows.get(t); if (!r) { r = { t }; rows.set(t, r); } return r; };

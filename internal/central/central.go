@@ -36,6 +36,7 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/longterm"
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/retention"
@@ -111,6 +112,9 @@ type Options struct {
 	// day at least. 0 keeps everything.
 	Retain      time.Duration
 	RetainDelay time.Duration // before the first retention pass; default 1 min (then hourly)
+	// EvidenceRetention is how long what a closed case (or an alert without
+	// one) rests on outlives it; default retention.DefaultEvidenceRetention.
+	EvidenceRetention time.Duration
 
 	// CodesDir adds a municipality's own code files (YAML) to the embedded
 	// ones; a file with the id of an embedded code replaces it.
@@ -279,6 +283,18 @@ func Run(ctx context.Context, o Options) error {
 		readings = store.Fallback{Primary: mirror, Local: st, Down: mirror.Failing, Log: log.With("componente", "influx")}
 	}
 
+	// The long-term tier: its follower floors the readings' ids above its
+	// cursor before ingest stores anything.
+	tier, err := longterm.Open(filepath.Join(o.DataDir, longterm.FileName))
+	if err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+	defer tier.Close()
+	follower := longterm.NewFollower(st, tier, longterm.FollowerOptions{Log: log.With("componente", "longo-prazo")})
+	if err := follower.Prepare(ctx); err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := ingest.NewMetrics(promReg)
@@ -289,6 +305,7 @@ func Run(ctx context.Context, o Options) error {
 	disk := newDiskWatch(dataDir, o.MinFreeDisk, o.DiskSpace, o.DiskPoll, log.With("componente", "disco"))
 	disk.check()
 	promReg.MustRegister(disk)
+	promReg.MustRegister(tierBacklog(follower))
 	if mirror != nil {
 		promReg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sossego_influx_backlog_records",
 			Help: "Level and environmental records stored locally but not yet written to InfluxDB."}, func() float64 { return float64(mirror.Backlog()) }))
@@ -446,6 +463,9 @@ func Run(ctx context.Context, o Options) error {
 		if cases != nil {
 			apiOpts.Alerts = alertLister{cases}
 		}
+		wb.reports = dashboard.NewReports(dashboard.ReportsOptions{Registry: reg, Tier: tier, Records: readings, Codes: codeSet,
+			Log: log.With("componente", "relatorios")})
+		apiOpts.LimitSeries, apiOpts.Window = wb.reports.LimitSeries, wb.reports.Window
 		api := dashboard.NewAPI(apiOpts)
 		wb.register(mux, api, reg, codeSet, log)
 		if notifier != nil {
@@ -463,17 +483,37 @@ func Run(ctx context.Context, o Options) error {
 		deleted := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sossego_retention_deleted_total",
 			Help: "Rows deleted by the retention (--retain-days), by kind: batches, levels, env, dead_letters."}, []string{"kind"})
 		promReg.MustRegister(deleted)
-		ro := retention.Options{Store: st, Spans: evidenceSpans(cases), Retain: o.Retain, Delay: o.RetainDelay, Deleted: deleted,
+		legal := o.EvidenceRetention
+		if legal <= 0 {
+			legal = retention.DefaultEvidenceRetention
+		}
+		ro := retention.Options{Store: st, Spans: caseSpans(cases, wb.cases, legal), Retain: o.Retain, Delay: o.RetainDelay, Deleted: deleted,
 			Log: log.With("componente", "retencao")}
 		if mirror != nil {
 			ro.Mirror = mirrorCursors(st)
 		}
+		ro.Followers = append(ro.Followers, follower.Cursor)
 		pruner = retention.New(ro)
+		log.Info(fmt.Sprintf("retenção: leituras de 1 s e lotes assinados guardados por %s; o que um alerta, caso ou constatação usa "+
+			"fica guardado enquanto o caso estiver aberto e por mais %s depois de encerrado; agregados de 1 min e 1 h (relatórios) "+
+			"guardados para sempre em %s", retentionText(o.Retain), retentionText(legal), longterm.FileName))
+	} else {
+		log.Info("retenção desligada: leituras de 1 s e lotes assinados guardados para sempre (cerca de 22 MB por sensor por dia); " +
+			"agregados de 1 min e 1 h guardados para sempre em " + longterm.FileName)
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	if pruner != nil {
-		g.Go(func() error { return pruner.Run(gctx) })
+		g.Go(func() error {
+			// Retention keeps what the tier has not folded in: wait for its
+			// first catch-up rather than pass over everything for nothing.
+			select {
+			case <-follower.CaughtUp():
+			case <-gctx.Done():
+				return nil
+			}
+			return pruner.Run(gctx)
+		})
 	}
 	if brk != nil {
 		g.Go(func() error { return brk.Run(gctx) })
@@ -482,6 +522,7 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return wb.hub.Run(gctx) })
 	g.Go(func() error { return disk.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
+	g.Go(func() error { return follower.Run(gctx) })
 	g.Go(func() error { return sub.Run(gctx) })
 	if mirror != nil {
 		g.Go(func() error { return mirror.Run(gctx) })

@@ -28,6 +28,8 @@ type web struct {
 	hub   *dashboard.Hub
 	cases *cases.Store
 	svc   *workflowapi.Service
+	// reports: reports, exports and limit series (nil: not served).
+	reports *dashboard.Reports
 }
 
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
@@ -109,6 +111,9 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 	mux.Handle("PUT /api/v1/registry", admin(ra.put))
 	apiMux := http.NewServeMux()
 	api.Register(apiMux)
+	if w.reports != nil {
+		w.reports.Register(apiMux)
+	}
 	if w.svc != nil {
 		wf := workflowapi.New(w.svc, sessionUser)
 		for _, p := range workflowapi.Routes() {

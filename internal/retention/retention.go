@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,43 @@ type Store interface {
 type Span struct {
 	Sensor   string
 	From, To time.Time
+	// Until, when set, ends the protection: from then on the span's
+	// records are pruned like any others (the alert's case closed and its
+	// legal retention ran out; see Expiry). Zero: kept for good.
+	Until time.Time
+}
+
+// DefaultEvidenceRetention is how long the records a closed case rests on
+// stay after it closed: five years, the usual prescription of a municipal
+// fine.
+const DefaultEvidenceRetention = 5 * 365 * 24 * time.Hour
+
+// Case is what Expiry needs of an alert's case: whether it is still open
+// and when it closed.
+type Case struct {
+	Exists   bool // a document (notice, auto, constatação) was drafted for the alert
+	Open     bool // some document of it is not in a final state
+	ClosedAt time.Time
+}
+
+// Expiry is when an alert's span stops being protected: never while the
+// alert is open or its case is; legal after the case closed, or after the
+// alert ended when no case was ever opened from it.
+func Expiry(alertEnd time.Time, c Case, legal time.Duration) time.Time {
+	switch {
+	case alertEnd.IsZero() || c.Exists && c.Open:
+		return time.Time{}
+	case c.Exists && !c.ClosedAt.IsZero():
+		return latestOf(c.ClosedAt, alertEnd).Add(legal)
+	}
+	return alertEnd.Add(legal)
+}
+
+func latestOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Options configures a Pruner.
@@ -45,14 +83,18 @@ type Options struct {
 	// Mirror, when the InfluxDB mirror runs, returns its cursors (level and
 	// env record ids written to InfluxDB); nil without a mirror.
 	Mirror func(ctx context.Context) (levels, env int64, err error)
-	Retain time.Duration // > 0
-	Margin time.Duration // around each span; default EvidenceMargin
-	Every  time.Duration // between passes; default 1 h
-	Delay  time.Duration // before the first pass; default 1 min
-	Pause  time.Duration // between two chunks of a pass, so ingest goes first; default 20 ms
-	Chunk  int           // batches per chunk; default 500
-	Now    func() time.Time
-	Log    *slog.Logger
+	// Followers return the level-record cursors of the stores that fold
+	// the readings in (the long-term tier): a batch with a level record
+	// above the lowest cursor is kept until every follower has passed it.
+	Followers []func(ctx context.Context) (int64, error)
+	Retain    time.Duration // > 0
+	Margin    time.Duration // around each span; default EvidenceMargin
+	Every     time.Duration // between passes; default 1 h
+	Delay     time.Duration // before the first pass; default 1 min
+	Pause     time.Duration // between two chunks of a pass, so ingest goes first; default 20 ms
+	Chunk     int           // batches per chunk; default 500
+	Now       func() time.Time
+	Log       *slog.Logger
 	// Deleted counts what passes delete, by kind (batches, levels, env,
 	// dead_letters); optional.
 	Deleted *prometheus.CounterVec
@@ -65,8 +107,10 @@ type Pruner struct {
 	// letter up to deadFrom was deleted or is kept for good (an alert's
 	// window, a seq it settled), so passes do not read them again; record
 	// conflicts up to conflictFrom likewise. Kept in memory: the first pass
-	// after a start reads from the beginning.
+	// after a start reads from the beginning, and so does the first pass
+	// after a span's protection ended.
 	from, deadFrom, conflictFrom int64
+	lastPass                     time.Time
 }
 
 // New returns a Pruner; o.Retain must be positive.
@@ -121,11 +165,24 @@ type Totals struct {
 // protected. Passes must not run concurrently (Run runs them one by one):
 // each starts where the previous one decided everything.
 func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
-	tot := Totals{Before: p.o.Now().Add(-p.o.Retain)}
-	spans, err := p.o.Spans(ctx)
+	now := p.o.Now()
+	tot := Totals{Before: now.Add(-p.o.Retain)}
+	all, err := p.o.Spans(ctx)
 	if err != nil {
 		return tot, fmt.Errorf("retention: alert spans: %w", err)
 	}
+	// Spans whose protection ended are left out; one that ended since the
+	// last pass makes this pass read from the beginning again (it kept
+	// batches that earlier passes took as kept for good).
+	spans := all[:0:0]
+	for _, sp := range all {
+		if sp.Until.IsZero() || sp.Until.After(now) {
+			spans = append(spans, sp)
+		} else if sp.Until.After(p.lastPass) {
+			p.from, p.conflictFrom = 0, 0
+		}
+	}
+	p.lastPass = now
 	pr := store.Prune{Before: tot.Before, Keep: Protect(spans, p.o.Margin), Limit: p.o.Chunk,
 		After: p.from, AfterDeadLetter: p.deadFrom, AfterConflict: p.conflictFrom}
 	if p.o.Mirror != nil {
@@ -134,6 +191,17 @@ func (p *Pruner) Pass(ctx context.Context) (Totals, error) {
 			return tot, fmt.Errorf("retention: InfluxDB mirror cursors: %w", err)
 		}
 		pr.Mirror, pr.MirroredLevelID, pr.MirroredEnvID = true, lv, env
+	}
+	for _, f := range p.o.Followers {
+		lv, err := f(ctx)
+		if err != nil {
+			return tot, fmt.Errorf("retention: long-term tier cursor: %w", err)
+		}
+		if !pr.Mirror {
+			// Only the level records are followed: env records go by age.
+			pr.Mirror, pr.MirroredLevelID, pr.MirroredEnvID = true, lv, math.MaxInt64
+		}
+		pr.MirroredLevelID = min(pr.MirroredLevelID, lv)
 	}
 	decided := true // every batch examined so far in this pass decided for good
 	for {

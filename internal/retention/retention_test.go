@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -244,5 +245,137 @@ func TestPassesResumeWhereDecided(t *testing.T) {
 	want := []from{{0, 0}, {10, 3}, {5, 4}, {30, 6}}
 	if !slices.Equal(got, want) {
 		t.Errorf("calls started at %v, want %v", got, want)
+	}
+}
+
+// TestFollowersHoldBack: the long-term tier's cursor holds back the pass
+// like the InfluxDB mirror's: the lowest cursor wins; without a mirror the
+// env records go by age alone.
+func TestFollowersHoldBack(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		mirror           func(context.Context) (int64, int64, error)
+		tier             int64
+		wantLevel, wantE int64
+	}{
+		{"tier only", nil, 500, 500, math.MaxInt64},
+		{"tier behind the mirror", func(context.Context) (int64, int64, error) { return 900, 40, nil }, 500, 500, 40},
+		{"mirror behind the tier", func(context.Context) (int64, int64, error) { return 300, 40, nil }, 500, 300, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeStore{res: []store.PruneResult{{Done: true}}}
+			p := New(Options{Store: f, Retain: 48 * time.Hour, Mirror: tc.mirror,
+				Followers: []func(context.Context) (int64, error){func(context.Context) (int64, error) { return tc.tier, nil }},
+				Spans:     func(context.Context) ([]Span, error) { return nil, nil }})
+			if _, err := p.Pass(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c := f.calls[0]
+			if !c.Mirror || c.MirroredLevelID != tc.wantLevel || c.MirroredEnvID != tc.wantE {
+				t.Errorf("prune %+v, want levels up to %d, env up to %d", c, tc.wantLevel, tc.wantE)
+			}
+		})
+	}
+	f := &fakeStore{}
+	p := New(Options{Store: f, Retain: 48 * time.Hour,
+		Followers: []func(context.Context) (int64, error){func(context.Context) (int64, error) { return 0, errors.New("longterm.db locked") }},
+		Spans:     func(context.Context) ([]Span, error) { return nil, nil }})
+	if _, err := p.Pass(context.Background()); err == nil || len(f.calls) != 0 {
+		t.Errorf("a pass without the tier's cursor deleted: %v, %d calls", err, len(f.calls))
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	end := day0.Add(10 * 24 * time.Hour)
+	closed := end.Add(40 * 24 * time.Hour)
+	legal := 5 * 365 * 24 * time.Hour
+	for _, tc := range []struct {
+		name string
+		end  time.Time
+		c    Case
+		want time.Time
+	}{
+		{"open alert", time.Time{}, Case{}, time.Time{}},
+		{"open alert with a closed case", time.Time{}, Case{Exists: true, ClosedAt: closed}, time.Time{}},
+		{"no case: legal after the alert ended", end, Case{}, end.Add(legal)},
+		{"open case: for good while open", end, Case{Exists: true, Open: true}, time.Time{}},
+		{"closed case: legal after it closed", end, Case{Exists: true, ClosedAt: closed}, closed.Add(legal)},
+		{"closed case without an instant: from the alert's end", end, Case{Exists: true}, end.Add(legal)},
+	} {
+		if got := Expiry(tc.end, tc.c, legal); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPassHonoursUntil: over a real store, a span kept while its case is
+// open stays whatever the passes; one whose protection ended is pruned; one
+// that ends between two passes is pruned by the next one even though an
+// earlier pass had taken its batches as kept for good.
+func TestPassHonoursUntil(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "r.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sensors := []string{"open-case", "expired", "expires-later", "no-alert"}
+	for i, sensor := range sensors {
+		start := day0.Add(20 * time.Hour)
+		b := store.Batch{Gateway: "gw-" + sensor, Municipality: "lapa", Sensor: sensor, Kind: wire.KindLevels,
+			Seq: uint64(i + 1), Topic: "t", Sig: []byte{1}, Verified: true, ReceivedAt: start.Add(time.Minute)}
+		for k := range 10 {
+			b.Records = append(b.Records, wire.Record{T: start.Add(time.Duration(k) * time.Second), DurMs: 1000, LAeq: 70})
+		}
+		if b.Body, err = json.Marshal(wire.Batch{V: 1, Kind: b.Kind, Gateway: b.Gateway, Sensor: sensor, Seq: b.Seq, Records: b.Records}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := day0.Add(400 * 24 * time.Hour)
+	span := func(sensor string, until time.Time) Span {
+		return Span{Sensor: sensor, From: day0.Add(20 * time.Hour), To: day0.Add(20*time.Hour + 10*time.Second), Until: until}
+	}
+	spans := []Span{span("open-case", time.Time{}), span("expired", now.Add(-time.Hour)), span("expires-later", now.Add(48*time.Hour))}
+	clock := now
+	p := New(Options{Store: st, Retain: 90 * 24 * time.Hour, Pause: time.Millisecond, Now: func() time.Time { return clock },
+		Spans: func(context.Context) ([]Span, error) { return spans, nil }})
+	left := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, s := range sensors {
+			n, err := st.CountLevels(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[s] = n
+		}
+		return out
+	}
+	if _, err := p.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got["open-case"] != 10 || got["expires-later"] != 10 || got["expired"] != 0 || got["no-alert"] != 0 {
+		t.Fatalf("after the first pass: %v", got)
+	}
+	for range 3 { // passes that change nothing
+		if _, err := p.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = now.Add(72 * time.Hour) // "expires-later" ran out
+	if _, err := p.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got["open-case"] != 10 || got["expires-later"] != 0 {
+		t.Errorf("after the protection ended: %v", got)
+	}
+	clock = now.Add(100 * 365 * 24 * time.Hour) // an open case is kept for good
+	if _, err := p.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got["open-case"] != 10 {
+		t.Errorf("open case after a century: %v", got)
 	}
 }

@@ -38,7 +38,6 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
-
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
 

@@ -1,0 +1,129 @@
+package central
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/retention"
+)
+
+// caseSpans gives retention every exceedance alert's span (casestore's
+// EvidenceSpans, kept for good) and, for the newest alerts the case store
+// lists (up to 1000), when that protection ends: retention.Expiry from the
+// alert's end and its case — never while the case (notice, auto,
+// constatação) is open, legal after it closed. A span it cannot pair with
+// an alert it read stays protected for good.
+func caseSpans(cs *casestore.Store, docs *cases.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
+	type key struct {
+		sensor   string
+		from, to int64
+	}
+	return func(ctx context.Context) ([]retention.Span, error) {
+		spans, err := cs.EvidenceSpans(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list, err := cs.ListAlerts(ctx, casestore.Filter{Kind: alerts.KindExceedance, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		until := map[key]time.Time{}
+		forGood := map[key]bool{}
+		for _, a := range list {
+			from, to := earliestOf(a.WindowStart, a.PendingAt), time.Time{}
+			if a.State != alerts.StatePending && a.State != alerts.StateFiring {
+				to = latestOf(a.WindowEnd, a.ResolvedAt)
+			}
+			k := key{a.Sensor, from.UnixMilli(), to.UnixMilli()}
+			c, err := caseOf(ctx, docs, a.ID)
+			if err != nil {
+				return nil, err
+			}
+			u := retention.Expiry(to, c, legal)
+			if u.IsZero() {
+				forGood[k] = true
+			} else if u.After(until[k]) {
+				until[k] = u
+			}
+		}
+		out := make([]retention.Span, len(spans))
+		for i, sp := range spans {
+			out[i] = retention.Span{Sensor: sp.Sensor, From: sp.From, To: sp.To}
+			k := key{sp.Sensor, sp.From.UnixMilli(), sp.To.UnixMilli()}
+			if u, ok := until[k]; ok && !forGood[k] {
+				out[i].Until = u
+			}
+		}
+		return out, nil
+	}
+}
+
+// finalStates end a document's life: nothing more can happen to it.
+var finalStates = map[notice.State]bool{notice.StateRegularised: true, notice.StateCancelled: true, notice.StateDecided: true}
+
+// caseOf reads an alert's case: its documents (the notice and the auto it
+// escalated to, and so on) and whether any is still open.
+func caseOf(ctx context.Context, docs *cases.Store, alertID string) (retention.Case, error) {
+	if docs == nil {
+		return retention.Case{}, nil
+	}
+	d, err := docs.ForAlert(ctx, alertID)
+	if errors.Is(err, cases.ErrNotFound) {
+		return retention.Case{}, nil
+	}
+	if err != nil {
+		return retention.Case{}, fmt.Errorf("case of alert %s: %w", alertID, err)
+	}
+	c := retention.Case{Exists: true}
+	queue := []notice.Document{d}
+	for len(queue) > 0 {
+		d, queue = queue[0], queue[1:]
+		if !finalStates[d.State] {
+			c.Open = true
+		}
+		for _, t := range []time.Time{d.IssuedAt, d.CienciaAt, d.RegularisedAt, d.DecidedAt} {
+			c.ClosedAt = latestOf(c.ClosedAt, t)
+		}
+		kids, err := docs.Children(ctx, d.ID)
+		if err != nil {
+			return retention.Case{}, fmt.Errorf("case of alert %s: %w", alertID, err)
+		}
+		queue = append(queue, kids...)
+	}
+	return c, nil
+}
+
+func earliestOf(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func latestOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// retentionText says a duration in days or years, pt-BR.
+func retentionText(d time.Duration) string {
+	days := int(d.Hours()/24 + 0.5)
+	if days >= 365 && days%365 == 0 {
+		if days == 365 {
+			return "1 ano"
+		}
+		return fmt.Sprintf("%d anos", days/365)
+	}
+	if days == 1 {
+		return "1 dia"
+	}
+	return fmt.Sprintf("%d dias", days)
+}
