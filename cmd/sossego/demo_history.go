@@ -20,9 +20,13 @@ import (
 // to show (the live gateways add the present).
 const demoHistoryDays = 7
 
+// historyStep is how many seconds of simulated history one sample stands
+// for.
+const historyStep = 10
+
 // backfillDemo writes demoHistoryDays of each demo sensor's simulated
 // minutes, up to the minute before end, into the long-term tier in dir: a
-// 125-ms LAF sample a second from the sensor's scenario, folded as the
+// 125-ms LAF sample every historyStep seconds from the sensor's scenario, folded as the
 // tier folds records. A tier that already holds the sensor (--keep) is
 // left as it is.
 func backfillDemo(ctx context.Context, dir string, end time.Time) error {
@@ -48,13 +52,16 @@ func backfillDemo(ctx context.Context, dir string, end time.Time) error {
 			var day []stats.Minute
 			for m := start; m.Before(end); m = m.Add(time.Minute) {
 				mi := stats.Minute{Start: m}
-				for sec := range 60 {
-					// One 125-ms LAF sample stands for its second (the real
-					// gateways take eight): a week of four sensors in seconds.
+				for sec := 0; sec < 60; sec += historyStep {
+					// One 125-ms LAF sample stands for its historyStep
+					// seconds (the real gateways take eight a second): a
+					// week of four sensors in a few seconds, also on a slow
+					// machine.
 					t := m.Add(time.Duration(sec) * time.Second)
 					dev.Measure(t.Add(125*time.Millisecond), 125*time.Millisecond, &s)
-					a := stats.Agg{DurMs: 1000, Energy: 1000 * math.Pow(10, s.Level/10), Max: s.Level, Min: s.Level, FastMs: 1000}
-					a.Hist.AddLevel(s.Level, 1000)
+					const ms = historyStep * 1000
+					a := stats.Agg{DurMs: ms, Energy: ms * math.Pow(10, s.Level/10), Max: s.Level, Min: s.Level, FastMs: ms}
+					a.Hist.AddLevel(s.Level, ms)
 					mi.Merge(&a)
 				}
 				day = append(day, mi)
