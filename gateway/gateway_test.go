@@ -63,7 +63,7 @@ func (m *stepMeter) String() string { return "step" }
 
 func wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // generous: a loaded 2-core CI machine under -race
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
