@@ -60,12 +60,23 @@
   function alertExtras(a) {
     const box = h("div", { class: "notif-extras" });
     const det = h("details", { "data-notif-history": a.id }, h("summary", {}, "Notificações enviadas"), h("p", { class: "muted" }, "carregando…"));
-    det.addEventListener("toggle", async () => {
-      if (!det.open) return;
+    // While open, the history follows the deliveries (an e-mail sent, a
+    // retry, an escalation) instead of showing what was known when opened.
+    const load = async () => {
       try {
         const data = await api(`/api/v1/alerts/${encodeURIComponent(a.id)}/notifications`, { feature: "O histórico de notificações" });
         det.replaceChildren(det.firstChild, historyList(data.history || []));
       } catch (e) { det.replaceChildren(det.firstChild, h("p", { class: "error" }, e.message)); }
+    };
+    let timer = null;
+    det.addEventListener("toggle", () => {
+      clearInterval(timer);
+      timer = null;
+      if (!det.open) return;
+      load();
+      timer = setInterval(() => {
+        if (!det.isConnected || !det.open) { clearInterval(timer); timer = null; } else load();
+      }, 5000);
     });
     box.append(det);
     if (me().role === "operador" || me().role === "fiscal") {
