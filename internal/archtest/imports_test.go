@@ -65,7 +65,7 @@ var rules = []rule{
 	{"internal/store", []string{"internal/level", "internal/sqlitedb", "internal/wire"},
 		[]string{"github.com/influxdata/influxdb-client-go/v2", "modernc.org/sqlite"}},
 	{"internal/casestore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
-	{"internal/longterm", []string{"internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
+	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
 	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
 	{"internal/cases", []string{"alerts", "alerts/notice", "codes", "internal/sqlitedb", "internal/tz"}, []string{"modernc.org/sqlite"}},
 	{"internal/pdf", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/stats", "internal/tz"},

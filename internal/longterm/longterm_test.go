@@ -352,6 +352,10 @@ func TestAddMinutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare(t, tierReport(t, s, "s1", t0, t0.Add(2*time.Hour), limitAt), rawReport(t, secs, t0, t0.Add(2*time.Hour), limitAt))
+	var page int
+	if err := s.w.QueryRow(`PRAGMA page_size`).Scan(&page); err != nil || page != 16384 {
+		t.Errorf("page size %d %v, want 16384 (set before WAL mode)", page, err)
+	}
 	first, last, ok, err := s.Span(context.Background(), "s1")
 	if err != nil || !ok || !first.Equal(t0) || !last.Equal(t0.Add(time.Hour)) {
 		t.Errorf("span %v %v %v %v", first, last, ok, err)

@@ -27,6 +27,7 @@ import (
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
+	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/stats"
 )
 
@@ -62,6 +63,11 @@ CREATE TABLE IF NOT EXISTS cursors (
 	position INTEGER NOT NULL
 );
 `
+
+// steps are the tier's schema changes (internal/sqlitedb.Migrate). The
+// file is opened with its own DSN, not sqlitedb.Open: its 16 KiB page
+// size must be set before WAL mode.
+var steps = []sqlitedb.Step{{Name: "hours, minute histograms and cursors", SQL: schema}}
 
 // Store is the long-term tier's database.
 type Store struct {
@@ -105,9 +111,9 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("longterm: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema); err != nil {
+	if err := sqlitedb.Migrate(context.Background(), w, sqlitedb.Scheme{Table: "longterm_schema"}, steps); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("longterm: create schema in %s: %w", path, err)
+		return nil, fmt.Errorf("longterm: %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn("query_only(1)"))
 	if err != nil {
