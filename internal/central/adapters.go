@@ -14,7 +14,6 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -41,21 +40,6 @@ func CheckRetain(retain, stale time.Duration, alertsOff bool) error {
 		return errors.New("retention needs the alerts monitor: it keeps what the alerts rest on")
 	}
 	return nil
-}
-
-// evidenceSpans reads the alerts' spans from the case store for retention.
-func evidenceSpans(cases *casestore.Store) func(context.Context) ([]retention.Span, error) {
-	return func(ctx context.Context) ([]retention.Span, error) {
-		spans, err := cases.EvidenceSpans(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]retention.Span, len(spans))
-		for i, s := range spans {
-			out[i] = retention.Span{Sensor: s.Sensor, From: s.From, To: s.To}
-		}
-		return out, nil
-	}
 }
 
 // mirrorCursors reads the InfluxDB mirror's persisted cursors for

@@ -205,11 +205,6 @@ func deflate(b []byte) []byte {
 	return buf.Bytes()
 }
 
-func inflate(b []byte) ([]byte, error) {
-	var d decoder
-	return d.inflate(b)
-}
-
 // decoder decodes hour rows, reusing its buffers and minutes from one row to
 // the next (reads of months of rows).
 type decoder struct {

@@ -371,10 +371,8 @@ func TestHoursEqualMinutes(t *testing.T) {
 	for h := from; h.Before(to); h = h.Add(time.Hour) {
 		var hr Hour
 		hr.Start = h
-		var in []Minute
 		for _, m := range mins {
 			if !m.Start.Before(h) && m.Start.Before(h.Add(time.Hour)) {
-				in = append(in, m)
 				hr.Agg.Merge(&m.Agg)
 				hr.Minutes = append(hr.Minutes, MinuteLevel{Start: m.Start, DurMs: m.DurMs, Energy: m.Energy})
 			}
