@@ -21,7 +21,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
@@ -89,38 +88,25 @@ type liveHour struct {
 
 // Open opens (creating if needed) the tier at path.
 func Open(path string) (*Store, error) {
-	dsn := func(extra string) string {
-		q := url.Values{}
-		// 16 KiB pages: a minute-histogram row is a few kB and a 4 KiB page
-		// holds one with the rest left empty. The page size must be set
-		// before WAL mode, which the driver applies after the _pragma list.
-		q.Add("_pragma", "page_size(16384)")
-		q.Add("_journal_mode", "WAL")
-		q.Add("_pragma", "busy_timeout(10000)")
-		// A lost commit after a power cut is folded again: the cursor is in
-		// the same transaction as the aggregates.
-		q.Add("_pragma", "synchronous(normal)")
-		if extra != "" {
-			q.Add("_pragma", extra)
-		}
-		q.Add("_txlock", "immediate")
-		return "file:" + path + "?" + q.Encode()
-	}
-	w, err := sql.Open("sqlite", dsn(""))
+	// 16 KiB pages: a minute-histogram row is a few kB and a 4 KiB page
+	// holds one with the rest left empty. A lost commit after a power cut
+	// is folded again (the cursor is in the same transaction as the
+	// aggregates), so commits need not wait for an fsync.
+	o := sqlitedb.Options{PageSize: 16384, Sync: sqlitedb.SyncNormal}
+	w, err := sqlitedb.Open(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("longterm: open %s: %w", path, err)
+		return nil, fmt.Errorf("longterm: %w", err)
 	}
-	w.SetMaxOpenConns(1)
 	if err := sqlitedb.Migrate(context.Background(), w, sqlitedb.Scheme{Table: "longterm_schema"}, steps); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("longterm: %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn("query_only(1)"))
+	o.QueryOnly, o.MaxOpenConns = true, 4
+	r, err := sqlitedb.Open(path, o)
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("longterm: open %s: %w", path, err)
+		return nil, fmt.Errorf("longterm: %w", err)
 	}
-	r.SetMaxOpenConns(4)
 	return &Store{w: w, r: r, live: map[string]liveHour{}}, nil
 }
 

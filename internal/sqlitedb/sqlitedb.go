@@ -42,6 +42,9 @@ type Options struct {
 	// WALAutocheckpoint is the WAL size in pages that triggers a
 	// checkpoint (0: SQLite's 1,000).
 	WALAutocheckpoint int
+	// PageSize is the page size of a new file in bytes (0: SQLite's 4,096);
+	// it has no effect on a file that exists.
+	PageSize int
 }
 
 // BusyTimeout is how long a statement waits for another connection's lock.
@@ -59,7 +62,15 @@ func Open(path string, o Options) (*sql.DB, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
-	q.Add("_pragma", "journal_mode(WAL)")
+	if o.PageSize > 0 {
+		// A WAL file's page size is fixed once WAL mode is on: set it first,
+		// and WAL mode through the driver's _journal_mode, which it applies
+		// after the _pragma list.
+		q.Add("_pragma", "page_size("+strconv.Itoa(o.PageSize)+")")
+		q.Set("_journal_mode", "WAL")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
 	q.Add("_pragma", "synchronous("+string(o.Sync)+")")
 	if o.ForeignKeys {
 		q.Add("_pragma", "foreign_keys(1)")

@@ -30,6 +30,7 @@ func TestOpenPragmas(t *testing.T) {
 		{"normal with keys", Options{Sync: SyncNormal, ForeignKeys: true, WALAutocheckpoint: 10000},
 			map[string]string{"synchronous": "1", "foreign_keys": "1", "wal_autocheckpoint": "10000"}},
 		{"query only", Options{QueryOnly: true}, map[string]string{"query_only": "1"}},
+		{"16 KiB pages", Options{PageSize: 16384}, map[string]string{"page_size": "16384", "journal_mode": "wal"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
