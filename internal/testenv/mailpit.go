@@ -140,15 +140,7 @@ func (m *Mailpit) Stop() {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return
 	}
-	_ = m.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-done
-	}
+	stopProcess(m.cmd, 5*time.Second)
 	m.cmd = nil
 }
 

@@ -177,15 +177,7 @@ func (m *Mosquitto) Stop() {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return
 	}
-	_ = m.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-done
-	}
+	stopProcess(m.cmd, 5*time.Second)
 	m.cmd = nil
 }
 
@@ -305,16 +297,22 @@ func (in *Influx) Stop() {
 	if in.cmd == nil || in.cmd.Process == nil {
 		return
 	}
-	_ = in.cmd.Process.Signal(os.Interrupt)
+	stopProcess(in.cmd, 10*time.Second)
+	in.cmd = nil
+}
+
+// stopProcess interrupts a started component (it saves its state and
+// exits) and kills it if it has not exited within grace.
+func stopProcess(cmd *exec.Cmd, grace time.Duration) {
+	_ = cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
-	go func() { _ = in.cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = in.cmd.Process.Kill()
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
 		<-done
 	}
-	in.cmd = nil
 }
 
 // Kill terminates influxd with SIGKILL (an outage).
