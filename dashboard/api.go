@@ -129,6 +129,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/readings", a.readings)
 	mux.HandleFunc("GET /api/v1/dead-letters", a.deadLetters)
 	mux.HandleFunc("GET /api/v1/labels", a.labels)
+	a.registerConflicts(mux)
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "recurso não encontrado: "+r.URL.Path)
 	})

@@ -312,6 +312,30 @@ func (h *Hub) PublishCase(c CaseUpdate) {
 	}{"case", c})
 }
 
+// IngestEvent is something ingest kept instead of applying, for the
+// operators to see at once (a second re-measured with other values, a
+// batch under a stored seq with another body, seqs skipped, a gateway over
+// its quota). The store keeps each one; GET /api/v1/conflicts,
+// /api/v1/seq-skips and /api/v1/dead-letters list them.
+type IngestEvent struct {
+	Kind         string    `json:"kind"` // record_conflict | seq_conflict | seq_skip | quota
+	Gateway      string    `json:"gateway"`
+	Municipality string    `json:"municipality,omitempty"`
+	Sensor       string    `json:"sensor,omitempty"`
+	Seq          uint64    `json:"seq,omitempty"`
+	T            time.Time `json:"t,omitzero"`
+	At           time.Time `json:"at"`
+	Message      string    `json:"message"` // pt-BR
+}
+
+// PublishIngest sends an ingest event to every role; never blocks.
+func (h *Hub) PublishIngest(e IngestEvent) {
+	h.queue(audAll, struct {
+		Type  string      `json:"type"`
+		Event IngestEvent `json:"event"`
+	}{"ingest", e})
+}
+
 func (h *Hub) queue(aud audience, msg any) {
 	b, err := json.Marshal(msg)
 	if err != nil {

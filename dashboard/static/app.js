@@ -242,6 +242,7 @@
       }
       case "alert": onAlert(m.event); break;
       case "case": onCase(m.case); break;
+      case "ingest": toast("Ingestão: " + m.event.message, "alarm"); break;
     }
   }
   function onAlert(ev) {

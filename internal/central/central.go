@@ -204,17 +204,28 @@ func (o *Options) Check() error {
 		return fmt.Errorf("--registry %s: %w", o.Registry, err)
 	}
 	if !o.Demo {
-		if ids := demoKeyGateways(reg); len(ids) > 0 {
-			who := "o gateway " + ids[0] + " usa a chave"
-			if len(ids) > 1 {
-				who = fmt.Sprintf("os gateways %s e mais %d usam chaves", ids[0], len(ids)-1)
-			}
-			return fmt.Errorf("--registry %s: %s de demonstração, que qualquer um pode derivar da semente pública %q: "+
-				"gere a chave de cada gateway com sossego-gateway key e ponha a chave pública dele em public_key",
-				o.Registry, who, loadgen.DefaultSeed)
+		if err := refuseDemoKeys(reg); err != nil {
+			return fmt.Errorf("--registry %s: %w", o.Registry, err)
 		}
 	}
 	return nil
+}
+
+// refuseDemoKeys is the registry.Check of every service but the demo: at
+// start and on every reload (file change, SIGHUP, PUT /api/v1/registry) a
+// register with a demonstration key is refused and the one in force kept.
+func refuseDemoKeys(reg *registry.Registry) error {
+	ids := demoKeyGateways(reg)
+	if len(ids) == 0 {
+		return nil
+	}
+	who := "o gateway " + ids[0] + " usa a chave"
+	if len(ids) > 1 {
+		who = fmt.Sprintf("os gateways %s e mais %d usam chaves", ids[0], len(ids)-1)
+	}
+	return fmt.Errorf("%s de demonstração, que qualquer um pode derivar da semente pública %q: "+
+		"gere a chave de cada gateway com sossego-gateway key e ponha a chave pública dele em public_key",
+		who, loadgen.DefaultSeed)
 }
 
 // demoKeyGateways lists the gateways whose public key derives from the
@@ -263,7 +274,11 @@ func Run(ctx context.Context, o Options) error {
 			log.Warn("cadastro de demonstração criado; substitua as chaves antes de uso real", "arquivo", regPath)
 		}
 	}
-	reg, err := registry.Open(regPath, log)
+	var checks []registry.Check
+	if !o.Demo {
+		checks = append(checks, refuseDemoKeys)
+	}
+	reg, err := registry.Open(regPath, log, checks...)
 	if err != nil {
 		return fmt.Errorf("central: %w", err)
 	}

@@ -47,6 +47,14 @@ func startCentral(t testing.TB, o Options) Addrs {
 // next run.
 func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
 	t.Helper()
+	o.Demo = true // the tests' registers sign with keys derived from the demonstration seed
+	return startCentralAs(t, o)
+}
+
+// startCentralAs runs the service with o.Demo as given (a service outside
+// the demonstration needs a register with its own keys).
+func startCentralAs(t testing.TB, o Options) (Addrs, func()) {
+	t.Helper()
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
@@ -57,7 +65,6 @@ func startCentralStop(t testing.TB, o Options) (Addrs, func()) {
 		o.MQTTListen = "127.0.0.1:0"
 	}
 	o.Log = slog.New(slog.DiscardHandler)
-	o.Demo = true // the tests' registers sign with keys derived from the demonstration seed
 	addTestUser(t, o.DataDir)
 	ready := make(chan Addrs, 1)
 	o.Ready = func(a Addrs) { ready <- a }

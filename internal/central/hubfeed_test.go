@@ -17,6 +17,7 @@ type fakeHub struct{ levels []dashboard.Level }
 func (h *fakeHub) PublishLevel(l dashboard.Level)         { h.levels = append(h.levels, l) }
 func (h *fakeHub) PublishEnv(dashboard.Env)               {}
 func (h *fakeHub) PublishGateway(dashboard.GatewayStatus) {}
+func (h *fakeHub) PublishIngest(dashboard.IngestEvent)    {}
 
 // countingLimits is a fixed limit that counts its lookups.
 type countingLimits struct{ calls int }

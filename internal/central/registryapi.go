@@ -63,6 +63,10 @@ func (h *registryAPI) put(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusUnprocessableEntity, "cadastro recusado; nada foi alterado — corrija os problemas listados", problems)
 		return
 	}
+	if err := h.reg.Check(parsed); err != nil {
+		writeErr(w, http.StatusUnprocessableEntity, "cadastro recusado; nada foi alterado — "+err.Error(), nil)
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := writeAtomic(h.reg.Path(), data); err != nil {

@@ -3,13 +3,17 @@ package central
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
 )
@@ -130,4 +134,80 @@ func sensorIDs(t *testing.T, c *http.Client, base string) map[string]bool {
 		ids[s.ID] = true
 	}
 	return ids
+}
+
+// TestDemoKeysRefusedOnReload: outside the demonstration a register with a
+// key derived from the public demonstration seed is refused not only at
+// start but on every later change — replaced through the API (422, nothing
+// written) or edited on disk (the reload keeps the register in force).
+func TestDemoKeysRefusedOnReload(t *testing.T) {
+	dir := t.TempDir()
+	own, err := loadgen.RegistryYAML("uma-semente-so-nossa", 2, 1, "lapa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regPath := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(regPath, own, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := us.Add(context.Background(), "adm", users.Admin, "senha-muito-secreta", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	us.Close()
+	a, stop := startCentralAs(t, Options{DataDir: dir, Registry: regPath, RegistryPoll: 20 * time.Millisecond})
+	t.Cleanup(stop)
+	base := "http://" + a.HTTP
+	ac, acsrf := loginAs(t, base, "adm", "senha-muito-secreta")
+	before := sensorIDs(t, ac, base)
+	if len(before) != 2 {
+		t.Fatalf("sensors at start: %v", before)
+	}
+
+	demo, err := loadgen.RegistryYAML(loadgen.DefaultSeed, 3, 1, "lapa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := putRegistry(t, ac, base, acsrf, string(demo))
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "chaves de demonstração") {
+		t.Errorf("PUT of a demo-key register: HTTP %d %s, want 422 naming the demonstration keys", code, body)
+	}
+	if got, _ := os.ReadFile(regPath); string(got) != string(own) {
+		t.Error("a refused PUT rewrote the register file")
+	}
+
+	// The file edited on disk: the poll sees it, refuses it, keeps the old.
+	if err := os.WriteFile(regPath, demo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(fmt.Sprint(registryErr(t, ac, base)), "demonstração") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the edited register was not refused: %v", registryErr(t, ac, base))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if after := sensorIDs(t, ac, base); len(after) != len(before) {
+		t.Errorf("sensors after the refused reload: %v, want the %d of before", after, len(before))
+	}
+}
+
+// registryErr is what the health report says of the register (logged in).
+func registryErr(t *testing.T, c *http.Client, base string) string {
+	t.Helper()
+	resp, err := c.Get(base + "/api/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Components map[string]string `json:"components"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Components["cadastro"]
 }

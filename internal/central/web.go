@@ -144,6 +144,14 @@ type hubPublisher interface {
 	PublishLevel(dashboard.Level)
 	PublishEnv(dashboard.Env)
 	PublishGateway(dashboard.GatewayStatus)
+	PublishIngest(dashboard.IngestEvent)
+}
+
+// ObserveEvent shows what ingest kept instead of applying (conflicts, seq
+// skips, quota refusals) on every open dashboard at once.
+func (f hubFeed) ObserveEvent(_ context.Context, e ingest.Event) {
+	f.hub.PublishIngest(dashboard.IngestEvent{Kind: e.Kind, Gateway: e.Gateway, Municipality: e.Municipality,
+		Sensor: e.Sensor, Seq: e.Seq, T: e.T, At: e.At, Message: e.Message})
 }
 
 func (f hubFeed) Observe(_ context.Context, r ingest.Reading) {

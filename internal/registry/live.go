@@ -14,9 +14,10 @@ import (
 // Readers call Current, which never blocks; a reload that fails keeps the
 // register in force and is reported by Err and the log.
 type Live struct {
-	path string
-	log  *slog.Logger
-	cur  atomic.Pointer[Registry]
+	path   string
+	log    *slog.Logger
+	checks []Check
+	cur    atomic.Pointer[Registry]
 
 	mu      sync.Mutex // serialises reloads
 	modTime time.Time
@@ -31,12 +32,19 @@ func NewLive(r *Registry) *Live {
 	return l
 }
 
-// Open reads and validates the register at path.
-func Open(path string, log *slog.Logger) (*Live, error) {
+// Check is a rule of the service's on top of the register's own validation
+// (e.g. no gateway with a demonstration key outside the demo). Its error is
+// pt-BR and says what to change.
+type Check func(*Registry) error
+
+// Open reads and validates the register at path. Every reload (file change,
+// SIGHUP, the API) passes the same validation and the checks, or keeps the
+// register in force.
+func Open(path string, log *slog.Logger, checks ...Check) (*Live, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &Live{path: path, log: log}
+	l := &Live{path: path, log: log, checks: checks}
 	if err := l.Reload(); err != nil {
 		return nil, err
 	}
@@ -54,6 +62,17 @@ func (l *Live) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lastErr
+}
+
+// Check runs the checks Open was given on r (a register about to be
+// written, for instance).
+func (l *Live) Check(r *Registry) error {
+	for _, c := range l.checks {
+		if err := c(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Reload re-reads the file and swaps the register in if it is valid.
@@ -77,6 +96,11 @@ func (l *Live) Reload() error {
 	if err != nil {
 		l.lastErr = fmt.Errorf("registry: %s: %w", l.path, err)
 		// Do not retry the same broken file on every poll.
+		l.modTime, l.size = st.ModTime(), st.Size()
+		return l.lastErr
+	}
+	if err := l.Check(r); err != nil {
+		l.lastErr = fmt.Errorf("registry: %s: %w", l.path, err)
 		l.modTime, l.size = st.ModTime(), st.Size()
 		return l.lastErr
 	}
