@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/central"
+	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -20,15 +21,44 @@ func init() {
 }
 
 func runCentral(ctx context.Context, args []string, io stdio) int {
+	o, code, ok := centralOptions(args, io)
+	if !ok {
+		return code
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{})
+	go func() {
+		for range hup {
+			select {
+			case reload <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	o.Reload = reload
+	if err := central.Run(ctx, o); err != nil {
+		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
+		return 1
+	}
+	return 0
+}
+
+// centralOptions turns the flags into the service's options, checking every
+// value before anything is created or written; !ok means exit with code.
+func centralOptions(args []string, io stdio) (o central.Options, code int, ok bool) {
 	fs := newFlags("central", `uso: sossego central --registry ARQUIVO [opções]
 
 Serviço central: broker MQTT embutido (ou um externo com --mqtt-url), ingestão,
 alertas, painel e API HTTP. --registry é obrigatório: o cadastro dos gateways
 (com suas chaves públicas), sensores e estabelecimentos; modelo comentado em
 docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, io)
-	var o central.Options
 	var sync, logLevel, mqttPassFile, influxTokenFile, minFreeDisk string
 	var retainDays, evidenceYears int
+	var quotaBytes, quotaByteBurst string
+	quota := ingest.DefaultQuota
 	fs.StringVar(&o.DataDir, "data-dir", central.DefaultDataDir, "pasta dos bancos SQLite (leituras, casos) e do cadastro padrão")
 	fs.StringVar(&o.HTTP, "http", central.DefaultHTTP, "endereço HTTP da API (/api/v1) e das métricas (/metrics)")
 	fs.StringVar(&o.MQTTListen, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido (ignorado com --mqtt-url)")
@@ -73,22 +103,52 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 	fs.IntVar(&o.HTTPLimits.MaxConns, "http-max-conns", central.DefaultHTTPMaxConns, "conexões HTTP abertas ao mesmo tempo; além disso, 503 na hora")
 	fs.IntVar(&o.HTTPLimits.MaxConnsPerIP, "http-max-conns-per-ip", central.DefaultHTTPMaxConnsPerIP,
 		"conexões HTTP abertas de um mesmo endereço (IPv6: mesma /64); proxies de --trusted-proxy não contam")
+	fs.Float64Var(&quota.MessagesPerSecond, "gateway-msgs-per-s", quota.MessagesPerSecond,
+		"mensagens por segundo que cada gateway pode enviar em regime (cota; docs/wire.md, Limites)")
+	fs.Float64Var(&quota.MessageBurst, "gateway-msgs-burst", quota.MessageBurst,
+		"mensagens que um gateway pode enviar de uma vez acima do regime (a fila de 3 dias cabe)")
+	fs.StringVar(&quotaBytes, "gateway-bytes-per-s", "128KiB", "bytes por segundo que cada gateway pode enviar em regime")
+	fs.StringVar(&quotaByteBurst, "gateway-bytes-burst", "64MiB", "bytes que um gateway pode enviar de uma vez acima do regime")
 	if code, ok := fs.parse(args); !ok {
-		return code
+		return o, code, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.err, "sossego central: argumento inesperado %q\n", fs.Arg(0))
-		return 2
+		return o, 2, false
 	}
+	if quota.MessagesPerSecond <= 0 || quota.MessageBurst < 1 {
+		fmt.Fprintln(io.err, "sossego central: --gateway-msgs-per-s precisa ser maior que 0 e --gateway-msgs-burst pelo menos 1")
+		return o, 2, false
+	}
+	rate, err := central.ParseSize(quotaBytes)
+	if err == nil && rate == 0 {
+		err = fmt.Errorf("use mais que 0 (ex.: 128KiB)")
+	}
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego central: --gateway-bytes-per-s: %v\n", err)
+		return o, 2, false
+	}
+	burst, err := central.ParseSize(quotaByteBurst)
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego central: --gateway-bytes-burst: %v\n", err)
+		return o, 2, false
+	}
+	if burst < wire.MaxPayload {
+		fmt.Fprintf(io.err, "sossego central: --gateway-bytes-burst %s é pouco: cabe nele menos que uma mensagem do maior tamanho aceito (%d bytes)\n",
+			quotaByteBurst, wire.MaxPayload)
+		return o, 2, false
+	}
+	quota.BytesPerSecond, quota.ByteBurst = float64(rate), float64(burst)
+	o.IngestQuota = quota
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 		fmt.Fprintf(io.err, "sossego central: --log %q inválido; use debug, info, warn ou error\n", logLevel)
-		return 2
+		return o, 2, false
 	}
 	n, err := central.ParseSize(minFreeDisk)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego central: --min-free-disk: %v\n", err)
-		return 2
+		return o, 2, false
 	}
 	o.MinFreeDisk = n
 	if n == 0 {
@@ -97,27 +157,27 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 	o.Retain = time.Duration(retainDays) * 24 * time.Hour
 	if evidenceYears < 1 {
 		fmt.Fprintf(io.err, "sossego central: --evidence-years %d inválido; use pelo menos 1 ano\n", evidenceYears)
-		return 2
+		return o, 2, false
 	}
 	o.EvidenceRetention = time.Duration(evidenceYears) * 365 * 24 * time.Hour
 	if retainDays < 0 {
 		fmt.Fprintf(io.err, "sossego central: --retain-days %d inválido; use um número de dias (0 guarda tudo)\n", retainDays)
-		return 2
+		return o, 2, false
 	}
 	if err := central.CheckRetain(o.Retain, o.Stale, o.DisableAlerts); err != nil {
 		fmt.Fprintf(io.err, "sossego central: --retain-days %d é curto demais: precisa ser pelo menos --max-age (%s) mais 1 dia, "+
 			"senão um lote apagado poderia ser reenviado pelo gateway e gravado de novo\n", retainDays, days(o.Stale))
-		return 2
+		return o, 2, false
 	}
 	if o.HTTPLimits.MaxConns < 1 || o.HTTPLimits.MaxConnsPerIP < 1 {
 		fmt.Fprintln(io.err, "sossego central: --http-max-conns e --http-max-conns-per-ip precisam ser pelo menos 1")
-		return 2
+		return o, 2, false
 	}
 	o.Sync = store.Sync(sync)
 	// Every value is checked before anything is created or written.
 	if err := o.Check(); err != nil {
 		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
-		return 2
+		return o, 2, false
 	}
 	o.Log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
 	o.MQTTPassword = os.Getenv("SOSSEGO_MQTT_PASSWORD")
@@ -125,7 +185,7 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 		b, err := os.ReadFile(mqttPassFile)
 		if err != nil {
 			fmt.Fprintf(io.err, "sossego central: senha MQTT (--mqtt-password-file): %s\n", describe(err))
-			return 1
+			return o, 1, false
 		}
 		o.MQTTPassword = strings.TrimSpace(string(b))
 	}
@@ -136,29 +196,11 @@ docs/registry.example.yaml. Para experimentar sem cadastro, use sossego demo.`, 
 		b, err := os.ReadFile(influxTokenFile)
 		if err != nil {
 			fmt.Fprintf(io.err, "sossego central: token InfluxDB (--influx-token-file): %s\n", describe(err))
-			return 1
+			return o, 1, false
 		}
 		o.InfluxToken = strings.TrimSpace(string(b))
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	reload := make(chan struct{})
-	go func() {
-		for range hup {
-			select {
-			case reload <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	o.Reload = reload
-	if err := central.Run(ctx, o); err != nil {
-		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
-		return 1
-	}
-	return 0
+	return o, 0, true
 }
 
 // days writes a duration in days when it is a whole number of them.
