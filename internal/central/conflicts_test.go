@@ -41,7 +41,7 @@ func TestRemeasuredSecondsVisible(t *testing.T) {
 	run := func(firstSeq uint64, laeq float64) {
 		t.Helper()
 		st, err := loadgen.Run(context.Background(), loadgen.Options{URL: a.MQTT, Gateways: []loadgen.Gateway{lapa},
-			Batches: 3, RecordsPerBatch: 2, Start: start, StartSeq: firstSeq, Window: 10,
+			Batches: 3, RecordsPerBatch: 2, Start: start, StartSeq: firstSeq, Window: 10, WaitAcks: 3 * time.Minute,
 			Level: func(_, _ string, _ time.Time) float64 { return laeq }})
 		if err != nil {
 			t.Fatal(err)
