@@ -311,40 +311,119 @@ func noiseShown(o *Observation) bool { return o.Source != "generic" || o.LAeq !=
 func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	r := &c.Rules[i]
 	out := outcome{rule: r, skip: true}
-	undetermined := func(why string) outcome {
-		out.skip = false
-		out.status = Undetermined
-		out.reason = fmt.Sprintf("%s (%s): %s", r.Label, r.Article, why)
+	sc, ok := c.scope(i, o, ctx)
+	if !ok {
 		return out
 	}
+	out.skip = false
+	if pre, done := preVerdict(r, o, sc, out); done {
+		return pre
+	}
+	out = c.verdict(r, o, ctx, sc.zoneUnknown, out)
+	if out.status == True && r.ExemptUnknown {
+		if facts := exemptPossible(r, o); facts != "" {
+			return out.undetermined("a exceção do próprio artigo pode aplicar-se; informe " + facts)
+		}
+	}
+	return out
+}
+
+// undetermined returns out as undetermined, saying why.
+func (out outcome) undetermined(why string) outcome {
+	out.skip = false
+	out.status = Undetermined
+	out.reason = fmt.Sprintf("%s (%s): %s", out.rule.Label, out.rule.Article, why)
+	return out
+}
+
+// ruleScope is what deciding that an observation is in a rule's scope
+// learnt that its verdict needs.
+type ruleScope struct {
+	zoneUnknown bool     // the rule names zones and the observation's is unclassified
+	missing     []string // what the observation must state for a verdict
+	whereWhy    string   // why the place cannot be decided ("": it can, or the rule names none)
+}
+
+// scope reports whether o is in rule i's scope, and notes in ctx the
+// level rules whose scope matched with a known zone.
+func (c *Code) scope(i int, o *Observation, ctx *evalCtx) (sc ruleScope, ok bool) {
+	r := &c.Rules[i]
 	m := &r.Match
-	// The trigger: a source or mechanism, and the facts the rule is about.
-	byEvent := false // the trigger is a stated event (a desordem), which shows a disturbance by itself
+	byEvent, ok := triggered(m, o)
+	if !ok {
+		return sc, false
+	}
+	if len(m.Zones) > 0 {
+		if o.Zone == "unclassified" {
+			sc.zoneUnknown = true
+		} else if !slices.Contains(m.Zones, o.Zone) {
+			return sc, false
+		}
+	}
+	if r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx) {
+		return sc, false
+	}
+	if sc.missing, ok = establishmentScope(r, o); !ok {
+		return sc, false
+	}
+	if r.Kind == KindLevelLimit && !sc.zoneUnknown {
+		ctx.levelScope[i] = true
+	}
+	// A limit or a general clause about a sound needs the observation to show
+	// one; a clause about a stated fact (an establishment's special hours)
+	// does not.
+	soundRule := len(m.Sources) > 0 || len(m.Mechanisms) > 0
+	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !byEvent && !noiseShown(o) {
+		return sc, false
+	}
+	if len(m.Content) > 0 {
+		ct, ok := factString(o, "content")
+		switch {
+		case !ok:
+			sc.missing = append(sc.missing, "o conteúdo da propaganda (facts.content)")
+		case !slices.Contains(m.Content, ct):
+			return sc, false
+		}
+	}
+	if len(m.Places) > 0 || len(m.Near) > 0 {
+		st, why := c.where(r, o)
+		// A provision addressed to the administration is in scope only when
+		// the stated facts put the observation inside its radius.
+		if st == False || (st == Undetermined && r.Kind == KindLicensingReview) {
+			return sc, false
+		}
+		if st == Undetermined {
+			sc.whereWhy = why
+		}
+	}
+	return sc, true
+}
+
+// triggered reports whether o shows the rule's trigger: a source or
+// mechanism, and the facts the rule is about. byEvent is true when the
+// trigger is a stated event (a desordem), which shows a disturbance by
+// itself.
+func triggered(m *Match, o *Observation) (byEvent, ok bool) {
 	if len(m.Sources) > 0 || len(m.Mechanisms) > 0 || len(m.Events) > 0 {
 		mech, _ := factString(o, "mechanism")
 		ev, _ := factString(o, "event")
 		byEvent = ev != "" && slices.Contains(m.Events, ev)
 		if !slices.Contains(m.Sources, o.Source) && (mech == "" || !slices.Contains(m.Mechanisms, mech)) && !byEvent {
-			return out
+			return false, false
 		}
 	}
 	for k, want := range m.Facts {
 		if holds, _ := factHolds(o, k, want); !holds {
-			return out
+			return false, false
 		}
 	}
-	zoneUnknown := false
-	if len(m.Zones) > 0 {
-		if o.Zone == "unclassified" {
-			zoneUnknown = true
-		} else if !slices.Contains(m.Zones, o.Zone) {
-			return out
-		}
-	}
-	if r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx) {
-		return out
-	}
-	var missing []string
+	return byEvent, true
+}
+
+// establishmentScope reports whether o's establishment is one the rule is
+// about (ok), and what is missing to decide it.
+func establishmentScope(r *Rule, o *Observation) (missing []string, ok bool) {
+	m := &r.Match
 	if len(m.Establishments) > 0 {
 		est, ok := factString(o, "establishment_type")
 		switch {
@@ -353,93 +432,59 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 			// decided without the type; any other rule about an establishment
 			// is not triggered by an observation that names none.
 			if r.Kind != KindLevelLimit {
-				return out
+				return nil, false
 			}
 			missing = append(missing, "o tipo de estabelecimento (facts.establishment_type)")
 		case !slices.Contains(m.Establishments, est):
-			return out
+			return nil, false
 		}
 	}
 	if m.AlcoholVenue {
 		sold, present := factBool(o, "alcohol_sold")
 		est, _ := factString(o, "establishment_type")
 		if !(present && sold) && (present || (est != "bar" && est != "nightclub")) {
-			return out
+			return nil, false
 		}
 	}
-	if r.Kind == KindLevelLimit && !zoneUnknown {
-		ctx.levelScope[i] = true
-	}
-	// A limit or a general clause about a sound needs the observation to show
-	// one; a clause about a stated fact (an establishment's special hours)
-	// does not.
-	soundRule := len(m.Sources) > 0 || len(m.Mechanisms) > 0
-	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !byEvent && !noiseShown(o) {
-		return out
-	}
-	if len(m.Content) > 0 {
-		ct, ok := factString(o, "content")
-		switch {
-		case !ok:
-			missing = append(missing, "o conteúdo da propaganda (facts.content)")
-		case !slices.Contains(m.Content, ct):
-			return out
-		}
-	}
-	whereWhy := ""
-	if len(m.Places) > 0 || len(m.Near) > 0 {
-		st, why := c.where(r, o)
-		// A provision addressed to the administration is in scope only when
-		// the stated facts put the observation inside its radius.
-		if st == False || (st == Undetermined && r.Kind == KindLicensingReview) {
-			return out
-		}
-		if st == Undetermined {
-			whereWhy = why
-		}
-	}
-	out.skip = false
+	return missing, true
+}
+
+// preVerdict decides, before the rule's kind does, an observation in its
+// scope that is exempt or lacks what the verdict needs (done).
+func preVerdict(r *Rule, o *Observation, sc ruleScope, out outcome) (outcome, bool) {
 	if ex := exemptEntry(r, o); ex != nil {
 		out.status = False
 		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex, o))
-		return out
+		return out, true
 	}
 	if r.Kind == KindLicensingReview {
-		out = undetermined("dirige-se ao licenciamento, não ao observado: " + r.Why)
+		out = out.undetermined("dirige-se ao licenciamento, não ao observado: " + r.Why)
 		out.warning = fmt.Sprintf("revisão do licenciamento (%s): %s", r.Article, r.Why)
-		return out
+		return out, true
 	}
-	if zoneUnknown && r.Kind != KindLevelLimit {
-		return undetermined("zona não classificada; a regra vale só em " + labelList(LabelZone, m.Zones))
+	if sc.zoneUnknown && r.Kind != KindLevelLimit {
+		return out.undetermined("zona não classificada; a regra vale só em " + labelList(LabelZone, r.Match.Zones)), true
 	}
-	if whereWhy != "" {
-		return undetermined(whereWhy)
+	if sc.whereWhy != "" {
+		return out.undetermined(sc.whereWhy), true
 	}
-	for _, k := range m.Needs {
+	missing := sc.missing
+	for _, k := range r.Match.Needs {
 		if _, present := o.Facts[k]; !present {
 			missing = append(missing, "facts."+k)
 		}
 	}
 	if len(missing) > 0 {
-		return undetermined("falta informar " + joinPT(missing))
+		return out.undetermined("falta informar " + joinPT(missing)), true
 	}
+	return out, false
+}
+
+// verdict judges o by the rule's kind.
+func (c *Code) verdict(r *Rule, o *Observation, ctx *evalCtx, zoneUnknown bool, out outcome) outcome {
 	switch r.Kind {
 	case KindLevelLimit:
-		lim := *r.LimitDBA
-		if o.LAeq == nil {
-			if zoneUnknown {
-				return undetermined("nível não medido, e a zona não está classificada")
-			}
-			return undetermined(fmt.Sprintf("o nível decide e não foi medido (máximo %s dB)", fmtNum(lim)))
-		}
-		out.candidate = zoneUnknown
-		if *o.LAeq > lim {
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
-		} else {
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB não excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
-		}
+		return levelVerdict(r, o, zoneUnknown, out)
 	case KindProhibitedHours:
 		out.status = True
 		out.reason = fmt.Sprintf("%s (%s): proibido às %s", r.Label, r.Article, fmtHM(ctx.minute))
@@ -452,66 +497,98 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 			out.reason = fmt.Sprintf("%s (%s): permitido só %s; ocorreu às %s", r.Label, r.Article,
 				windowText(r.Window), fmtHM(ctx.minute))
 		} else if b, present := factBool(o, r.PermissionFact); r.PermissionFact != "" && present && !b {
-			return undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
+			return out.undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
 		} else {
 			out.status = False
 			out.reason = fmt.Sprintf("%s (%s): dentro do horário permitido", r.Label, r.Article)
 		}
 	case KindDuration:
-		lim := *r.MaxDurationS
-		if o.DurationS == nil {
-			return undetermined(fmt.Sprintf("duração não medida; o limite é mais de %s s", fmtNum(lim)))
-		}
-		if *o.DurationS > lim {
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): duração %s s excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
-		} else {
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): duração %s s não excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
-		}
+		return durationVerdict(r, o, out)
 	case KindSchedule:
 		out.status, out.reason = c.evalSchedule(r, o, ctx)
-		if out.status == Undetermined {
-			return out
-		}
 	case KindLicence:
-		lic, present := factBool(o, "licensed")
-		switch {
-		case !present:
-			return undetermined("exige licença prévia; informe facts.licensed")
-		case lic:
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): licenciado", r.Label, r.Article)
-		default:
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): sem a licença exigida", r.Label, r.Article)
-		}
+		return licenceVerdict(r, o, out)
 	case KindLocationBan:
 		out.status = True
 		out.reason = fmt.Sprintf("%s (%s): proibido neste local", r.Label, r.Article)
 	case KindMinInterval:
-		iv, ok := factNumber(o, "interval_between_series_s")
-		lim := *r.MinIntervalS
-		switch {
-		case !ok:
-			return undetermined("informe facts.interval_between_series_s")
-		case iv < lim:
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): intervalo de %s s menor que %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
-		default:
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): intervalo de %s s respeita o mínimo de %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
-		}
+		return intervalVerdict(r, o, out)
 	case KindQualitative, KindOutOfScope:
-		return undetermined(r.Why)
+		return out.undetermined(r.Why)
 	case KindRequiredSignal:
 		out.status = False
 		out.reason = fmt.Sprintf("%s (%s): sinal exigido pela lei, não é infração", r.Label, r.Article)
 	}
-	if out.status == True && r.ExemptUnknown {
-		if facts := exemptPossible(r, o); facts != "" {
-			return undetermined("a exceção do próprio artigo pode aplicar-se; informe " + facts)
+	return out
+}
+
+// levelVerdict judges a level limit: the measured LAeq against limit_dba.
+func levelVerdict(r *Rule, o *Observation, zoneUnknown bool, out outcome) outcome {
+	lim := *r.LimitDBA
+	if o.LAeq == nil {
+		if zoneUnknown {
+			return out.undetermined("nível não medido, e a zona não está classificada")
 		}
+		return out.undetermined(fmt.Sprintf("o nível decide e não foi medido (máximo %s dB)", fmtNum(lim)))
+	}
+	out.candidate = zoneUnknown
+	if *o.LAeq > lim {
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
+	} else {
+		out.status = False
+		out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB não excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
+	}
+	return out
+}
+
+// durationVerdict judges a duration limit: the measured duration against
+// max_duration_s.
+func durationVerdict(r *Rule, o *Observation, out outcome) outcome {
+	lim := *r.MaxDurationS
+	if o.DurationS == nil {
+		return out.undetermined(fmt.Sprintf("duração não medida; o limite é mais de %s s", fmtNum(lim)))
+	}
+	if *o.DurationS > lim {
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): duração %s s excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
+	} else {
+		out.status = False
+		out.reason = fmt.Sprintf("%s (%s): duração %s s não excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
+	}
+	return out
+}
+
+// licenceVerdict judges a rule that requires a licence: facts.licensed.
+func licenceVerdict(r *Rule, o *Observation, out outcome) outcome {
+	lic, present := factBool(o, "licensed")
+	switch {
+	case !present:
+		return out.undetermined("exige licença prévia; informe facts.licensed")
+	case lic:
+		out.status = False
+		out.reason = fmt.Sprintf("%s (%s): licenciado", r.Label, r.Article)
+	default:
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): sem a licença exigida", r.Label, r.Article)
+	}
+	return out
+}
+
+// intervalVerdict judges a minimum interval between series:
+// facts.interval_between_series_s against min_interval_s.
+func intervalVerdict(r *Rule, o *Observation, out outcome) outcome {
+	iv, ok := factNumber(o, "interval_between_series_s")
+	lim := *r.MinIntervalS
+	switch {
+	case !ok:
+		return out.undetermined("informe facts.interval_between_series_s")
+	case iv < lim:
+		out.status = True
+		out.reason = fmt.Sprintf("%s (%s): intervalo de %s s menor que %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
+	default:
+		out.status = False
+		out.reason = fmt.Sprintf("%s (%s): intervalo de %s s respeita o mínimo de %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
 	}
 	return out
 }

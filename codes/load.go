@@ -166,6 +166,38 @@ func (c *Code) validate() error {
 	bad := func(line int, format string, a ...any) {
 		es = append(es, &Error{File: c.file, Line: line, Msg: fmt.Sprintf(format, a...)})
 	}
+	c.validateHeader(bad)
+	c.validateCalendar(bad)
+	for _, z := range c.Zones {
+		if !knownZones[z.ID] {
+			bad(0, "zona %q fora do vocabulário (veja docs/codes-eval.md)", z.ID)
+		}
+	}
+	pens := c.validatePenalties(bad)
+	ids := map[string]bool{}
+	for i := range c.Rules {
+		c.validateRule(&c.Rules[i], pens, ids, bad)
+	}
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		for _, o := range r.Overrides {
+			if !ids[o] || o == r.ID {
+				bad(r.line, "regra %q: overrides cita %q, que não é outra regra deste código", r.ID, o)
+			}
+		}
+	}
+	c.checkContradictions(bad)
+	c.validateProcedure(bad)
+	if len(es) > 0 {
+		return es
+	}
+	c.compile()
+	return nil
+}
+
+// validateHeader checks the code's identity, its law and status, and
+// loads its time zone (tz.Name when it names none).
+func (c *Code) validateHeader(bad func(int, string, ...any)) {
 	if c.ID == "" || c.ID != lower(c.ID) || strings.ContainsAny(c.ID, " /+#") {
 		bad(0, "id %q inválido: use minúsculas e hífens, por exemplo \"lapa\"", c.ID)
 	}
@@ -191,6 +223,11 @@ func (c *Code) validate() error {
 	if !c.Status.InForce && c.Status.RevokedBy == "" {
 		bad(0, "status.in_force é false mas revoked_by está vazio: diga o que revogou a lei")
 	}
+}
+
+// validateCalendar checks the calendar (business days, the service day's
+// start, defaulting to 06:00, and the holidays).
+func (c *Code) validateCalendar(bad func(int, string, ...any)) {
 	for _, d := range c.Calendar.BusinessDays {
 		if !knownDays[d] || d == "holiday" || d == "holiday_eve" || d == "business_day" || d == "all" {
 			bad(0, "calendar.business_days: %q não é um dia da semana (mon..sun)", d)
@@ -218,14 +255,13 @@ func (c *Code) validate() error {
 			bad(0, "calendar.religious_holidays: %q desconhecido (good_friday, corpus_christi, carnival)", r)
 		}
 	}
+}
+
+// validatePenalties checks the penalties and returns them by id.
+func (c *Code) validatePenalties(bad func(int, string, ...any)) map[string]*Penalty {
 	units := map[string]bool{}
 	for _, u := range c.Units {
 		units[u.ID] = true
-	}
-	for _, z := range c.Zones {
-		if !knownZones[z.ID] {
-			bad(0, "zona %q fora do vocabulário (veja docs/codes-eval.md)", z.ID)
-		}
 	}
 	pens := map[string]*Penalty{}
 	for i := range c.Penalties {
@@ -237,37 +273,7 @@ func (c *Code) validate() error {
 		if p.Article == "" || p.Quote == "" {
 			bad(p.line, "penalidade %q: cite article e quote (texto literal)", p.ID)
 		}
-		switch p.Type {
-		case "ladder":
-			if len(p.Steps) == 0 {
-				bad(p.line, "penalidade %q do tipo ladder sem steps", p.ID)
-			}
-			for j, s := range p.Steps {
-				if s.Ordinal != j+1 {
-					bad(p.line, "penalidade %q: steps fora de ordem (esperado ordinal %d, achado %d)", p.ID, j+1, s.Ordinal)
-				}
-				if !knownActions[s.Action] {
-					bad(p.line, "penalidade %q: ação %q desconhecida", p.ID, s.Action)
-				}
-				if s.Action == "fine" && s.Percent == nil {
-					bad(p.line, "penalidade %q: step %d é multa sem percent", p.ID, s.Ordinal)
-				}
-			}
-		case "fixed":
-			if p.Percent == nil {
-				bad(p.line, "penalidade %q do tipo fixed precisa de percent", p.ID)
-			}
-		case "range":
-			if p.PercentMin == nil || p.PercentMax == nil || *p.PercentMin > *p.PercentMax {
-				bad(p.line, "penalidade %q do tipo range precisa de percent_min ≤ percent_max", p.ID)
-			}
-		case "unmapped":
-			if len(p.Amounts) == 0 {
-				bad(p.line, "penalidade %q do tipo unmapped precisa listar amounts como escritos", p.ID)
-			}
-		default:
-			bad(p.line, "penalidade %q: type %q desconhecido (ladder, fixed, range, unmapped)", p.ID, p.Type)
-		}
+		p.validateType(bad)
 		if p.Unit != "" && !units[p.Unit] {
 			bad(p.line, "penalidade %q: unidade %q não declarada em monetary_units", p.ID, p.Unit)
 		}
@@ -275,103 +281,142 @@ func (c *Code) validate() error {
 			bad(p.line, "penalidade %q: chapter precisa de article e quote", p.ID)
 		}
 	}
-	ids := map[string]bool{}
-	for i := range c.Rules {
-		r := &c.Rules[i]
-		if r.ID == "" {
-			bad(r.line, "regra sem id")
+	return pens
+}
+
+// validateType checks what p's type needs: steps, a percent or the amounts
+// as written.
+func (p *Penalty) validateType(bad func(int, string, ...any)) {
+	switch p.Type {
+	case "ladder":
+		if len(p.Steps) == 0 {
+			bad(p.line, "penalidade %q do tipo ladder sem steps", p.ID)
 		}
-		if ids[r.ID] {
-			bad(r.line, "regra %q repetida", r.ID)
-		}
-		ids[r.ID] = true
-		if r.Article == "" || strings.TrimSpace(r.Quote) == "" {
-			bad(r.line, "regra %q: toda regra cita article e quote (texto literal da lei)", r.ID)
-		}
-		if !ruleKinds[r.Kind] {
-			bad(r.line, "regra %q: kind %q desconhecido", r.ID, r.Kind)
-		}
-		if r.Label == "" {
-			bad(r.line, "regra %q: falta label (descrição curta em português)", r.ID)
-		}
-		c.validateMatch(r, bad)
-		if r.Window != nil {
-			if err := r.Window.validate(); err != nil {
-				bad(r.line, "regra %q: window: %v", r.ID, err)
+		for j, s := range p.Steps {
+			if s.Ordinal != j+1 {
+				bad(p.line, "penalidade %q: steps fora de ordem (esperado ordinal %d, achado %d)", p.ID, j+1, s.Ordinal)
+			}
+			if !knownActions[s.Action] {
+				bad(p.line, "penalidade %q: ação %q desconhecida", p.ID, s.Action)
+			}
+			if s.Action == "fine" && s.Percent == nil {
+				bad(p.line, "penalidade %q: step %d é multa sem percent", p.ID, s.Ordinal)
 			}
 		}
-		switch r.Kind {
-		case KindLevelLimit:
-			if r.Window != nil && len(r.Window.Days) > 0 {
-				bad(r.line, "regra %q: limites de nível não dependem do dia da semana nos códigos; remova window.days", r.ID)
-			}
-			if r.LimitDBA == nil || *r.LimitDBA <= 0 || *r.LimitDBA > 160 {
-				bad(r.line, "regra %q: level_limit precisa de limit_dba entre 0 e 160", r.ID)
-			}
-			if r.Period == "" {
-				bad(r.line, "regra %q: level_limit precisa de period (diurno, noturno ou integral)", r.ID)
-			}
-		case KindProhibitedHours, KindPermittedHours:
-			if r.Window == nil {
-				bad(r.line, "regra %q: %s precisa de window", r.ID, r.Kind)
-			}
-		case KindDuration:
-			if r.MaxDurationS == nil || *r.MaxDurationS <= 0 {
-				bad(r.line, "regra %q: duration_limit precisa de max_duration_s > 0", r.ID)
-			}
-		case KindMinInterval:
-			if r.MinIntervalS == nil || *r.MinIntervalS <= 0 {
-				bad(r.line, "regra %q: min_interval precisa de min_interval_s > 0", r.ID)
-			}
-		case KindSchedule:
-			if len(r.Schedule) == 0 {
-				bad(r.line, "regra %q: operating_schedule precisa de schedule", r.ID)
-			}
-			for _, e := range r.Schedule {
-				if err := e.validate(); err != nil {
-					bad(r.line, "regra %q: schedule: %v", r.ID, err)
-				}
-			}
-		case KindQualitative, KindOutOfScope:
-			if r.Why == "" {
-				bad(r.line, "regra %q: %s precisa de why (por que não há critério objetivo)", r.ID, r.Kind)
-			}
-		case KindLicensingReview:
-			if r.Why == "" {
-				bad(r.line, "regra %q: licensing_review precisa de why (a revisão do licenciamento que o artigo pede)", r.ID)
-			}
-			if len(r.Match.Near) == 0 {
-				bad(r.line, "regra %q: licensing_review precisa de match.near (os locais protegidos)", r.ID)
-			}
-			if r.Penalty != "" {
-				bad(r.line, "regra %q: licensing_review dirige-se à administração e não tem penalty", r.ID)
-			}
-		case KindLocationBan:
-			if len(r.Match.Places) == 0 && (r.RadiusM == nil || len(r.Match.Near) == 0) {
-				bad(r.line, "regra %q: location_ban precisa de match.places ou de radius_m com match.near", r.ID)
-			}
+	case "fixed":
+		if p.Percent == nil {
+			bad(p.line, "penalidade %q do tipo fixed precisa de percent", p.ID)
 		}
-		if r.RadiusM != nil && (*r.RadiusM <= 0 || len(r.Match.Near) == 0) {
-			bad(r.line, "regra %q: radius_m precisa ser > 0 e vir com match.near (os locais protegidos)", r.ID)
+	case "range":
+		if p.PercentMin == nil || p.PercentMax == nil || *p.PercentMin > *p.PercentMax {
+			bad(p.line, "penalidade %q do tipo range precisa de percent_min ≤ percent_max", p.ID)
 		}
-		needsPenalty := r.Kind != KindQualitative && r.Kind != KindOutOfScope && r.Kind != KindRequiredSignal &&
-			r.Kind != KindLicensingReview
-		if needsPenalty && r.Penalty == "" {
-			bad(r.line, "regra %q: falta penalty (id de uma penalidade)", r.ID)
+	case "unmapped":
+		if len(p.Amounts) == 0 {
+			bad(p.line, "penalidade %q do tipo unmapped precisa listar amounts como escritos", p.ID)
 		}
-		if r.Penalty != "" && pens[r.Penalty] == nil {
-			bad(r.line, "regra %q: penalty %q não existe em penalties", r.ID, r.Penalty)
+	default:
+		bad(p.line, "penalidade %q: type %q desconhecido (ladder, fixed, range, unmapped)", p.ID, p.Type)
+	}
+}
+
+// validateRule checks one rule against the penalties pens; ids collects
+// the rule ids seen so far.
+func (c *Code) validateRule(r *Rule, pens map[string]*Penalty, ids map[string]bool, bad func(int, string, ...any)) {
+	if r.ID == "" {
+		bad(r.line, "regra sem id")
+	}
+	if ids[r.ID] {
+		bad(r.line, "regra %q repetida", r.ID)
+	}
+	ids[r.ID] = true
+	if r.Article == "" || strings.TrimSpace(r.Quote) == "" {
+		bad(r.line, "regra %q: toda regra cita article e quote (texto literal da lei)", r.ID)
+	}
+	if !ruleKinds[r.Kind] {
+		bad(r.line, "regra %q: kind %q desconhecido", r.ID, r.Kind)
+	}
+	if r.Label == "" {
+		bad(r.line, "regra %q: falta label (descrição curta em português)", r.ID)
+	}
+	c.validateMatch(r, bad)
+	if r.Window != nil {
+		if err := r.Window.validate(); err != nil {
+			bad(r.line, "regra %q: window: %v", r.ID, err)
 		}
 	}
-	for i := range c.Rules {
-		r := &c.Rules[i]
-		for _, o := range r.Overrides {
-			if !ids[o] || o == r.ID {
-				bad(r.line, "regra %q: overrides cita %q, que não é outra regra deste código", r.ID, o)
+	r.validateKind(bad)
+	if r.RadiusM != nil && (*r.RadiusM <= 0 || len(r.Match.Near) == 0) {
+		bad(r.line, "regra %q: radius_m precisa ser > 0 e vir com match.near (os locais protegidos)", r.ID)
+	}
+	needsPenalty := r.Kind != KindQualitative && r.Kind != KindOutOfScope && r.Kind != KindRequiredSignal &&
+		r.Kind != KindLicensingReview
+	if needsPenalty && r.Penalty == "" {
+		bad(r.line, "regra %q: falta penalty (id de uma penalidade)", r.ID)
+	}
+	if r.Penalty != "" && pens[r.Penalty] == nil {
+		bad(r.line, "regra %q: penalty %q não existe em penalties", r.ID, r.Penalty)
+	}
+}
+
+// validateKind checks the fields r's kind needs.
+func (r *Rule) validateKind(bad func(int, string, ...any)) {
+	switch r.Kind {
+	case KindLevelLimit:
+		if r.Window != nil && len(r.Window.Days) > 0 {
+			bad(r.line, "regra %q: limites de nível não dependem do dia da semana nos códigos; remova window.days", r.ID)
+		}
+		if r.LimitDBA == nil || *r.LimitDBA <= 0 || *r.LimitDBA > 160 {
+			bad(r.line, "regra %q: level_limit precisa de limit_dba entre 0 e 160", r.ID)
+		}
+		if r.Period == "" {
+			bad(r.line, "regra %q: level_limit precisa de period (diurno, noturno ou integral)", r.ID)
+		}
+	case KindProhibitedHours, KindPermittedHours:
+		if r.Window == nil {
+			bad(r.line, "regra %q: %s precisa de window", r.ID, r.Kind)
+		}
+	case KindDuration:
+		if r.MaxDurationS == nil || *r.MaxDurationS <= 0 {
+			bad(r.line, "regra %q: duration_limit precisa de max_duration_s > 0", r.ID)
+		}
+	case KindMinInterval:
+		if r.MinIntervalS == nil || *r.MinIntervalS <= 0 {
+			bad(r.line, "regra %q: min_interval precisa de min_interval_s > 0", r.ID)
+		}
+	case KindSchedule:
+		if len(r.Schedule) == 0 {
+			bad(r.line, "regra %q: operating_schedule precisa de schedule", r.ID)
+		}
+		for _, e := range r.Schedule {
+			if err := e.validate(); err != nil {
+				bad(r.line, "regra %q: schedule: %v", r.ID, err)
 			}
 		}
+	case KindQualitative, KindOutOfScope:
+		if r.Why == "" {
+			bad(r.line, "regra %q: %s precisa de why (por que não há critério objetivo)", r.ID, r.Kind)
+		}
+	case KindLicensingReview:
+		if r.Why == "" {
+			bad(r.line, "regra %q: licensing_review precisa de why (a revisão do licenciamento que o artigo pede)", r.ID)
+		}
+		if len(r.Match.Near) == 0 {
+			bad(r.line, "regra %q: licensing_review precisa de match.near (os locais protegidos)", r.ID)
+		}
+		if r.Penalty != "" {
+			bad(r.line, "regra %q: licensing_review dirige-se à administração e não tem penalty", r.ID)
+		}
+	case KindLocationBan:
+		if len(r.Match.Places) == 0 && (r.RadiusM == nil || len(r.Match.Near) == 0) {
+			bad(r.line, "regra %q: location_ban precisa de match.places ou de radius_m com match.near", r.ID)
+		}
 	}
-	c.checkContradictions(bad)
+}
+
+// validateProcedure checks the documents of the procedure (the auto de
+// infração is required).
+func (c *Code) validateProcedure(bad func(int, string, ...any)) {
 	if c.Procedure.Auto == nil {
 		bad(0, "procedure.auto é obrigatório (o auto de infração)")
 	}
@@ -383,11 +428,6 @@ func (c *Code) validate() error {
 			bad(0, "documento %q: cite article, quote e os campos exigidos", d.Kind)
 		}
 	}
-	if len(es) > 0 {
-		return es
-	}
-	c.compile()
-	return nil
 }
 
 func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
