@@ -170,11 +170,23 @@ func (rc RenderContext) facts(a alerts.Alert) [][2]string {
 // Render writes a notification for people.
 func Render(n Notification, rc RenderContext) Message {
 	var m Message
+	if len(n.Alerts) > 0 {
+		m.URL = AlertURL(rc.PublicURL, n.Alerts[0].ID)
+	}
+	var intro string
+	m.Subject, intro = subjectAndIntro(n)
+	m.Short = shortText(n, m.Subject)
+	m.Text, m.HTML = renderBody(n, rc, intro)
+	return m
+}
+
+// subjectAndIntro returns the subject of n's message and the sentence
+// that opens it.
+func subjectAndIntro(n Notification) (subject, intro string) {
 	count := len(n.Alerts)
 	first := alerts.Alert{}
 	if count > 0 {
 		first = n.Alerts[0]
-		m.URL = AlertURL(rc.PublicURL, first.ID)
 	}
 	what := "alertas"
 	switch n.Class {
@@ -183,13 +195,12 @@ func Render(n Notification, rc RenderContext) Message {
 	case ClassClock:
 		what = "alertas com relógio não sincronizado"
 	}
-	var intro string
 	switch n.Type {
 	case TypeFiring:
 		if count == 1 {
-			m.Subject = fmt.Sprintf("[Sossego] Alerta em %s: %s", n.Municipality, headline(first))
+			subject = fmt.Sprintf("[Sossego] Alerta em %s: %s", n.Municipality, headline(first))
 		} else {
-			m.Subject = fmt.Sprintf("[Sossego] %d %s em %s", count, what, n.Municipality)
+			subject = fmt.Sprintf("[Sossego] %d %s em %s", count, what, n.Municipality)
 		}
 		intro = fmt.Sprintf("Você está de plantão em %s. ", n.Municipality)
 		if count == 1 {
@@ -203,24 +214,31 @@ func Render(n Notification, rc RenderContext) Message {
 		if n.Step >= 2 {
 			target = "a coordenação"
 		}
-		m.Subject = fmt.Sprintf("[Sossego] ESCALONADO (%s): %d alerta(s) em %s sem reconhecimento", target, count, n.Municipality)
+		subject = fmt.Sprintf("[Sossego] ESCALONADO (%s): %d alerta(s) em %s sem reconhecimento", target, count, n.Municipality)
 		if count == 1 {
-			m.Subject = fmt.Sprintf("[Sossego] ESCALONADO: %s sem reconhecimento em %s", headline(first), n.Municipality)
+			subject = fmt.Sprintf("[Sossego] ESCALONADO: %s sem reconhecimento em %s", headline(first), n.Municipality)
 		}
 		intro = fmt.Sprintf("Ninguém reconheceu estes alertas de %s (chamados antes: %s). Você é %s: reconheça no painel.",
 			n.Municipality, strings.Join(n.Called, ", "), target)
 	case TypeResolved:
 		if count == 1 {
-			m.Subject = fmt.Sprintf("[Sossego] Encerrado em %s: %s", n.Municipality, first.Sensor)
+			subject = fmt.Sprintf("[Sossego] Encerrado em %s: %s", n.Municipality, first.Sensor)
 		} else {
-			m.Subject = fmt.Sprintf("[Sossego] %d alertas encerrados em %s", count, n.Municipality)
+			subject = fmt.Sprintf("[Sossego] %d alertas encerrados em %s", count, n.Municipality)
 		}
 		intro = "Estes alertas sobre os quais você foi avisado(a) foram encerrados."
 	case TypeTest:
-		m.Subject = "[Sossego] Mensagem de teste"
+		subject = "[Sossego] Mensagem de teste"
 		intro = "Mensagem de teste das notificações do Sossego: este canal está funcionando."
 	}
-	m.Short = m.Subject[len("[Sossego] "):]
+	return subject, intro
+}
+
+// shortText returns the message's short form (push, SMS): the subject
+// without its prefix and, for several alerts, the first three headlines.
+func shortText(n Notification, subject string) string {
+	short := subject[len("[Sossego] "):]
+	count := len(n.Alerts)
 	if count > 1 {
 		var hs []string
 		for i, a := range n.Alerts {
@@ -230,28 +248,19 @@ func Render(n Notification, rc RenderContext) Message {
 			}
 			hs = append(hs, headline(a))
 		}
-		m.Short += ": " + strings.Join(hs, "; ")
+		short += ": " + strings.Join(hs, "; ")
 	}
+	return short
+}
+
+// renderBody returns the message's body as text and as HTML: intro, a
+// summary of a no-data storm, each alert's facts, and the footer.
+func renderBody(n Notification, rc RenderContext, intro string) (text, htm string) {
 	var t, h strings.Builder
 	t.WriteString(intro + "\n")
 	h.WriteString(`<!doctype html><html lang="pt-BR"><body style="font-family:sans-serif">`)
 	h.WriteString("<p>" + html.EscapeString(intro) + "</p>")
-	// A no_data storm: say which gateways at the top.
-	if n.Class == ClassNoData && count > 1 {
-		gws := map[string]int{}
-		for _, a := range n.Alerts {
-			gws[a.Gateway]++
-		}
-		keys := make([]string, 0, len(gws))
-		for k := range gws {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("gateway %s: %d sensor(es)", k, gws[k]))
-		}
-		line := "Resumo: " + strings.Join(parts, "; ") + "."
+	if line := noDataSummary(n); line != "" {
 		t.WriteString(line + "\n")
 		h.WriteString("<p><b>" + html.EscapeString(line) + "</b></p>")
 	}
@@ -274,8 +283,29 @@ func Render(n Notification, rc RenderContext) Message {
 	}
 	t.WriteString("\n-- \n" + foot + "\n")
 	h.WriteString("<hr><p><small>" + html.EscapeString(foot) + "</small></p></body></html>")
-	m.Text, m.HTML = t.String(), h.String()
-	return m
+	return t.String(), h.String()
+}
+
+// noDataSummary returns, for a no_data storm (several sensors), the line
+// that says which gateways they are on; "" for any other notification.
+func noDataSummary(n Notification) string {
+	if n.Class != ClassNoData || len(n.Alerts) <= 1 {
+		return ""
+	}
+	gws := map[string]int{}
+	for _, a := range n.Alerts {
+		gws[a.Gateway]++
+	}
+	keys := make([]string, 0, len(gws))
+	for k := range gws {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("gateway %s: %d sensor(es)", k, gws[k]))
+	}
+	return "Resumo: " + strings.Join(parts, "; ") + "."
 }
 
 func minutes(d time.Duration) string {

@@ -355,33 +355,73 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 	s.Normalize()
 	var probs []string
 	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
-	known := map[string]UserRef{}
-	for _, u := range users {
-		known[u.Name] = u
-	}
-	if !checkUsers {
-		// Every name the settings use counts as an active fiscal.
-		add := func(n string) { known[n] = UserRef{Name: n, Role: "fiscal"} }
-		for _, m := range s.Municipalities {
-			add(m.Coordinator)
-			for _, sh := range m.Weekly {
-				add(sh.User)
-			}
-			for _, o := range m.Overrides {
-				add(o.User)
-			}
-		}
-		for _, c := range s.Contacts {
-			add(c.User)
-		}
-		delete(known, "")
-	}
+	known := knownUsers(s, users, checkUsers)
 	if s.PublicURL != "" {
 		if u, err := url.Parse(s.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("endereço público %q inválido: use https://painel.prefeitura.gov.br", s.PublicURL)
 		}
 	}
-	e := s.Email
+	validateEmail(s.Email, bad)
+	validateWebhooks(s.Webhooks, bad)
+	if s.Push.Enabled && s.Push.Subject != "" && !strings.HasPrefix(s.Push.Subject, "mailto:") && !strings.HasPrefix(s.Push.Subject, "https://") {
+		bad("push: contato %q inválido: use mailto:endereco ou https://", s.Push.Subject)
+	}
+	if s.Push.Timeout.D() < time.Second || s.Push.Timeout.D() > 2*time.Minute {
+		bad("push: tempo limite %v fora de 1s–2m", s.Push.Timeout.D())
+	}
+	validateGrouping(s.Grouping, bad)
+	pol := &Policy{Locations: map[string]*time.Location{}}
+	seenM := map[string]bool{}
+	for _, m := range s.Municipalities {
+		if !idPattern.MatchString(m.ID) {
+			bad("município %q: id inválido (use o id do cadastro, ex.: lapa)", m.ID)
+			continue
+		}
+		if seenM[m.ID] {
+			bad("município %s: aparece duas vezes", m.ID)
+		}
+		seenM[m.ID] = true
+		pol.Locations[m.ID] = validateMunicipality(m, known, loadLocation, bad)
+	}
+	validateContacts(s.Contacts, known, bad)
+	if len(probs) > 0 {
+		return nil, &ValidationError{Problems: probs}
+	}
+	sort.SliceStable(s.Municipalities, func(i, j int) bool { return s.Municipalities[i].ID < s.Municipalities[j].ID })
+	pol.Settings = s
+	return pol, nil
+}
+
+// knownUsers returns the dashboard's users by name. Unless checkUsers,
+// every name the settings use also counts as an active fiscal.
+func knownUsers(s Settings, users []UserRef, checkUsers bool) map[string]UserRef {
+	known := map[string]UserRef{}
+	for _, u := range users {
+		known[u.Name] = u
+	}
+	if checkUsers {
+		return known
+	}
+	add := func(n string) { known[n] = UserRef{Name: n, Role: "fiscal"} }
+	for _, m := range s.Municipalities {
+		add(m.Coordinator)
+		for _, sh := range m.Weekly {
+			add(sh.User)
+		}
+		for _, o := range m.Overrides {
+			add(o.User)
+		}
+	}
+	for _, c := range s.Contacts {
+		add(c.User)
+	}
+	delete(known, "")
+	return known
+}
+
+// validateEmail checks the e-mail channel (its transport only when it is
+// enabled; its time-out always).
+func validateEmail(e EmailSettings, bad func(string, ...any)) {
 	if e.Enabled {
 		switch e.Transport {
 		case "smtp":
@@ -413,15 +453,20 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 	if e.Timeout.D() < time.Second || e.Timeout.D() > 5*time.Minute {
 		bad("e-mail: tempo limite %v fora de 1s–5m", e.Timeout.D())
 	}
-	seenWH := map[string]bool{}
-	for i, w := range s.Webhooks {
+}
+
+// validateWebhooks checks the webhooks: unique names, addresses, keys and
+// time-outs.
+func validateWebhooks(whs []Webhook, bad func(string, ...any)) {
+	seen := map[string]bool{}
+	for i, w := range whs {
 		where := fmt.Sprintf("webhook %d", i+1)
 		if !idPattern.MatchString(w.Name) {
 			bad("%s: nome %q inválido: letras minúsculas, dígitos, - e _", where, w.Name)
-		} else if seenWH[w.Name] {
+		} else if seen[w.Name] {
 			bad("%s: nome %q repetido", where, w.Name)
 		}
-		seenWH[w.Name] = true
+		seen[w.Name] = true
 		if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("%s (%s): endereço %q inválido: use https://host/caminho", where, w.Name, w.URL)
 		}
@@ -432,16 +477,14 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 			bad("%s (%s): tempo limite %v fora de 1s–2m", where, w.Name, w.Timeout.D())
 		}
 	}
-	if s.Push.Enabled && s.Push.Subject != "" && !strings.HasPrefix(s.Push.Subject, "mailto:") && !strings.HasPrefix(s.Push.Subject, "https://") {
-		bad("push: contato %q inválido: use mailto:endereco ou https://", s.Push.Subject)
-	}
-	if s.Push.Timeout.D() < time.Second || s.Push.Timeout.D() > 2*time.Minute {
-		bad("push: tempo limite %v fora de 1s–2m", s.Push.Timeout.D())
-	}
+}
+
+// validateGrouping checks each kind of alert's grouping times.
+func validateGrouping(g Grouping, bad func(string, ...any)) {
 	for _, c := range []struct {
 		name string
 		t    Timing
-	}{{"nível", s.Grouping.Level}, {"sem dados", s.Grouping.NoData}, {"relógio", s.Grouping.Clock}} {
+	}{{"nível", g.Level}, {"sem dados", g.NoData}, {"relógio", g.Clock}} {
 		if c.t.Wait < 0 || c.t.Wait.D() > time.Hour {
 			bad("agrupamento %s: espera %v fora de 0–1h", c.name, c.t.Wait.D())
 		}
@@ -449,104 +492,113 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 			bad("agrupamento %s: intervalo %v fora de 10s–24h", c.name, c.t.Interval.D())
 		}
 	}
-	pol := &Policy{Locations: map[string]*time.Location{}}
-	seenM := map[string]bool{}
-	for _, m := range s.Municipalities {
-		where := "município " + m.ID
-		if !idPattern.MatchString(m.ID) {
-			bad("município %q: id inválido (use o id do cadastro, ex.: lapa)", m.ID)
-			continue
-		}
-		if seenM[m.ID] {
-			bad("%s: aparece duas vezes", where)
-		}
-		seenM[m.ID] = true
-		if m.Coordinator != "" {
-			if u, ok := known[m.Coordinator]; !ok {
-				bad("%s: coordenador %q não é um usuário do painel", where, m.Coordinator)
-			} else if u.Disabled {
-				bad("%s: coordenador %q está desativado", where, m.Coordinator)
-			}
-		}
-		if m.EscalateAfterMin < 0 || m.EscalateAfterMin > 1440 {
-			bad("%s: escalonamento após %d min fora de 1–1440", where, m.EscalateAfterMin)
-		}
-		loc, err := loadLocation(m.Timezone)
-		if err != nil {
-			bad("%s: fuso horário %q desconhecido (ex.: America/Sao_Paulo)", where, m.Timezone)
-			loc = tz.Brasilia()
-		}
-		pol.Locations[m.ID] = loc
-		for i, sh := range m.Weekly {
-			w := fmt.Sprintf("%s, escala semanal linha %d", where, i+1)
-			checkDutyUser(known, sh.User, w, bad)
-			if len(sh.Days) == 0 {
-				bad("%s: informe os dias (mon..sun)", w)
-			}
-			for _, d := range sh.Days {
-				if !slices.Contains(weekdays, d) {
-					bad("%s: dia %q inválido (use mon, tue, wed, thu, fri, sat, sun)", w, d)
-				}
-			}
-			f, err1 := ParseClock(sh.From)
-			t, err2 := ParseClock(sh.To)
-			if err1 != nil {
-				bad("%s: início: %v", w, err1)
-			}
-			if err2 != nil {
-				bad("%s: fim: %v", w, err2)
-			}
-			if err1 == nil && err2 == nil && f == t {
-				bad("%s: início e fim iguais (%s): para 24 h use 00:00–24:00", w, sh.From)
-			}
-		}
-		type span struct {
-			from, to int
-			label    string
-		}
-		byDate := map[string][]span{}
-		for i, o := range m.Overrides {
-			w := fmt.Sprintf("%s, exceção %d (%s)", where, i+1, o.Date)
-			checkDutyUser(known, o.User, w, bad)
-			if _, err := time.Parse("2006-01-02", o.Date); err != nil {
-				bad("%s: data %q inválida: use AAAA-MM-DD", w, o.Date)
-				continue
-			}
-			from, to := "00:00", "24:00"
-			if o.From != "" {
-				from = o.From
-			}
-			if o.To != "" {
-				to = o.To
-			}
-			f, err1 := ParseClock(from)
-			t, err2 := ParseClock(to)
-			if err1 != nil || err2 != nil {
-				bad("%s: horário inválido (%s–%s): use HH:MM", w, from, to)
-				continue
-			}
-			if t <= f {
-				bad("%s: o fim (%s) deve ser depois do início (%s) no mesmo dia", w, to, from)
-				continue
-			}
-			for _, other := range byDate[o.Date] {
-				if f < other.to && other.from < t {
-					bad("%s: exceções sobrepostas em %s: %s e %s–%s", where, o.Date, other.label, from, to)
-				}
-			}
-			byDate[o.Date] = append(byDate[o.Date], span{f, t, from + "–" + to})
+}
+
+// validateMunicipality checks one municipality with a valid id (its
+// coordinator, escalation, time zone and duty roster) and returns its time
+// zone (Brasília when it names an unknown one).
+func validateMunicipality(m Municipality, known map[string]UserRef, loadLocation func(string) (*time.Location, error), bad func(string, ...any)) *time.Location {
+	where := "município " + m.ID
+	if m.Coordinator != "" {
+		if u, ok := known[m.Coordinator]; !ok {
+			bad("%s: coordenador %q não é um usuário do painel", where, m.Coordinator)
+		} else if u.Disabled {
+			bad("%s: coordenador %q está desativado", where, m.Coordinator)
 		}
 	}
-	seenC := map[string]bool{}
-	for _, c := range s.Contacts {
+	if m.EscalateAfterMin < 0 || m.EscalateAfterMin > 1440 {
+		bad("%s: escalonamento após %d min fora de 1–1440", where, m.EscalateAfterMin)
+	}
+	loc, err := loadLocation(m.Timezone)
+	if err != nil {
+		bad("%s: fuso horário %q desconhecido (ex.: America/Sao_Paulo)", where, m.Timezone)
+		loc = tz.Brasilia()
+	}
+	for i, sh := range m.Weekly {
+		validateShift(sh, fmt.Sprintf("%s, escala semanal linha %d", where, i+1), known, bad)
+	}
+	validateOverrides(m.Overrides, where, known, bad)
+	return loc
+}
+
+// validateShift checks one line of a weekly duty roster; w names it.
+func validateShift(sh Shift, w string, known map[string]UserRef, bad func(string, ...any)) {
+	checkDutyUser(known, sh.User, w, bad)
+	if len(sh.Days) == 0 {
+		bad("%s: informe os dias (mon..sun)", w)
+	}
+	for _, d := range sh.Days {
+		if !slices.Contains(weekdays, d) {
+			bad("%s: dia %q inválido (use mon, tue, wed, thu, fri, sat, sun)", w, d)
+		}
+	}
+	f, err1 := ParseClock(sh.From)
+	t, err2 := ParseClock(sh.To)
+	if err1 != nil {
+		bad("%s: início: %v", w, err1)
+	}
+	if err2 != nil {
+		bad("%s: fim: %v", w, err2)
+	}
+	if err1 == nil && err2 == nil && f == t {
+		bad("%s: início e fim iguais (%s): para 24 h use 00:00–24:00", w, sh.From)
+	}
+}
+
+// validateOverrides checks a municipality's roster exceptions: dates,
+// times within one day, and no two overlapping on a date.
+func validateOverrides(ovs []Override, where string, known map[string]UserRef, bad func(string, ...any)) {
+	type span struct {
+		from, to int
+		label    string
+	}
+	byDate := map[string][]span{}
+	for i, o := range ovs {
+		w := fmt.Sprintf("%s, exceção %d (%s)", where, i+1, o.Date)
+		checkDutyUser(known, o.User, w, bad)
+		if _, err := time.Parse("2006-01-02", o.Date); err != nil {
+			bad("%s: data %q inválida: use AAAA-MM-DD", w, o.Date)
+			continue
+		}
+		from, to := "00:00", "24:00"
+		if o.From != "" {
+			from = o.From
+		}
+		if o.To != "" {
+			to = o.To
+		}
+		f, err1 := ParseClock(from)
+		t, err2 := ParseClock(to)
+		if err1 != nil || err2 != nil {
+			bad("%s: horário inválido (%s–%s): use HH:MM", w, from, to)
+			continue
+		}
+		if t <= f {
+			bad("%s: o fim (%s) deve ser depois do início (%s) no mesmo dia", w, to, from)
+			continue
+		}
+		for _, other := range byDate[o.Date] {
+			if f < other.to && other.from < t {
+				bad("%s: exceções sobrepostas em %s: %s e %s–%s", where, o.Date, other.label, from, to)
+			}
+		}
+		byDate[o.Date] = append(byDate[o.Date], span{f, t, from + "–" + to})
+	}
+}
+
+// validateContacts checks the contacts: known, unique users, and their
+// addresses and phones.
+func validateContacts(cs []Contact, known map[string]UserRef, bad func(string, ...any)) {
+	seen := map[string]bool{}
+	for _, c := range cs {
 		where := "contato " + c.User
 		if _, ok := known[c.User]; !ok {
 			bad("%s: usuário %q desconhecido no painel", where, c.User)
 		}
-		if seenC[c.User] {
+		if seen[c.User] {
 			bad("%s: aparece duas vezes", where)
 		}
-		seenC[c.User] = true
+		seen[c.User] = true
 		if c.Email != "" {
 			if err := checkAddress(c.Email); err != nil {
 				bad("%s: e-mail %q inválido: %v", where, c.Email, err)
@@ -556,12 +608,6 @@ func validate(s Settings, users []UserRef, checkUsers bool, loadLocation func(st
 			bad("%s: telefone %q inválido: use o formato internacional, ex.: +5541999990000", where, c.Phone)
 		}
 	}
-	if len(probs) > 0 {
-		return nil, &ValidationError{Problems: probs}
-	}
-	sort.SliceStable(s.Municipalities, func(i, j int) bool { return s.Municipalities[i].ID < s.Municipalities[j].ID })
-	pol.Settings = s
-	return pol, nil
 }
 
 func checkDutyUser(known map[string]UserRef, name, where string, bad func(string, ...any)) {
