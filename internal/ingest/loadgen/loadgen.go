@@ -146,63 +146,14 @@ type gwState struct {
 // Run drives the gateways until every batch is published and acked (or
 // WaitAcks expires, or ctx ends).
 func Run(ctx context.Context, o Options) (Stats, error) {
-	if o.RecordsPerBatch <= 0 {
-		o.RecordsPerBatch = 1
-	}
-	if o.Window <= 0 {
-		o.Window = 1000
-	}
-	if o.ResendAfter <= 0 {
-		o.ResendAfter = 5 * time.Second
-	}
-	if o.StartSeq == 0 {
-		o.StartSeq = 1
-	}
-	if o.WaitAcks <= 0 {
-		o.WaitAcks = 30 * time.Second
-	}
-	if o.Level == nil {
-		o.Level = DefaultLevel
-	}
-	if o.Start.IsZero() {
-		span := o.Duration.Seconds() * max(o.Rate, 1)
-		if o.Batches > 0 {
-			span = float64(o.Batches)
-		}
-		o.Start = time.Now().UTC().Truncate(time.Second).Add(-time.Duration(span*float64(o.RecordsPerBatch)) * time.Second)
-	}
+	o.setDefaults()
 	states := make([]*gwState, len(o.Gateways))
 	for i, g := range o.Gateways {
-		st := &gwState{g: g, unacked: map[uint64]*pending{}, acked: o.StartSeq - 1, done: make(chan struct{})}
-		st.cond = sync.NewCond(&st.mu)
-		states[i] = st
-		opts := paho.NewClientOptions().AddBroker(o.URL).SetClientID(g.ID).
-			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true).
-			SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
-			SetMaxReconnectInterval(time.Second).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
-			SetMaxResumePubInFlight(o.Window).
-			// No paho resume of publishes: this simulator republishes
-			// whatever stays unacked (as a gateway's outbox does), and
-			// paho v1.5.1's resume races with its writer (pahostore).
-			SetStore(pahostore.New())
-		ackTopic := wire.AckTopic(g.Municipality, g.ID)
-		opts.SetOnConnectHandler(func(c paho.Client) {
-			c.Subscribe(ackTopic, 1, func(_ paho.Client, m paho.Message) { st.onAck(m.Payload(), o.OnAck) })
-		})
-		// Reads through a buffer, as the real gateway's connection does
-		// (gateway/mqttconn): a simulated gateway costs what a real one
-		// would, not paho's four read calls per received packet.
-		mqttnet.Use(opts)
-		st.client = paho.NewClient(opts)
-		tok := st.client.Connect()
-		select {
-		case <-tok.Done():
-			if tok.Error() != nil {
-				return Stats{}, fmt.Errorf("loadgen: connect %s: %w", g.ID, tok.Error())
-			}
-		case <-ctx.Done():
-			return Stats{}, ctx.Err()
+		st, err := connect(ctx, o, g)
+		if err != nil {
+			return Stats{}, err
 		}
+		states[i] = st
 	}
 	defer func() {
 		for _, st := range states {
@@ -220,15 +171,8 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		defer cancel()
 	}
 	if o.Prepare && o.Batches > 0 {
-		for _, st := range states {
-			st.pre = make([][]byte, o.Batches)
-			for n := range o.Batches {
-				p, err := st.build(o, n, o.StartSeq+uint64(n))
-				if err != nil {
-					return Stats{}, err
-				}
-				st.pre[n] = p
-			}
+		if err := prepare(o, states); err != nil {
+			return Stats{}, err
 		}
 	}
 	begin := time.Now()
@@ -254,15 +198,101 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	wg.Wait()
 	stats := Stats{Gateways: len(states), Published: published.Load(), Records: records.Load(),
 		Republished: republished.Load(), AckedSeq: map[string]uint64{}}
+	stats.collect(states, begin)
+	return stats, nil
+}
+
+// setDefaults fills the options left zero.
+func (o *Options) setDefaults() {
+	if o.RecordsPerBatch <= 0 {
+		o.RecordsPerBatch = 1
+	}
+	if o.Window <= 0 {
+		o.Window = 1000
+	}
+	if o.ResendAfter <= 0 {
+		o.ResendAfter = 5 * time.Second
+	}
+	if o.StartSeq == 0 {
+		o.StartSeq = 1
+	}
+	if o.WaitAcks <= 0 {
+		o.WaitAcks = 30 * time.Second
+	}
+	if o.Level == nil {
+		o.Level = DefaultLevel
+	}
+	if o.Start.IsZero() {
+		span := o.Duration.Seconds() * max(o.Rate, 1)
+		if o.Batches > 0 {
+			span = float64(o.Batches)
+		}
+		o.Start = time.Now().UTC().Truncate(time.Second).Add(-time.Duration(span*float64(o.RecordsPerBatch)) * time.Second)
+	}
+}
+
+// connect connects gateway g to the broker, subscribed to its acks.
+func connect(ctx context.Context, o Options, g Gateway) (*gwState, error) {
+	st := &gwState{g: g, unacked: map[uint64]*pending{}, acked: o.StartSeq - 1, done: make(chan struct{})}
+	st.cond = sync.NewCond(&st.mu)
+	opts := paho.NewClientOptions().AddBroker(o.URL).SetClientID(g.ID).
+		SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true).
+		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
+		SetMaxReconnectInterval(time.Second).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
+		SetMaxResumePubInFlight(o.Window).
+		// No paho resume of publishes: this simulator republishes
+		// whatever stays unacked (as a gateway's outbox does), and
+		// paho v1.5.1's resume races with its writer (pahostore).
+		SetStore(pahostore.New())
+	ackTopic := wire.AckTopic(g.Municipality, g.ID)
+	opts.SetOnConnectHandler(func(c paho.Client) {
+		c.Subscribe(ackTopic, 1, func(_ paho.Client, m paho.Message) { st.onAck(m.Payload(), o.OnAck) })
+	})
+	// Reads through a buffer, as the real gateway's connection does
+	// (gateway/mqttconn): a simulated gateway costs what a real one
+	// would, not paho's four read calls per received packet.
+	mqttnet.Use(opts)
+	st.client = paho.NewClient(opts)
+	tok := st.client.Connect()
+	select {
+	case <-tok.Done():
+		if tok.Error() != nil {
+			return nil, fmt.Errorf("loadgen: connect %s: %w", g.ID, tok.Error())
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return st, nil
+}
+
+// prepare builds every gateway's o.Batches payloads before the run
+// (Options.Prepare).
+func prepare(o Options, states []*gwState) error {
+	for _, st := range states {
+		st.pre = make([][]byte, o.Batches)
+		for n := range o.Batches {
+			p, err := st.build(o, n, o.StartSeq+uint64(n))
+			if err != nil {
+				return err
+			}
+			st.pre[n] = p
+		}
+	}
+	return nil
+}
+
+// collect adds to s what the gateways measured in a run that began at
+// begin: acks, latencies (sorted), acked seqs and elapsed times.
+func (s *Stats) collect(states []*gwState, begin time.Time) {
 	var last, lastPub time.Time
 	for _, st := range states {
 		st.mu.Lock()
 		if st.lastPub.After(lastPub) {
 			lastPub = st.lastPub
 		}
-		stats.Acked += st.nAcked
-		stats.Latencies = append(stats.Latencies, st.lat...)
-		stats.AckedSeq[st.g.ID] = st.acked
+		s.Acked += st.nAcked
+		s.Latencies = append(s.Latencies, st.lat...)
+		s.AckedSeq[st.g.ID] = st.acked
 		if st.lastAck.After(last) {
 			last = st.lastAck
 		}
@@ -271,12 +301,11 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	if last.IsZero() {
 		last = time.Now()
 	}
-	stats.Elapsed = last.Sub(begin)
+	s.Elapsed = last.Sub(begin)
 	if !lastPub.IsZero() {
-		stats.PublishElapsed = lastPub.Sub(begin)
+		s.PublishElapsed = lastPub.Sub(begin)
 	}
-	slices.Sort(stats.Latencies)
-	return stats, nil
+	slices.Sort(s.Latencies)
 }
 
 func (st *gwState) onAck(p []byte, cb func(string, uint64)) {
