@@ -15,15 +15,31 @@ const ShowWidth = 100
 // columns. It is what `sossego codes show` prints and the dashboard's codes
 // page offers as text.
 func Schedule(c *Code) string {
-	var b strings.Builder
-	w := func(indent, hang int, s string) { b.WriteString(wrap(s, indent, hang)) }
+	var sh sheet
 	st := "em vigor"
 	if !c.Status.InForce {
 		st = "REVOGADA por " + c.Status.RevokedBy + "; avaliada só com assume_in_force"
 	}
-	w(0, 0, c.Title()+" — "+c.Law.Title)
-	w(0, 0, "versão "+c.Version+" — "+st)
-	b.WriteString("\nLimites de nível (LAeq; infração só acima do limite)\n")
+	sh.w(0, 0, c.Title()+" — "+c.Law.Title)
+	sh.w(0, 0, "versão "+c.Version+" — "+st)
+	sh.levelLimits(c)
+	sh.otherRules(c)
+	sh.penalties(c)
+	sh.procedure(c)
+	sh.holidays(c)
+	return sh.String()
+}
+
+// sheet is the text Schedule writes.
+type sheet struct{ strings.Builder }
+
+// w writes s wrapped to ShowWidth: its first line indented by indent, the
+// others by hang.
+func (sh *sheet) w(indent, hang int, s string) { sh.WriteString(wrap(s, indent, hang)) }
+
+// levelLimits writes the level limits by period and zone.
+func (sh *sheet) levelLimits(c *Code) {
+	sh.WriteString("\nLimites de nível (LAeq; infração só acima do limite)\n")
 	n := 0
 	for i := range c.Rules {
 		r := &c.Rules[i]
@@ -35,36 +51,43 @@ func Schedule(c *Code) string {
 		if r.Window != nil {
 			when += ", " + r.Window.From + "–" + r.Window.To
 		}
-		w(2, 8, fmt.Sprintf("%s %s (%s)", fmtNum(*r.LimitDBA)+" dB", when, r.Article))
+		sh.w(2, 8, fmt.Sprintf("%s %s (%s)", fmtNum(*r.LimitDBA)+" dB", when, r.Article))
 		if len(r.Match.Zones) > 0 {
-			w(8, 8, "zonas: "+labelList(LabelZone, r.Match.Zones))
+			sh.w(8, 8, "zonas: "+labelList(LabelZone, r.Match.Zones))
 		} else {
-			w(8, 8, "zonas: todas")
+			sh.w(8, 8, "zonas: todas")
 		}
 		if len(r.Match.Establishments) > 0 {
-			w(8, 8, "estabelecimentos: "+labelList(LabelEstablishment, r.Match.Establishments))
+			sh.w(8, 8, "estabelecimentos: "+labelList(LabelEstablishment, r.Match.Establishments))
 		}
 		if len(r.Match.Sources) > 0 && len(r.Match.Sources) < 8 {
-			w(8, 8, "fontes: "+labelList(LabelSource, r.Match.Sources))
+			sh.w(8, 8, "fontes: "+labelList(LabelSource, r.Match.Sources))
 		}
 	}
 	if n == 0 {
-		b.WriteString("  (o código não fixa nenhum limite numérico)\n")
+		sh.WriteString("  (o código não fixa nenhum limite numérico)\n")
 	}
+}
 
-	b.WriteString("\nHorários, proibições e demais regras\n")
+// otherRules writes the hour rules and the other provisions.
+func (sh *sheet) otherRules(c *Code) {
+	sh.WriteString("\nHorários, proibições e demais regras\n")
 	for i := range c.Rules {
 		r := &c.Rules[i]
 		if r.Kind == KindLevelLimit {
 			continue
 		}
-		w(2, 4, fmt.Sprintf("- %s (%s) — %s", r.Label, r.Article, Label(LabelRuleKind, r.Kind)))
+		sh.w(2, 4, fmt.Sprintf("- %s (%s) — %s", r.Label, r.Article, Label(LabelRuleKind, r.Kind)))
 		for _, line := range describeRule(r) {
-			w(4, 6, line)
+			sh.w(4, 6, line)
 		}
 	}
+}
 
-	b.WriteString("\nPenalidades\n")
+// penalties writes the penalties: amounts, steps, accessory sanctions and
+// doubling.
+func (sh *sheet) penalties(c *Code) {
+	sh.WriteString("\nPenalidades\n")
 	for _, p := range c.Penalties {
 		head := p.Article
 		switch p.Type {
@@ -75,49 +98,56 @@ func Schedule(c *Code) string {
 		case "unmapped":
 			head += ": " + strings.Join(p.Amounts, " / ")
 		}
-		w(2, 4, head)
+		sh.w(2, 4, head)
 		for _, s := range p.Steps {
-			w(4, 6, fmt.Sprintf("%dª infração: %s", s.Ordinal, s.Text))
+			sh.w(4, 6, fmt.Sprintf("%dª infração: %s", s.Ordinal, s.Text))
 		}
 		for _, a := range p.Accessory {
-			w(4, 6, "sanção acessória: "+a)
+			sh.w(4, 6, "sanção acessória: "+a)
 		}
 		if p.Doubling != nil {
-			w(4, 6, fmt.Sprintf("reincidência (%s): multa em dobro se já %s", p.Doubling.Article, p.Doubling.Requires))
+			sh.w(4, 6, fmt.Sprintf("reincidência (%s): multa em dobro se já %s", p.Doubling.Article, p.Doubling.Requires))
 		}
 	}
+}
 
-	b.WriteString("\nProcedimento\n")
+// procedure writes the procedure: the notice, the auto and the deadlines.
+func (sh *sheet) procedure(c *Code) {
+	sh.WriteString("\nProcedimento\n")
 	if d := c.Procedure.Notice; d != nil {
 		s := fmt.Sprintf("%s (%s)", d.Title, d.Article)
 		if d.PrazoDaysMax > 0 {
 			s += fmt.Sprintf(", prazo de até %d dias fixado pelo fiscal", d.PrazoDaysMax)
 		}
-		w(2, 4, s)
+		sh.w(2, 4, s)
 	} else {
-		w(2, 4, "sem notificação preliminar: lavra-se diretamente o auto de infração")
+		sh.w(2, 4, "sem notificação preliminar: lavra-se diretamente o auto de infração")
 	}
 	if a := c.Procedure.Auto; a != nil {
-		w(2, 4, fmt.Sprintf("%s (%s)", a.Title, a.Article))
+		sh.w(2, 4, fmt.Sprintf("%s (%s)", a.Title, a.Article))
 	}
 	for _, d := range c.Procedure.Deadlines {
 		kind := "dias"
 		if d.Business {
 			kind = "dias úteis"
 		}
-		w(2, 4, fmt.Sprintf("prazo de %s: %d %s (%s)", strings.ReplaceAll(d.ID, "_", " "), d.Days, kind, d.Article))
+		sh.w(2, 4, fmt.Sprintf("prazo de %s: %d %s (%s)", strings.ReplaceAll(d.ID, "_", " "), d.Days, kind, d.Article))
 	}
-	if len(c.Calendar.Holidays) > 0 {
-		b.WriteString("\nFeriados municipais\n")
-		for _, h := range c.Calendar.Holidays {
-			md := h.MonthDay
-			if len(md) == 5 {
-				md = md[3:] + "/" + md[:2]
-			}
-			w(2, 4, fmt.Sprintf("%s %s (%s)", md, h.Name, h.Article))
+}
+
+// holidays writes the municipal holidays, if the code has any.
+func (sh *sheet) holidays(c *Code) {
+	if len(c.Calendar.Holidays) == 0 {
+		return
+	}
+	sh.WriteString("\nFeriados municipais\n")
+	for _, h := range c.Calendar.Holidays {
+		md := h.MonthDay
+		if len(md) == 5 {
+			md = md[3:] + "/" + md[:2]
 		}
+		sh.w(2, 4, fmt.Sprintf("%s %s (%s)", md, h.Name, h.Article))
 	}
-	return b.String()
 }
 
 func unitText(c *Code, id string) string {
