@@ -262,7 +262,9 @@ func (in *Influx) Restart(t testing.TB) {
 		t.Fatalf("testenv: start influxd: %v", err)
 	}
 	in.cmd = cmd
-	deadline := time.Now().Add(60 * time.Second)
+	// After a SIGKILL influxd replays its WAL before it listens, which on a
+	// busy machine (load 30 on two cores) took over a minute.
+	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		resp, err := http.Get(in.URL + "/ping")
 		if err == nil {
@@ -273,7 +275,7 @@ func (in *Influx) Restart(t testing.TB) {
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("testenv: influxd did not answer /ping: %v\n%s", err, tail(b, 40))
+			t.Fatalf("testenv: influxd did not answer /ping within 4 min: %v\n%s", err, tail(b, 40))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
