@@ -183,7 +183,7 @@ func (x *Index) List(ctx context.Context, f Filter, now time.Time) (Page, error)
 	if err != nil {
 		return Page{}, err
 	}
-	kids := map[string]*docSummary{}
+	kids := make(map[string]*docSummary, len(snap)/2)
 	for _, d := range snap {
 		if d.Parent != "" {
 			kids[d.Parent] = d
@@ -192,7 +192,8 @@ func (x *Index) List(ctx context.Context, f Filter, now time.Time) (Page, error)
 	want := func(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }
 	addr := fold(f.Address)
 	party := Digits(f.Party)
-	var out []Case
+	// Filter and sort light candidates; only the page becomes Cases.
+	var out []candidate
 	for _, root := range snap {
 		if root.Parent != "" {
 			continue
@@ -203,85 +204,79 @@ func (x *Index) List(ctx context.Context, f Filter, now time.Time) (Page, error)
 		if !want(f.AlertIDs, root.AlertID) || (party != "" && root.Party != party) {
 			continue
 		}
-		chain := []*docSummary{root}
-		for seen := map[string]bool{root.ID: true}; ; {
-			k := kids[chain[len(chain)-1].ID]
-			if k == nil || seen[k.ID] {
+		c := candidate{chain: []*docSummary{root}, updated: root.UpdatedAt}
+		for len(c.chain) < 8 {
+			k := kids[c.chain[len(c.chain)-1].ID]
+			if k == nil {
 				break
 			}
-			seen[k.ID] = true
-			chain = append(chain, k)
+			c.chain = append(c.chain, k)
+			c.updated = max(c.updated, k.UpdatedAt)
 		}
-		last := chain[len(chain)-1]
+		last := c.chain[len(c.chain)-1]
 		if len(f.States) > 0 && !slices.Contains(f.States, last.State) {
 			continue
 		}
 		if addr != "" && !strings.Contains(root.search, addr) && !strings.Contains(last.search, addr) {
 			continue
 		}
-		c := buildCase(chain, now)
-		if f.Overdue != nil && c.Overdue != *f.Overdue {
+		if f.Actor != "" && !slices.ContainsFunc(c.chain, func(d *docSummary) bool { return slices.Contains(d.Actors, f.Actor) }) {
 			continue
 		}
-		if f.Actor != "" && !slices.Contains(c.Actors, f.Actor) {
+		c.next = nextDeadline(c.chain, now)
+		if f.Overdue != nil && (c.next != nil && !now.Before(c.next.End)) != *f.Overdue {
 			continue
 		}
 		out = append(out, c)
 	}
-	sortCases(out, f.Sort)
-	p := Page{Total: len(out)}
+	sortCandidates(out, f.Sort)
+	p := Page{Total: len(out), Cases: []Case{}}
 	lo := min(max(f.Offset, 0), len(out))
 	hi := len(out)
 	if f.Limit > 0 {
 		hi = min(lo+f.Limit, len(out))
 	}
-	p.Cases = append([]Case{}, out[lo:hi]...)
+	for _, c := range out[lo:hi] {
+		p.Cases = append(p.Cases, buildCase(c, now))
+	}
 	return p, nil
 }
 
-func sortCases(cs []Case, by string) {
-	recent := func(a, b Case) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
+// candidate is a case before it is shown: its documents, first to last.
+type candidate struct {
+	chain   []*docSummary
+	next    *deadline
+	updated int64
+}
+
+func sortCandidates(cs []candidate, by string) {
+	recent := func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.updated, a.updated), strings.Compare(b.chain[0].ID, a.chain[0].ID))
 	}
 	if by == "recent" {
 		slices.SortFunc(cs, recent)
 		return
 	}
-	slices.SortFunc(cs, func(a, b Case) int {
+	slices.SortFunc(cs, func(a, b candidate) int {
 		switch {
-		case a.Next != nil && b.Next != nil:
-			if c := a.Next.End.Compare(b.Next.End); c != 0 {
+		case a.next != nil && b.next != nil:
+			if c := a.next.End.Compare(b.next.End); c != 0 {
 				return c
 			}
-		case a.Next != nil:
+		case a.next != nil:
 			return -1
-		case b.Next != nil:
+		case b.next != nil:
 			return 1
 		}
 		return recent(a, b)
 	})
 }
 
-func buildCase(chain []*docSummary, now time.Time) Case {
-	root, last := chain[0], chain[len(chain)-1]
-	c := Case{ID: root.ID, AlertID: root.AlertID, CodeID: root.CodeID, Municipality: last.Municipality,
-		Party: PartyRef{Document: last.Party, Name: last.PartyName, Address: last.PartyAddress}, SiteAddress: root.SiteAddress,
-		State: last.State, Kind: last.Kind, StateLabel: StateLabel(last.Kind, last.State), CreatedAt: root.CreatedAt,
-		Penalty: last.Penalty.Text, Actors: []string{}}
+// nextDeadline is the earliest deadline of the chain still running at
+// now, or over and waiting for the next act.
+func nextDeadline(chain []*docSummary, now time.Time) *deadline {
 	var next *deadline
 	for _, d := range chain {
-		c.Documents = append(c.Documents, DocRef{ID: d.ID, Kind: d.Kind, Title: d.Title, State: d.State, StateLabel: StateLabel(d.Kind, d.State)})
-		if u := time.UnixMilli(d.UpdatedAt).UTC(); u.After(c.UpdatedAt) {
-			c.UpdatedAt = u
-		}
-		for _, a := range d.Actors {
-			if !slices.Contains(c.Actors, a) {
-				c.Actors = append(c.Actors, a)
-			}
-		}
 		for i := range d.Deadlines {
 			dl := &d.Deadlines[i]
 			if !dl.Blocking && !now.Before(dl.End) {
@@ -292,9 +287,26 @@ func buildCase(chain []*docSummary, now time.Time) Case {
 			}
 		}
 	}
-	if next != nil {
-		c.Next = &NextDeadline{DocumentID: next.DocumentID, ID: next.ID, Label: next.Label, Article: next.Article, End: next.End.UTC(),
-			LastDay: next.LastDay, DaysLeft: DaysLeft(next.End, now), Overdue: !now.Before(next.End)}
+	return next
+}
+
+func buildCase(cd candidate, now time.Time) Case {
+	root, last := cd.chain[0], cd.chain[len(cd.chain)-1]
+	c := Case{ID: root.ID, AlertID: root.AlertID, CodeID: root.CodeID, Municipality: last.Municipality,
+		Party: PartyRef{Document: last.Party, Name: last.PartyName, Address: last.PartyAddress}, SiteAddress: root.SiteAddress,
+		State: last.State, Kind: last.Kind, StateLabel: StateLabel(last.Kind, last.State), CreatedAt: root.CreatedAt,
+		UpdatedAt: time.UnixMilli(cd.updated).UTC(), Penalty: last.Penalty.Text, Actors: []string{}}
+	for _, d := range cd.chain {
+		c.Documents = append(c.Documents, DocRef{ID: d.ID, Kind: d.Kind, Title: d.Title, State: d.State, StateLabel: StateLabel(d.Kind, d.State)})
+		for _, a := range d.Actors {
+			if !slices.Contains(c.Actors, a) {
+				c.Actors = append(c.Actors, a)
+			}
+		}
+	}
+	if n := cd.next; n != nil {
+		c.Next = &NextDeadline{DocumentID: n.DocumentID, ID: n.ID, Label: n.Label, Article: n.Article, End: n.End.UTC(),
+			LastDay: n.LastDay, DaysLeft: DaysLeft(n.End, now), Overdue: !now.Before(n.End)}
 		c.Overdue = c.Next.Overdue
 	}
 	return c
