@@ -387,3 +387,36 @@ func TestStateLabelAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestListConcurrent: lists from several goroutines while acts are stored
+// (run with -race).
+func TestListConcurrent(t *testing.T) {
+	ctx := context.Background()
+	f := newCaseFixture(t)
+	x := index(t, f.s)
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 20 {
+				if _, err := x.List(ctx, cases.Filter{Limit: 2}, f.now); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	lapa := noticetest.Lapa(set)
+	if _, _, err := f.s.Apply(ctx, lapa.Code, f.ids["draft"], notice.Action{Kind: notice.ActCancel, Actor: fiscal, At: at(3, 12, 9, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := x.List(ctx, cases.Filter{States: []notice.State{notice.StateCancelled}}, f.now)
+	if err != nil || p.Total != 1 || p.Cases[0].ID != f.ids["draft"] {
+		t.Errorf("cancelled: %+v %v", p, err)
+	}
+}

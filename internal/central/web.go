@@ -74,6 +74,11 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 	if w.index, err = cases.NewIndex(ctx, c, set.Code); err != nil {
 		return fmt.Errorf("central: cases: %w", err)
 	}
+	go func() {
+		if err := w.index.Warm(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("casos: leitura inicial dos documentos falhou; a lista tenta de novo no primeiro pedido", "erro", err)
+		}
+	}()
 	key, err := evidence.LoadOrCreateKey(o.DataDir)
 	if err != nil {
 		return fmt.Errorf("central: evidence key: %w", err)
