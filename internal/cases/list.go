@@ -24,6 +24,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -594,7 +595,7 @@ func (x *Index) Party(ctx context.Context, doc string) (PartyHistory, error) {
 	h := PartyHistory{Party: PartyRef{Document: key}, Documents: []PartyDoc{}, Prior: map[string][]codes.PriorInfraction{}}
 	err := x.s.db.QueryRowContext(ctx, `SELECT name, address FROM cases_parties WHERE document = ?`, key).Scan(&h.Party.Name, &h.Party.Address)
 	switch {
-	case err == sql.ErrNoRows:
+	case errors.Is(err, sql.ErrNoRows):
 		return h, nil
 	case err != nil:
 		return h, fmt.Errorf("cases: party: %w", err)
