@@ -347,3 +347,33 @@ func TestStateLabelsAgree(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckWitnessAndConstatacao: outside input never panics the checks,
+// and an accepted witness has a full name and a checked document.
+func FuzzCheckWitnessAndConstatacao(f *testing.F) {
+	f.Add("Maria Souza", "cpf", "111.444.777-35", "", "Rua A, 1", "música", 70.0, 300)
+	f.Add("abc", "", "abc", "", "", "", -1.0, 0)
+	f.Add("João da Silva", "rg", "1.234.567-8", "SSP/PR", "Rua B", "som", 1e308, 86401)
+	sc := noticetest.Lapa(set)
+	now := sc.Finding.WindowEnd.Add(time.Hour)
+	f.Fuzz(func(t *testing.T, name, docType, doc, issuer, addr, heard string, laeq float64, dur int) {
+		w := notice.Witness{Name: name, DocType: docType, Document: doc, Issuer: issuer}
+		if notice.CheckWitness(w) == nil {
+			if len(strings.Fields(name)) < 2 || (docType != notice.WitnessCPF && docType != notice.WitnessRG) {
+				t.Fatalf("accepted %+v", w)
+			}
+		}
+		k := sc.Constatacao()
+		k.Source = notice.Source{Kind: notice.SourceOther, Name: name, Document: doc, Address: addr}
+		k.Heard, k.Position.Address = heard, addr
+		k = onSite(k, laeq)
+		k.Measurement.DurationS = dur
+		if notice.CheckConstatacao(k, now) == nil {
+			if laeq < 0 || laeq > 160 || dur <= 0 || strings.TrimSpace(heard) == "" {
+				t.Fatalf("accepted laeq %v dur %d heard %q", laeq, dur, heard)
+			}
+			_ = k.Grounds()
+			_ = k.Text()
+		}
+	})
+}

@@ -201,3 +201,45 @@ func (d *Document) refill(c *codes.Code) {
 		}
 	}
 }
+
+// Correct prepares the act that corrects an issued one: a draft of the same
+// kind with the old act's content as its starting point, citing it
+// (Draft.Corrects) with the reason; what a step records (agent, lavratura,
+// ciente, witnesses, signatures) starts over. The old act is immutable: it
+// only learns, from the caller, who corrects it (Document.CorrectedBy).
+func Correct(c *codes.Code, old *Document, actor Actor, at time.Time, reason string) (Document, error) {
+	if actor.Role != RoleFiscal {
+		return Document{}, fmt.Errorf("%w: somente um fiscal pode corrigir um ato (perfil atual: %q)", ErrForbidden, actor.Role)
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case old.State == StateDraft:
+		return Document{}, refuse("%s %s ainda é rascunho: corrija-o editando a minuta", old.Draft.Title, old.ID)
+	case old.State == StateCancelled:
+		return Document{}, refuse("%s %s foi cancelada: não há ato a corrigir", old.Draft.Title, old.ID)
+	case old.CorrectedBy != "":
+		return Document{}, refuse("%s %s já foi corrigido pelo ato %s: corrija aquele", old.Draft.Title, old.ID, old.CorrectedBy)
+	case reason == "":
+		return Document{}, fmt.Errorf("%w: informe o motivo da correção (impresso no novo ato)", ErrInput)
+	case len([]rune(reason)) > MaxText:
+		return Document{}, fmt.Errorf("%w: o motivo da correção passa de %d caracteres", ErrInput, MaxText)
+	}
+	d := old.Draft
+	d.Fields = append([]Field(nil), old.Draft.Fields...)
+	d.Notes = append(append([]string(nil), old.Draft.Notes...), fmt.Sprintf("este ato corrige %s nº %s, lavrado em %s: %s", old.Draft.Title, old.ID, br(old.IssuedAt), reason))
+	d.Corrects = &Reference{ID: old.ID, Kind: old.Draft.Kind, Title: old.Draft.Title, IssuedAt: old.IssuedAt, CienciaAt: old.CienciaAt,
+		Refused: old.State == StateRefused, PrazoEnd: old.PrazoEnd}
+	d.Prepared = at
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		if _, ok := stepFields[f.ID]; ok || f.ID == "lavratura" || (f.ID == "prazo" && f.ByHand) {
+			f.Edited = false
+			if f.ByHand {
+				f.Value, f.Pending = "", true
+			}
+		}
+	}
+	next := Document{Draft: d, State: StateDraft, PrazoDays: old.PrazoDays}
+	next.refill(c)
+	return next, nil
+}

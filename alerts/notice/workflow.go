@@ -208,6 +208,9 @@ func (d Document) Apply(c *codes.Code, a Action) (Document, error) {
 	if step == nil {
 		return d, refuse("ação %q desconhecida", a.Kind)
 	}
+	if d.CorrectedBy != "" {
+		return d, refuse("%s %s foi corrigido pelo ato %s: prossiga no novo ato", d.Draft.Title, d.ID, d.CorrectedBy)
+	}
 	next := d
 	if err := step(&next, a); err != nil {
 		return d, err

@@ -752,7 +752,7 @@
   const DEADLINE_STATUS = { waiting: "aguardando início", running: "correndo", expired: "vencido", done: "encerrado", not_allowed: "não cabe" };
   const CASE_ACTIONS = { ack: "reconhecido", assign: "atribuído", draft: "documento salvo", issue: "documento emitido", ciente: "ciente registrado",
     recusa: "recusa registrada", regularize: "regularização registrada", auto: "auto de infração lavrado", cancel: "minuta descartada", decide: "julgamento registrado",
-    edit: "minuta editada", constatacao: "constatação registrada" };
+    edit: "minuta editada", constatacao: "constatação registrada", correct: "ato corrigido por um novo ato" };
   const MEASUREMENTS = { sensor_window: "janela do sensor", on_site: "medição no local", statement: "declaração do fiscal com evidência" };
   const EDIT_LABELS = { "party.name": "notificado (nome)", "party.document": "notificado (CNPJ/CPF)", "party.address": "notificado (endereço)",
     lavratura_place: "local da lavratura", circumstances: "circunstâncias", prazo_days: "prazo (dias)" };
@@ -1068,6 +1068,12 @@
           const out = await api(docPath(id), { method: "PATCH", body: { changes }, feature: "Editar a minuta" });
           after(out, changes.length ? `Minuta alterada (${changes.length} ${changes.length === 1 ? "campo" : "campos"}).` : "Nada a alterar.");
         }, closeForm),
+        correct: () => stepForm("correct", [{ type: "heading", label: `O ato emitido não se altera: a correção é um novo ato que cita ${v.id}.` },
+          { name: "reason", label: "Motivo da correção (impresso no novo ato)", type: "textarea", required: true }], "Lavrar ato de correção", async (x) => {
+          const out = await post(`${docPath(id)}/correct`, { reason: x.reason }, "Corrigir o ato");
+          renderDoc(alertId, out.correction);
+          const r2 = $("[data-doc-result]", sel("data-notice", alertId)); if (r2) { r2.className = "result"; r2.textContent = `Minuta de correção ${out.correction.id} criada: revise e emita.`; }
+        }, closeForm),
         constatacao: () => constatacaoForm(alertId, v, d, v.stored && isNoticeKind(d.kind) && v.state !== "draft" ? v.id : "", async () => {
           if (v.stored) await openDoc(alertId, v.id); else await openAlertDoc(alertId);
           const r2 = $("[data-doc-result]", sel("data-notice", alertId)); if (r2) { r2.className = "result"; r2.textContent = STEP_DONE.constatacao; }
@@ -1097,6 +1103,8 @@
           buttons.push(h("button", { type: "button", class: k === "cancel" ? "secondary" : "", "data-step": k, onclick: () => openForm(k) }, STEP_LABELS[k]));
         }
       }
+      if (fiscal && v.stored && !["draft", "cancelled"].includes(v.state) && !v.corrected_by) buttons.push(h("button", { type: "button", class: "secondary", "data-step": "correct", onclick: () => openForm("correct") }, "Corrigir ato"));
+      for (const other of [v.corrected_by, d.corrects && d.corrects.id].filter(Boolean)) buttons.push(h("button", { type: "button", class: "secondary", "data-open-doc": other, onclick: () => act(() => openDoc(alertId, other), "") }, "Abrir " + other));
       if (v.stored) buttons.push(h("button", { type: "button", class: "secondary", "data-step": "pdf", onclick: () => act(() => download(`${docPath(id)}/pdf`, `${id}.pdf`, "O PDF do documento"), "PDF baixado.") }, "Baixar PDF"));
       for (const kid of v.children || []) buttons.push(h("button", { type: "button", class: "secondary", "data-open-doc": kid, onclick: () => act(() => openDoc(alertId, kid), "") }, "Abrir " + kid));
       if (d.refers_to && d.refers_to.id) buttons.push(h("button", { type: "button", class: "secondary", "data-open-doc": d.refers_to.id, onclick: () => act(() => openDoc(alertId, d.refers_to.id), "") }, "Abrir " + d.refers_to.id));
@@ -1129,6 +1137,8 @@
             h("div", { class: k.grounds ? "ok" : "error" }, k.grounds ? "sustenta o documento" : "não sustenta: " + k.why))))) : null,
         h("p", { class: "muted" }, [d.article, d.code_title, d.code_version ? "versão " + d.code_version : "", d.department].filter(Boolean).join(" — ")),
         d.refers_to ? h("p", {}, `Refere-se a ${d.refers_to.title || ""} ${d.refers_to.id}`) : null,
+        d.corrects ? h("p", { "data-corrects": "" }, `Corrige ${d.corrects.title || ""} ${d.corrects.id}`) : null,
+        v.corrected_by ? h("p", { class: "banner", "data-corrected-by": "" }, `Ato corrigido por ${v.corrected_by}: os próximos passos seguem no novo ato.`) : null,
         h("dl", { class: "fields" }, (d.fields || []).flatMap(field)),
         h("h4", {}, "Penalidade"),
         h("p", { "data-penalty": "" }, pen.text || "—"),

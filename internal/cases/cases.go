@@ -139,6 +139,11 @@ CREATE TRIGGER cases_pdfs_no_update BEFORE UPDATE ON cases_pdfs
 BEGIN SELECT RAISE(ABORT, 'o PDF de um ato emitido não se altera'); END;
 CREATE TRIGGER cases_pdfs_no_delete BEFORE DELETE ON cases_pdfs
 BEGIN SELECT RAISE(ABORT, 'o PDF de um ato emitido não se apaga'); END;
+-- A correction after issue is a new act citing the one it corrects.
+ALTER TABLE cases_documents ADD COLUMN corrects_id TEXT REFERENCES cases_documents(id);
+DROP INDEX cases_first_doc_per_alert;
+CREATE UNIQUE INDEX cases_first_doc_per_alert ON cases_documents(alert_id) WHERE parent_id IS NULL AND corrects_id IS NULL;
+CREATE UNIQUE INDEX cases_one_correction ON cases_documents(corrects_id) WHERE corrects_id IS NOT NULL;
 `},
 }
 
@@ -245,6 +250,10 @@ func nextNumber(ctx context.Context, tx queryer, codeID, abbrev string, at time.
 }
 
 func (s *Store) insert(ctx context.Context, tx *sql.Tx, d *notice.Document, parent string, actor notice.Actor, at time.Time) error {
+	return s.insertDoc(ctx, tx, d, parent, "", actor, at)
+}
+
+func (s *Store) insertDoc(ctx context.Context, tx *sql.Tx, d *notice.Document, parent, corrects string, actor notice.Actor, at time.Time) error {
 	party := Digits(d.Draft.Party.Document)
 	if party == "" {
 		return fmt.Errorf("cases: o estabelecimento %q não tem CNPJ/CPF no cadastro: complete o cadastro", d.Draft.Party.Name)
@@ -264,12 +273,15 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, d *notice.Document, pare
 	if err != nil {
 		return fmt.Errorf("cases: encode: %w", err)
 	}
-	var par any
+	var par, cor any
 	if parent != "" {
 		par = parent
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO cases_documents (id, kind, code_id, alert_id, party, parent_id, state, penalty_id, ordinal, doc_json, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, string(d.Draft.Kind), d.Draft.CodeID, d.Draft.Finding.AlertID, party, par,
+	if corrects != "" {
+		cor = corrects
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO cases_documents (id, kind, code_id, alert_id, party, parent_id, corrects_id, state, penalty_id, ordinal, doc_json, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, string(d.Draft.Kind), d.Draft.CodeID, d.Draft.Finding.AlertID, party, par, cor,
 		string(d.State), d.Draft.Penalty.PenaltyID, d.Draft.Penalty.Ordinal, string(js), at.UnixMilli(), at.UnixMilli())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
@@ -278,7 +290,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, d *notice.Document, pare
 		return fmt.Errorf("cases: insert: %w", err)
 	}
 	detail, _ := json.Marshal(map[string]any{"kind": d.Draft.Kind, "alert_id": d.Draft.Finding.AlertID, "parent_id": parent,
-		"penalty": d.Draft.Penalty.Text, "code_version": d.Draft.CodeVersion})
+		"corrects": corrects, "penalty": d.Draft.Penalty.Text, "code_version": d.Draft.CodeVersion})
 	return appendAudit(ctx, tx, Entry{DocumentID: d.ID, At: at, Actor: actor, Action: "create", From: "", To: d.State, Detail: detail})
 }
 
@@ -323,7 +335,7 @@ func (s *Store) Get(ctx context.Context, id string) (notice.Document, error) {
 
 // ForAlert returns the first document drafted for an alert.
 func (s *Store) ForAlert(ctx context.Context, alertID string) (notice.Document, error) {
-	return scanDoc(s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE alert_id = ? AND parent_id IS NULL`, alertID))
+	return scanDoc(s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE alert_id = ? AND parent_id IS NULL AND corrects_id IS NULL`, alertID))
 }
 
 // Children returns the documents that reference id (the auto of a notice).
@@ -360,7 +372,9 @@ type rowsQueryer interface {
 
 func history(ctx context.Context, db rowsQueryer, party, codeID string, exclude []string) ([]codes.PriorInfraction, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, kind, penalty_id, ordinal, punished FROM cases_documents
-		WHERE party = ? AND code_id = ? AND state NOT IN ('draft', 'cancelled') AND kind != ? ORDER BY created_at, id`,
+		WHERE party = ? AND code_id = ? AND state NOT IN ('draft', 'cancelled') AND kind != ?
+		AND id NOT IN (SELECT corrects_id FROM cases_documents WHERE corrects_id IS NOT NULL AND state NOT IN ('draft', 'cancelled'))
+		ORDER BY created_at, id`,
 		party, codeID, string(notice.KindRelatorio))
 	if err != nil {
 		return nil, fmt.Errorf("cases: history: %w", err)

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
@@ -198,4 +199,42 @@ func (s *Store) pdf(ctx context.Context, q string, args ...any) ([]byte, notice.
 	}
 	m.Size, m.StoredAt = len(b), time.UnixMilli(at).UTC()
 	return b, m, nil
+}
+
+// Correct drafts the act that corrects issued document id
+// (notice.Correct), numbered in the same series, and records on the old act
+// who corrects it, with audit entries on both, in one transaction. The old
+// act's content and PDF stay as issued; once the correction is issued, the
+// party's history counts the correction instead of the old act.
+func (s *Store) Correct(ctx context.Context, c *codes.Code, id string, actor notice.Actor, at time.Time, reason string) (old, corr notice.Document, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return old, corr, fmt.Errorf("cases: correct: %w", err)
+	}
+	defer tx.Rollback()
+	if old, err = scanDoc(tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id)); err != nil {
+		return old, corr, err
+	}
+	if old.Draft.CodeID != c.ID {
+		return old, corr, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, old.Draft.CodeID, c.ID)
+	}
+	if corr, err = notice.Correct(c, &old, actor, at, reason); err != nil {
+		return old, corr, err
+	}
+	if err := s.insertDoc(ctx, tx, &corr, "", old.ID, actor, at); err != nil {
+		return old, corr, err
+	}
+	old.CorrectedBy = corr.ID
+	if _, err := tx.ExecContext(ctx, `UPDATE cases_documents SET doc_json = ?, updated_at = ? WHERE id = ?`, mustJSON(old), at.UnixMilli(), id); err != nil {
+		return old, corr, fmt.Errorf("cases: correct: %w", err)
+	}
+	detail := mustJSON(map[string]string{"corrected_by": corr.ID, "reason": strings.TrimSpace(reason), "matricula": actor.Matricula})
+	if err := appendAudit(ctx, tx, Entry{DocumentID: id, At: at, Actor: actor, Action: "correct", From: old.State, To: old.State,
+		Detail: json.RawMessage(detail)}); err != nil {
+		return old, corr, err
+	}
+	if err := tx.Commit(); err != nil {
+		return old, corr, fmt.Errorf("cases: correct: %w", err)
+	}
+	return old, corr, nil
 }

@@ -182,3 +182,66 @@ func TestAutoRestsOnTheStoredFollowUp(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestCorrectionIsANewActCitingTheOld(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	sc := noticetest.Lapa(set)
+	c := sc.Code
+	np, err := s.Create(ctx, grounded(t, sc, nil, at(3, 9, 9, 0)), system, at(3, 9, 9, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Correct(ctx, c, np.ID, fiscal, at(3, 9, 9, 5), "endereço errado"); !errors.Is(err, notice.ErrTransition) || !strings.Contains(err.Error(), "editando a minuta") {
+		t.Fatalf("correcting a draft: %v", err)
+	}
+	issued, _, err := s.Apply(ctx, c, np.ID, notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 9, 10, 0), Agent: agent, PrazoDays: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Correct(ctx, c, np.ID, fiscal, at(3, 9, 11, 0), " "); !errors.Is(err, notice.ErrInput) {
+		t.Fatalf("correction without a reason: %v", err)
+	}
+	old, corr, err := s.Correct(ctx, c, np.ID, fiscal, at(3, 9, 11, 0), "número do imóvel errado")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if corr.ID != "lapa-NP-2026-000002" || corr.State != notice.StateDraft || corr.Draft.Corrects == nil || corr.Draft.Corrects.ID != np.ID ||
+		corr.PrazoDays != 5 || !strings.Contains(strings.Join(corr.Draft.Notes, " "), "número do imóvel errado") {
+		t.Fatalf("correction %+v", corr)
+	}
+	if f := corr.Draft.Field("agente"); f == nil || !f.Pending || f.Value != "" {
+		t.Fatalf("the correction carries the old signature: %+v", f)
+	}
+	// The old act keeps its content; only who corrects it is added.
+	if old.CorrectedBy != corr.ID || old.State != issued.State || old.Draft.Field("agente").Value != issued.Draft.Field("agente").Value {
+		t.Fatalf("old act %+v", old)
+	}
+	if _, _, err := s.Apply(ctx, c, np.ID, notice.Action{Kind: notice.ActAcknowledge, Actor: fiscal, At: at(3, 9, 12, 0), SignedBy: "X"}); !errors.Is(err, notice.ErrTransition) ||
+		!strings.Contains(err.Error(), "prossiga no novo ato") {
+		t.Fatalf("a step on the corrected act: %v", err)
+	}
+	if _, _, err := s.Correct(ctx, c, np.ID, fiscal, at(3, 9, 12, 0), "de novo"); !errors.Is(err, notice.ErrTransition) {
+		t.Fatalf("second correction of the same act: %v", err)
+	}
+	if first, err := s.ForAlert(ctx, sc.Finding.AlertID); err != nil || first.ID != np.ID {
+		t.Fatalf("the alert's first document: %s %v", first.ID, err)
+	}
+	// Until the correction is issued the old act counts; then only the correction.
+	if h, _ := s.History(ctx, sc.Party.Document, c.ID); len(h) != 1 || h[0].Ref != np.ID {
+		t.Fatalf("history before the correction is issued: %+v", h)
+	}
+	if _, _, err := s.Apply(ctx, c, corr.ID, notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 9, 13, 0), Agent: agent}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := s.History(ctx, sc.Party.Document, c.ID); len(h) != 1 || h[0].Ref != corr.ID {
+		t.Fatalf("history after the correction is issued: %+v", h)
+	}
+	trail, _ := s.Audit(ctx, np.ID)
+	if last := trail[len(trail)-1]; last.Action != "correct" || !strings.Contains(string(last.Detail), corr.ID) {
+		t.Fatalf("audit of the old act: %+v", last)
+	}
+	if err := s.VerifyAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

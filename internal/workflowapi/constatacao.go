@@ -317,3 +317,41 @@ func (h *Handler) editNotice(w http.ResponseWriter, r *http.Request, u User) err
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
+
+type correctBody struct {
+	Reason string `json:"reason"`
+}
+
+// correct drafts the act that corrects an issued one:
+// POST /api/v1/notices/{id}/correct {"reason"} → 201 {"old", "correction"}.
+func (h *Handler) correct(w http.ResponseWriter, r *http.Request, u User) error {
+	var b correctBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+	}
+	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
+	if !ok {
+		return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+	}
+	at := h.svc.now()
+	old, corr, err := h.svc.Cases.Correct(r.Context(), c, doc.ID, actor(u), at, b.Reason)
+	if err != nil {
+		return err
+	}
+	h.docChanged("correct", old, u, at)
+	h.docChanged("draft", corr, u, at)
+	ov, err := h.view(r, old, true)
+	if err != nil {
+		return err
+	}
+	cv, err := h.view(r, corr, true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"old": ov, "correction": cv})
+	return nil
+}

@@ -51,6 +51,7 @@ func New(svc *Service, user UserFunc) *Handler {
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/evidence", h.read(h.evidence))
 	h.mux.HandleFunc("GET /api/v1/notices/{id}", h.read(h.getNotice))
 	h.mux.HandleFunc("PATCH /api/v1/notices/{id}", h.act(h.editNotice))
+	h.mux.HandleFunc("POST /api/v1/notices/{id}/correct", h.act(h.correct))
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/constatacoes", h.act(h.postConstatacao))
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/constatacoes", h.read(h.getConstatacoes))
 	h.mux.HandleFunc("GET /api/v1/notices/{id}/pdf", h.read(h.pdf))

@@ -491,6 +491,15 @@ func TestMacabuEndToEnd(t *testing.T) {
 	e.clk.Set(at(3, 20, 9, 0))
 	e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/regularize", map[string]any{"note": "isolamento acústico instalado"}, 200)
 	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/auto", nil, 409, "regularizada")
+	// A correction after issue is a new act citing the old one.
+	e.refused(t, "otto", "POST", "/api/v1/notices/"+ip+"/correct", map[string]any{"reason": "x"}, 403, "somente um fiscal")
+	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/correct", map[string]any{}, 422, "informe o motivo da correção")
+	corr := e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/correct", map[string]any{"reason": "nome do intimado incompleto"}, 201)
+	cid := corr["correction"].(map[string]any)["id"].(string)
+	if corr["old"].(map[string]any)["corrected_by"] != cid || corr["correction"].(map[string]any)["draft"].(map[string]any)["corrects"].(map[string]any)["id"] != ip {
+		t.Fatalf("correction %v", corr)
+	}
+	e.refused(t, "ana", "PATCH", "/api/v1/notices/"+ip, map[string]any{"changes": []map[string]string{{"field": "circumstances", "value": "x"}}}, 409, "não se altera")
 	code, bag := e.do(t, "ana", "GET", "/api/v1/alerts/"+url.PathEscape(sc.Alert.ID)+"/evidence", nil)
 	if code != 200 {
 		t.Fatalf("evidence %d", code)
