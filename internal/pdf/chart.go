@@ -168,6 +168,7 @@ func newPlot(title, yLabel string) *plot.Plot {
 		a.Tick.Label.Font = font.From(chartFont, 8)
 	}
 	p.Y.Label.Text = yLabel
+	p.Y.Tick.Marker = levelTicker{}
 	p.Add(plotter.NewGrid())
 	return p
 }

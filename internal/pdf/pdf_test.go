@@ -84,7 +84,7 @@ func TestRender(t *testing.T) {
 				"Bar Exemplo da Lapa", "12.345.678/0001-95", "68,4", "60", "Art. 96", "preenchimento à mão",
 				"2ª infração: multa de 25% do VRM", "Departamento de Fiscalização Tributária", "Testemunha 1"}},
 		{"lapa-notificacao-emitida", noticetest.Lapa(set), func(t *testing.T) notice.Document { return lapaNotice(t, true) },
-			[]string{"Situação: recusa testemunhada", "Ana Fiscal, matrícula F-1234", "5 (cinco) dias corridos", "até 14/03/2026",
+			[]string{"Notificação Preliminar emitida em 09/03/2026 às 10:00 (horário de Brasília); recusa do notificado testemunhada em 09/03/2026", "Ana Fiscal, matrícula F-1234", "5 (cinco) dias corridos", "até 14/03/2026",
 				"João da Silva (RG 1.234.567)", "Maria Souza", "Recusou-se a assinar"}},
 		{"campos-altos-relatorio-constatacao", noticetest.CamposAltos(set), func(t *testing.T) notice.Document {
 			sc := noticetest.CamposAltos(set)

@@ -1,6 +1,8 @@
 package pdf
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -170,4 +172,27 @@ func (timeTicker) Ticks(lo, hi float64) []plot.Tick {
 
 func unixTime(sec float64) time.Time {
 	return time.UnixMilli(int64(sec*1000 + 0.5)).In(saoPaulo)
+}
+
+// levelTicker labels a dB axis with whole decibels every 5 dB (10 dB over
+// ranges wider than 40 dB), minor ticks every 1 (2) dB: no decimals, so
+// nothing to read as a point or a comma.
+type levelTicker struct{}
+
+// Ticks implements plot.Ticker.
+func (levelTicker) Ticks(lo, hi float64) []plot.Tick {
+	major, minor := 5, 1
+	if hi-lo > 40 {
+		major, minor = 10, 2
+	}
+	var out []plot.Tick
+	for v := int(math.Ceil(lo)); float64(v) <= hi; v++ {
+		switch {
+		case v%major == 0:
+			out = append(out, plot.Tick{Value: float64(v), Label: strconv.Itoa(v)})
+		case v%minor == 0:
+			out = append(out, plot.Tick{Value: float64(v)})
+		}
+	}
+	return out
 }

@@ -79,3 +79,32 @@ func TestTimeTickerUnixSeconds(t *testing.T) {
 		t.Fatalf("ticks %+v", ts[:6])
 	}
 }
+
+func TestLevelTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		labels string
+		minors int
+	}{
+		{45, 85, "45 50 55 60 65 70 75 80 85", 32},
+		{41.5, 63, "45 50 55 60", 18},
+		{20, 110, "20 30 40 50 60 70 80 90 100 110", 36},
+	}
+	for _, tc := range tests {
+		var labels []string
+		minors := 0
+		for _, tk := range (levelTicker{}).Ticks(tc.lo, tc.hi) {
+			if tk.Value < tc.lo || tk.Value > tc.hi {
+				t.Errorf("%v..%v: tick %v outside", tc.lo, tc.hi, tk.Value)
+			}
+			if tk.Label == "" {
+				minors++
+			} else {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.labels || minors != tc.minors {
+			t.Errorf("%v..%v: labels %q (%d minor), want %q (%d)", tc.lo, tc.hi, got, minors, tc.labels, tc.minors)
+		}
+	}
+}
