@@ -122,7 +122,10 @@ func procedureCases(t *testing.T) []procedureCase {
 var (
 	fiscal = notice.Actor{ID: "u-ana", Name: "Ana Fiscal", Role: notice.RoleFiscal}
 	agent  = &notice.Agent{Name: "Ana Maria da Silva Fiscal", Matricula: "F-1234"}
-	wits   = []notice.Witness{{Name: "João da Silva", Document: "RG 1.234.567 SSP/PR"}, {Name: "Maria Souza", Document: "CPF 111.444.777-35"}}
+	wits   = []notice.Witness{{Name: "João da Silva", DocType: notice.WitnessRG, Document: "1.234.567", Issuer: "SSP/PR"},
+		{Name: "Maria Souza", DocType: notice.WitnessCPF, Document: "111.444.777-35"}}
+	recusa     = "O responsável, Sr. Carlos, recebeu a notificação, leu-a e recusou-se a apor o ciente, diante das testemunhas abaixo."
+	observacao = "Música ainda audível da calçada às 10h25."
 )
 
 func apply(t *testing.T, c *codes.Code, d notice.Document, as ...notice.Action) notice.Document {
@@ -143,20 +146,24 @@ func procedureDocs(t *testing.T, pc procedureCase) (first, auto notice.Document)
 	t.Helper()
 	c := pc.sc.Code
 	start := pc.sc.Finding.WindowStart
-	d, err := notice.Build(c, pc.sc.Finding, pc.sc.Party, pc.sc.Site, nil, start.Add(10*time.Hour))
+	d, err := notice.BuildFrom(c, pc.sc.Finding, pc.sc.Constatacao(), pc.sc.Site, nil, start.Add(10*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	first = notice.Document{ID: c.ID + "-" + notice.Kind(d.Kind).Abbrev() + "-2026-000001", Draft: d, State: notice.StateDraft}
 	issue := notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: start.Add(11 * time.Hour), Agent: agent}
+	var follow *notice.Constatacao
 	if d.Kind.IsNotice() {
 		issue.PrazoDays = 5
-		first = apply(t, c, first, issue, notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: start.Add(11*time.Hour + 20*time.Minute), Witnesses: wits})
-		first = apply(t, c, first, notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: first.PrazoEnd.Add(time.Hour)})
+		first = apply(t, c, first, issue, notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: start.Add(11*time.Hour + 20*time.Minute),
+			Witnesses: wits, Declaration: recusa, Observation: observacao})
+		k := pc.sc.FollowUp(first.ID, first.PrazoEnd.Add(time.Hour), pc.sc.Event)
+		follow = &k
+		first = apply(t, c, first, notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: first.PrazoEnd.Add(2 * time.Hour), FollowUp: follow})
 	} else {
 		first = apply(t, c, first, issue)
 	}
-	ad, err := notice.BuildAuto(c, &first, nil, start.Add(10*24*time.Hour))
+	ad, err := notice.BuildAuto(c, &first, follow, nil, start.Add(10*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +209,18 @@ func TestProcedureElementsInPDF(t *testing.T) {
 					must = append(must, doc.situation)
 				}
 				if d.Draft.Kind.IsNotice() {
-					must = append(must, d.Draft.Title+" emitida em", "recusa do", "testemunhada", "Testemunha 1: João da Silva (RG 1.234.567 SSP/PR)", "Maria Souza (CPF 111.444.777-35)")
+					must = append(must, d.Draft.Title+" emitida em", "recusa do", "testemunhada", "Testemunha 1: João da Silva (RG 1.234.567 SSP/PR)",
+						"Maria Souza (CPF 111.444.777-35)", "Declaração do agente fiscal: "+recusa, "Observação: "+observacao)
+				}
+				// The constatações the document rests on, as recorded.
+				for _, k := range d.Draft.Constatacoes {
+					must = append(must, "Constatação nº "+k.ID, k.Heard, k.Position.Address)
+				}
+				if d.Draft.Kind == notice.KindAuto && d.Draft.RefersTo != nil && d.Draft.RefersTo.Kind.IsNotice() {
+					if len(d.Draft.Constatacoes) != 2 {
+						t.Errorf("the auto rests on %d constatações, want the notice's and the one after the prazo", len(d.Draft.Constatacoes))
+					}
+					must = append(must, "Documento anterior: "+first.Draft.Title+" nº "+first.ID)
 				}
 				// Every element the code's procedure requires, in its words and with its article.
 				if len(proc.Fields) != len(doc.items) {
@@ -218,7 +236,7 @@ func TestProcedureElementsInPDF(t *testing.T) {
 				}
 				for _, f := range d.Draft.Fields {
 					if f.Value != "" {
-						must = append(must, f.Value)
+						must = append(must, pdf.BRDates(f.Value))
 					}
 				}
 				must = append(must, pc.sc.Party.Name, d.Draft.Penalty.Text, "Ana Maria da Silva Fiscal — matrícula F-1234")
@@ -364,7 +382,7 @@ func TestSeal(t *testing.T) {
 	}
 	stored.IssuedAt = stored.IssuedAt.UTC()
 	stored.Draft.Finding.WindowStart = stored.Draft.Finding.WindowStart.In(noticetest.SaoPaulo)
-	refused := apply(t, sc.Code, issued, notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits})
+	refused := apply(t, sc.Code, issued, notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits, Declaration: recusa})
 	for name, d := range map[string]notice.Document{"stored and read back": stored, "after the recusa": refused} {
 		if got := mustSeal(t, d); got != base {
 			t.Errorf("%s: seal %+v, want %+v", name, got, base)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -140,6 +141,7 @@ func (r *renderer) body() {
 	f, d := r.f, r.in.Doc
 	header(f, d, r.viaLabels[r.via])
 	requiredFields(f, d.Draft)
+	constatacoes(f, d.Draft)
 	measurement(f, d.Draft, len(r.in.Chart) > 0)
 	r.closing()
 }
@@ -375,9 +377,39 @@ func requiredFields(f *fpdf.Fpdf, dr notice.Draft) {
 			f.MultiCell(bodyW, 5, "[ preenchimento à mão pelo agente fiscal ]\n\n", "LRB", "L", false)
 			f.SetTextColor(0, 0, 0)
 		default:
-			f.MultiCell(bodyW, 4.8, fl.Value, "LRB", "L", false)
+			f.MultiCell(bodyW, 4.8, brDates(fl.Value), "LRB", "L", false)
 		}
 		f.Ln(1.2)
+	}
+}
+
+// constatacoes prints what the fiscal verified in person, each
+// constatação as recorded: the one that grounds the notice and, on an
+// auto, the one after the prazo.
+//
+// A code whose document has a "fato" element already prints them there
+// (the draft words the facts with the constatações), so only documents
+// without one get this section.
+func constatacoes(f *fpdf.Fpdf, dr notice.Draft) {
+	if len(dr.Constatacoes) == 0 {
+		return
+	}
+	if fl := dr.Field("fato"); fl != nil && strings.Contains(fl.Value, dr.Constatacoes[0].ID) {
+		return
+	}
+	section(f, "Constatação do agente fiscal")
+	for i, k := range dr.Constatacoes {
+		label := "Constatação que fundamenta o documento"
+		if k.FollowsUp != "" {
+			label = "Constatação após o prazo (a infração continuou)"
+		} else if i > 0 {
+			label = "Constatação"
+		}
+		f.SetFont("sans", "B", 8.5)
+		f.MultiCell(bodyW, 4.5, label, "", "L", false)
+		f.SetFont("sans", "", 8.5)
+		f.MultiCell(bodyW, 4.5, brDates(k.Text()), "", "L", false)
+		f.Ln(1)
 	}
 }
 
@@ -464,6 +496,7 @@ func (r *renderer) closing() {
 	f, d := r.f, r.in.Doc
 	ps := penalty(d.Draft, r.in.Deadlines)
 	need := sigHeight(d)
+	ps = append(ps, delivery(d)...)
 	for _, p := range ps {
 		need += p.height(f)
 	}
@@ -528,11 +561,37 @@ func penalty(dr notice.Draft, deadlines []notice.DeadlineView) []para {
 	if dr.RefersTo != nil {
 		ps = append(ps, line(fmt.Sprintf("Documento anterior: %s nº %s.", dr.RefersTo.Title, dr.RefersTo.ID)))
 	}
+	if dr.Corrects != nil {
+		ps = append(ps, line(fmt.Sprintf("Este ato corrige %s nº %s, emitido anteriormente, que fica substituído por este.", dr.Corrects.Title, dr.Corrects.ID)))
+	}
 	if len(dr.Notes) > 0 {
 		ps = append(ps, para{head: true, text: "Observações"})
 		for _, n := range dr.Notes {
 			ps = append(ps, para{size: 8, lh: 4.2, text: "• " + capital(n) + "."})
 		}
+	}
+	return ps
+}
+
+// delivery is what the fiscal recorded at the ciente or the recusa,
+// printed exactly as recorded.
+func delivery(d notice.Document) []para {
+	if d.Declaration == "" && d.Observation == "" {
+		return nil
+	}
+	head := "Ciência"
+	if d.SignedBy == "" {
+		head = "Recusa"
+	}
+	if !d.CienciaAt.IsZero() {
+		head += " em " + d.CienciaAt.In(saoPaulo).Format("02/01/2006") + " às " + d.CienciaAt.In(saoPaulo).Format("15:04") + " (horário de Brasília)"
+	}
+	ps := []para{{head: true, text: head}}
+	if d.Declaration != "" {
+		ps = append(ps, para{size: 8.5, lh: 4.5, text: "Declaração do agente fiscal: " + d.Declaration})
+	}
+	if d.Observation != "" {
+		ps = append(ps, para{size: 8.5, lh: 4.5, text: "Observação: " + d.Observation})
 	}
 	return ps
 }
@@ -568,7 +627,7 @@ func signatures(f *fpdf.Fpdf, d notice.Document) {
 	if dr.Witnesses > 0 || len(d.Witnesses) > 0 {
 		w := []string{"Testemunha 1 (nome e documento)", "Testemunha 2 (nome e documento)"}
 		for i := range min(2, len(d.Witnesses)) {
-			w[i] = fmt.Sprintf("Testemunha %d: %s (%s)", i+1, d.Witnesses[i].Name, d.Witnesses[i].Document)
+			w[i] = fmt.Sprintf("Testemunha %d: %s", i+1, d.Witnesses[i].Text())
 		}
 		f.Ln(10)
 		sigPair(f, w[0], w[1])
@@ -671,3 +730,11 @@ func dateBR(iso string) string {
 	}
 	return t.Format("02/01/2006")
 }
+
+// isoDay is a calendar date written the ISO way, standing alone (not
+// inside a timestamp or an identifier).
+var isoDay = regexp.MustCompile(`(^|[\s(])(\d{4})-(\d\d)-(\d\d)([\s).,;:]|$)`)
+
+// brDates rewrites the ISO dates of a recorded text (a calibration date
+// typed as 2026-02-05) as dd/mm/aaaa, as every date of the document is.
+func brDates(s string) string { return isoDay.ReplaceAllString(s, "${1}${4}/${3}/${2}${5}") }

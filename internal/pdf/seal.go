@@ -28,8 +28,9 @@ const SealHashLen = 16
 // URI is what the QR code encodes: "sossego:ato:<id>:<hash>".
 func (s Seal) URI() string { return "sossego:ato:" + s.ID + ":" + s.Hash }
 
-// sealContent is the canonical content of an act: what it states and who
-// issued it, when. What is recorded after issue (ciente, recusa and its
+// sealContent is the canonical content of an act: what it states (the
+// finding, the party, the constatações, the place of lavratura, the
+// fiscal's circumstances, the penalty) and who issued it, when. What is recorded after issue (ciente, recusa and its
 // witnesses, the prazo's end, regularisation, escalation, decision) lives
 // in the audit trail and is left out, so the paper handed over at issue
 // still matches the stored act afterwards. A draft's seal changes with
@@ -52,6 +53,10 @@ type sealContent struct {
 	PrazoDays    int                     `json:"prazo_days,omitempty"`
 	ImminentRisk bool                    `json:"imminent_risk,omitempty"`
 	History      []codes.PriorInfraction `json:"history"`
+	Constatacoes []notice.Constatacao    `json:"constatacoes,omitempty"`
+	Lavratura    string                  `json:"lavratura_place,omitempty"`
+	Circumst     string                  `json:"circumstances,omitempty"`
+	Corrects     string                  `json:"corrects,omitempty"`
 }
 
 // rfc3339 matches the timestamps encoding/json writes, so that the
@@ -66,8 +71,12 @@ func Canonical(d notice.Document) ([]byte, error) {
 	c := sealContent{ID: d.ID, Kind: dr.Kind, Title: dr.Title, CodeID: dr.CodeID, CodeVersion: dr.CodeVersion, Article: dr.Article,
 		Finding: dr.Finding, Party: dr.Party, Site: dr.Site, Penalty: dr.Penalty, Next: dr.OnNonCompliance, Agent: d.Agent,
 		IssuedAt: d.IssuedAt, PrazoDays: d.PrazoDays, ImminentRisk: d.ImminentRisk, History: dr.History}
+	c.Constatacoes, c.Lavratura, c.Circumst = dr.Constatacoes, dr.LavraturaPlace, dr.Circumstances
 	if dr.RefersTo != nil {
 		c.RefersTo = dr.RefersTo.ID
+	}
+	if dr.Corrects != nil {
+		c.Corrects = dr.Corrects.ID
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -108,3 +108,18 @@ func TestLevelTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestBRDates(t *testing.T) {
+	for in, want := range map[string]string{
+		"calibrado em 2026-02-05":                 "calibrado em 05/02/2026",
+		"calibrado em 2026-02-05; fonte atestada": "calibrado em 05/02/2026; fonte atestada",
+		"(2025-11-20)":                            "(20/11/2025)",
+		"alerta lapa-bar-01/2026-03-07T02:10:00Z": "alerta lapa-bar-01/2026-03-07T02:10:00Z",
+		"Constatação nº lapa-CT-2026-000001":      "Constatação nº lapa-CT-2026-000001",
+		"evidencia-x_2026-03-07":                  "evidencia-x_2026-03-07",
+	} {
+		if got := brDates(in); got != want {
+			t.Errorf("brDates(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
