@@ -27,7 +27,7 @@ func at(m time.Month, d, h, min int) time.Time {
 	return time.Date(2026, m, d, h, min, 0, 0, noticetest.SaoPaulo)
 }
 
-func chart(t *testing.T, sc noticetest.Scenario) []byte {
+func chart(t testing.TB, sc noticetest.Scenario) []byte {
 	t.Helper()
 	f := sc.Finding
 	var pts []pdf.Point
@@ -49,7 +49,7 @@ type docCase struct {
 	want []string
 }
 
-func lapaNotice(t *testing.T, issued bool) notice.Document {
+func lapaNotice(t testing.TB, issued bool) notice.Document {
 	sc := noticetest.Lapa(set)
 	d, err := notice.BuildFrom(sc.Code, sc.Finding, sc.Constatacao(), sc.Site, nil, at(3, 9, 9, 0))
 	if err != nil {

@@ -128,7 +128,7 @@ var (
 	observacao = "Música ainda audível da calçada às 10h25."
 )
 
-func apply(t *testing.T, c *codes.Code, d notice.Document, as ...notice.Action) notice.Document {
+func apply(t testing.TB, c *codes.Code, d notice.Document, as ...notice.Action) notice.Document {
 	t.Helper()
 	for _, a := range as {
 		var err error
