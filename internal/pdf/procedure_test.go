@@ -407,3 +407,32 @@ func TestSeal(t *testing.T) {
 		}
 	}
 }
+
+// A closing block longer than a page (many notes) flows over pages, and
+// the signatures still do not stand alone: their page opens with the
+// document's summary.
+func TestLongClosingBlockKeepsSignaturesWithText(t *testing.T) {
+	pdftotext, _ := poppler(t)
+	// Enough notes to flow over a page, in counts that put the page's end
+	// at every point of the signature block.
+	for n := 40; n <= 52; n++ {
+		doc := lapaNotice(t, true)
+		for i := range n {
+			doc.Draft.Notes = append(doc.Draft.Notes, fmt.Sprintf("observação de teste número %d, longa o bastante para ocupar uma linha inteira do documento impresso", i+1))
+		}
+		b, err := pdf.Render(pdf.Input{Doc: doc, Generated: at(3, 12, 8, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages := pageTexts(t, pdftotext, b)
+		for i, p := range pages {
+			// Some of the document's text stands before the signatures' heading.
+			if j := strings.Index(p, "Assinaturas Ana Fiscal"); j >= 0 && j < 40 {
+				t.Errorf("%d notes: page %d holds the signatures alone:\n%s", n, i+1, p)
+			}
+		}
+		if len(pages) < 4 {
+			t.Fatalf("%d notes, %d pages: the notes should have needed more than one page per copy", n, len(pages))
+		}
+	}
+}

@@ -507,6 +507,12 @@ func (r *renderer) closing() {
 	for _, p := range ps {
 		p.draw(f)
 	}
+	// A block longer than a page flowed over; the signatures still never
+	// stand alone on a page.
+	if f.GetY()+sigHeight(d) > bodyEnd {
+		f.AddPage()
+		summaryBox(f, d)
+	}
 	signatures(f, d)
 }
 
