@@ -283,7 +283,11 @@ func header(f *fpdf.Fpdf, d notice.Document, via Via) {
 		state = dr.State
 	}
 	f.CellFormat(bodyW*0.68, 5, state, "L", 0, "L", false, 0, "")
-	f.SetFont("sans", "B", 11)
+	// Long numbers (the municipality's id is part of them) shrink to fit the box.
+	size := 11.0
+	for f.SetFont("sans", "B", size); size > 6 && f.GetStringWidth(number(d)) > bodyW*0.32-2; size -= 0.5 {
+		f.SetFont("sans", "B", size-0.5)
+	}
 	f.CellFormat(bodyW*0.32, 5, number(d), "LR", 1, "C", false, 0, "")
 	f.SetFont("sans", "", 8)
 	y := f.GetY()
