@@ -14,10 +14,14 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"image/png"
 	"math"
+	"strings"
 	"time"
 
+	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -78,7 +82,10 @@ func Downsample(ps []Point, n int) []Point {
 }
 
 // Chart draws the readings as a PNG of w×h at dpi: LAeq per record, LAFmax,
-// the limit line and the event window shaded; times in America/Sao_Paulo.
+// the limit line and the event window shaded; the time axis has ticks at
+// round Brasília times (TimeTicks), the legend stands beside the plot area
+// so it never covers a curve, and all text is Liberation Sans, the
+// document's font.
 func Chart(s ChartSpec, w, h vg.Length, dpi int) ([]byte, error) {
 	if len(s.Points) == 0 {
 		return nil, fmt.Errorf("pdf: chart: nenhuma leitura no período")
@@ -87,13 +94,9 @@ func Chart(s ChartSpec, w, h vg.Length, dpi int) ([]byte, error) {
 		s.MaxPoints = 1200
 	}
 	ps := Downsample(s.Points, s.MaxPoints)
-	p := plot.New()
-	p.Title.Text = s.Title
-	p.X.Label.Text = "hora (Brasília)"
-	p.Y.Label.Text = "dB(A)"
-	p.X.Tick.Marker = plot.TimeTicks{Format: "15:04", Time: plot.UnixTimeIn(saoPaulo)}
-	p.Add(plotter.NewGrid())
+	p := newPlot(s.Title, "dB(A)")
 	x := func(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+	var lg legend
 
 	lo, hi := math.Inf(1), math.Inf(-1)
 	leq := make(plotter.XYs, len(ps))
@@ -115,7 +118,7 @@ func Chart(s ChartSpec, w, h vg.Length, dpi int) ([]byte, error) {
 		band.Color = color.RGBA{R: 255, G: 228, B: 181, A: 255}
 		band.LineStyle.Width = 0
 		p.Add(band)
-		p.Legend.Add("janela do evento", band)
+		lg.add("janela do evento", band)
 	}
 	lmax, err := plotter.NewLine(mx)
 	if err != nil {
@@ -130,8 +133,8 @@ func Chart(s ChartSpec, w, h vg.Length, dpi int) ([]byte, error) {
 	lleq.Color = color.RGBA{R: 20, G: 60, B: 160, A: 255}
 	lleq.Width = vg.Points(1)
 	p.Add(lmax, lleq)
-	p.Legend.Add("LAFmax", lmax)
-	p.Legend.Add("LAeq (1 s)", lleq)
+	lg.add("LAFmax", lmax)
+	lg.add("LAeq (1 s)", lleq)
 	if s.LimitDB != nil {
 		lim, err := plotter.NewLine(plotter.XYs{{X: x(ps[0].T), Y: *s.LimitDB}, {X: x(ps[len(ps)-1].T), Y: *s.LimitDB}})
 		if err != nil {
@@ -141,15 +144,93 @@ func Chart(s ChartSpec, w, h vg.Length, dpi int) ([]byte, error) {
 		lim.Width = vg.Points(1.2)
 		lim.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(lim)
-		p.Legend.Add(fmt.Sprintf("limite %s dB", fmtDB(*s.LimitDB)), lim)
+		lg.add(fmt.Sprintf("limite %s dB", fmtDB(*s.LimitDB)), lim)
 	}
 	p.Y.Min, p.Y.Max = lo, hi
-	p.Legend.Top = true
-	p.Legend.Left = true
+	setTimeAxis(p)
+	return drawPNG(p, lg, w, h, dpi)
+}
+
+// The chart's text: Liberation Sans from gonum's embedded collection (the
+// same family the PDF embeds).
+var (
+	chartFont     = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	chartFontBold = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}
+)
+
+// newPlot is a plot with the document's font everywhere and a grid.
+func newPlot(title, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(chartFontBold, 10)
+	p.Title.Padding = vg.Points(4)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(chartFont, 9)
+		a.Tick.Label.Font = font.From(chartFont, 8)
+	}
+	p.Y.Label.Text = yLabel
+	p.Y.Tick.Marker = levelTicker{}
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// setTimeAxis gives the X axis (Unix seconds) round Brasília ticks and
+// names it after what its labels show.
+func setTimeAxis(p *plot.Plot) {
+	p.X.Tick.Marker = timeTicker{}
+	p.X.Label.Text = "hora (Brasília)"
+	var labels string
+	for _, t := range TimeTicks(unixTime(p.X.Min), unixTime(p.X.Max)) {
+		labels += t.Label
+	}
+	switch {
+	case strings.Contains(labels, "/") && strings.Contains(labels, ":"):
+		p.X.Label.Text = "dia e hora (Brasília)"
+	case strings.Contains(labels, "/"):
+		p.X.Label.Text = "dia (Brasília)"
+	}
+}
+
+// legend is a chart's key, drawn in its own column right of the plot area.
+type legend struct {
+	names  []string
+	thumbs []plot.Thumbnailer
+}
+
+func (l *legend) add(name string, t plot.Thumbnailer) {
+	l.names, l.thumbs = append(l.names, name), append(l.thumbs, t)
+}
+
+// drawPNG draws p with the legend in a column on its right and encodes
+// the PNG.
+func drawPNG(p *plot.Plot, l legend, w, h vg.Length, dpi int) ([]byte, error) {
+	key := plot.NewLegend()
+	key.TextStyle.Font = font.From(chartFont, 8)
+	key.Top, key.Left = true, true
+	key.ThumbnailWidth = vg.Points(18)
+	key.Padding = vg.Points(3)
+	var keyW vg.Length
+	for i, n := range l.names {
+		key.Add(n, l.thumbs[i])
+		keyW = max(keyW, key.TextStyle.Width(n))
+	}
+	keyW += key.ThumbnailWidth + vg.Points(14)
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
-	p.Draw(draw.New(c))
+	dc := draw.New(c)
+	if len(l.names) == 0 {
+		keyW = 0
+	}
+	p.Draw(draw.Crop(dc, 0, -keyW, 0, 0))
+	if keyW > 0 {
+		// Aligned with the top of the plot area, below the title.
+		top := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding + vg.Points(6)
+		key.Draw(draw.Crop(dc, w-keyW+vg.Points(8), 0, 0, -top))
+	}
+	// Fastest deflate: the chart is mostly flat colour, so it compresses
+	// well anyway, and encoding is most of a chart's time.
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, c.Image()); err != nil {
 		return nil, fmt.Errorf("pdf: chart: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -27,7 +27,7 @@ func at(m time.Month, d, h, min int) time.Time {
 	return time.Date(2026, m, d, h, min, 0, 0, noticetest.SaoPaulo)
 }
 
-func chart(t *testing.T, sc noticetest.Scenario) []byte {
+func chart(t testing.TB, sc noticetest.Scenario) []byte {
 	t.Helper()
 	f := sc.Finding
 	var pts []pdf.Point
@@ -49,9 +49,9 @@ type docCase struct {
 	want []string
 }
 
-func lapaNotice(t *testing.T, issued bool) notice.Document {
+func lapaNotice(t testing.TB, issued bool) notice.Document {
 	sc := noticetest.Lapa(set)
-	d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(3, 9, 9, 0))
+	d, err := notice.BuildFrom(sc.Code, sc.Finding, sc.Constatacao(), sc.Site, nil, at(3, 9, 9, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func lapaNotice(t *testing.T, issued bool) notice.Document {
 	if !issued {
 		return doc
 	}
-	f := notice.Actor{ID: "u", Name: "Ana", Role: notice.RoleFiscal}
+	f := notice.Actor{ID: "u", Name: "Ana Fiscal", Role: notice.RoleFiscal, Matricula: "F-1234"}
 	for _, a := range []notice.Action{
 		{Kind: notice.ActIssue, Actor: f, At: at(3, 9, 10, 0), Agent: &notice.Agent{Name: "Ana Fiscal", Matricula: "F-1234"}, PrazoDays: 5},
-		{Kind: notice.ActRefuse, Actor: f, At: at(3, 9, 10, 30), Witnesses: []notice.Witness{{Name: "João da Silva", Document: "RG 1.234.567"}, {Name: "Maria Souza", Document: "CPF 111.444.777-35"}}},
+		{Kind: notice.ActRefuse, Actor: f, At: at(3, 9, 10, 30), Witnesses: wits, Declaration: recusa, Observation: observacao},
 	} {
 		if doc, err = doc.Apply(sc.Code, a); err != nil {
 			t.Fatal(err)
@@ -84,8 +84,10 @@ func TestRender(t *testing.T) {
 				"Bar Exemplo da Lapa", "12.345.678/0001-95", "68,4", "60", "Art. 96", "preenchimento à mão",
 				"2ª infração: multa de 25% do VRM", "Departamento de Fiscalização Tributária", "Testemunha 1"}},
 		{"lapa-notificacao-emitida", noticetest.Lapa(set), func(t *testing.T) notice.Document { return lapaNotice(t, true) },
-			[]string{"Situação: recusa testemunhada", "Ana Fiscal, matrícula F-1234", "5 (cinco) dias corridos", "até 14/03/2026",
-				"João da Silva (RG 1.234.567)", "Maria Souza", "Recusou-se a assinar"}},
+			[]string{"Notificação Preliminar emitida em 09/03/2026 às 10:00 (horário de Brasília); recusa do notificado testemunhada em 09/03/2026", "Ana Fiscal, matrícula F-1234", "5 (cinco) dias corridos", "até 14/03/2026",
+				"João da Silva (RG 1.234.567 SSP/PR)", "Maria Souza (CPF 111.444.777-35)", "Recusou-se a assinar",
+				"Constatação nº lapa-CT-2026-000001", "calçada em frente ao estabelecimento",
+				"Recusa em 09/03/2026 às 10:30", "Declaração do agente fiscal: " + recusa, "Observação: " + observacao}},
 		{"campos-altos-relatorio-constatacao", noticetest.CamposAltos(set), func(t *testing.T) notice.Document {
 			sc := noticetest.CamposAltos(set)
 			d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(3, 9, 9, 0))

@@ -11,11 +11,8 @@ import (
 	"codeberg.org/go-fonts/liberation/liberationsansbold"
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
 	"codeberg.org/go-pdf/fpdf"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/sossego/sossego/internal/stats"
 )
@@ -47,17 +44,8 @@ func ReportChart(title string, hours []Point, limits []stats.LimitStep, w, h vg.
 		return nil, fmt.Errorf("pdf: chart: nenhuma leitura no período")
 	}
 	ps := Downsample(hours, 1500)
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = "dB(A)"
-	span := hours[len(hours)-1].T.Sub(hours[0].T)
-	format, label := "02/01 15h", "dia e hora (Brasília)"
-	if span > 10*24*time.Hour {
-		format, label = "02/01", "dia (Brasília)"
-	}
-	p.X.Label.Text = label
-	p.X.Tick.Marker = plot.TimeTicks{Format: format, Time: plot.UnixTimeIn(saoPaulo)}
-	p.Add(plotter.NewGrid())
+	p := newPlot(title, "dB(A)")
+	var lg legend
 	x := func(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
 	lo, hi := math.Inf(1), math.Inf(-1)
 	leq := make(plotter.XYs, len(ps))
@@ -80,8 +68,8 @@ func ReportChart(title string, hours []Point, limits []stats.LimitStep, w, h vg.
 	lleq.Color = color.RGBA{R: 20, G: 60, B: 160, A: 255}
 	lleq.Width = vg.Points(0.9)
 	p.Add(lmax, lleq)
-	p.Legend.Add("LAFmax da hora", lmax)
-	p.Legend.Add("LAeq da hora", lleq)
+	lg.add("LAFmax da hora", lmax)
+	lg.add("LAeq da hora", lleq)
 	var steps plotter.XYs
 	for _, s := range limits {
 		if s.LimitDBA == nil {
@@ -100,18 +88,11 @@ func ReportChart(title string, hours []Point, limits []stats.LimitStep, w, h vg.
 		lim.Width = vg.Points(1)
 		lim.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(lim)
-		p.Legend.Add("limite em vigor", lim)
+		lg.add("limite em vigor", lim)
 	}
 	p.Y.Min, p.Y.Max = math.Floor(lo-5), math.Ceil(hi+5)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("pdf: chart: %w", err)
-	}
-	return buf.Bytes(), nil
+	setTimeAxis(p)
+	return drawPNG(p, lg, w, h, dpi)
 }
 
 func brDB(v *float64) string {

@@ -1,0 +1,4 @@
+package pdf
+
+// BRDates is brDates for the external tests.
+var BRDates = brDates
