@@ -37,7 +37,9 @@ func makeCase(t *testing.T, s *cases.Store, sc noticetest.Scenario, alertID stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := notice.Build(sc.Code, f, sc.Party, sc.Site, hist, created)
+	k := sc.Constatacao()
+	k.AlertID = alertID
+	d, err := notice.BuildFrom(sc.Code, f, k, sc.Site, hist, created)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +52,16 @@ func makeCase(t *testing.T, s *cases.Store, sc noticetest.Scenario, alertID stri
 		id := doc.ID
 		if auto != nil {
 			id = auto.ID
+		}
+		if a.Kind == notice.ActEscalate {
+			// The auto rests on a constatação after the prazo.
+			k := sc.FollowUp(id, a.At.Add(-time.Hour), *sc.Finding.LimitDB+6)
+			k.AlertID = alertID
+			stored, err := s.RecordConstatacao(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.FollowUp = &stored
 		}
 		_, au, err := s.Apply(ctx, sc.Code, id, a)
 		if err != nil {
@@ -79,11 +91,11 @@ func newCaseFixture(t *testing.T) *caseFixture {
 	// Issued by Ana, refused on 09/03 with a 5-day prazo: last day 14/03.
 	add("running", lapa, at(3, 9, 9, 0),
 		notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 9, 10, 0), Agent: agent, PrazoDays: 5},
-		notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits})
+		notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits, Declaration: declaration})
 	// Another bar, issued by Bia with 2 days from the ciente on 01/03: ran
 	// out on 03/03.
 	other := lapa
-	other.Party = notice.Party{Name: "Outro Bar Ltda (fictício)", Document: "11.444.777/0001-61", Address: "Avenida Manoel Pedro, 50, Lapa - PR", Type: "bar"}
+	other.Party = otherBar
 	add("overdue", other, at(3, 1, 9, 0),
 		notice.Action{Kind: notice.ActIssue, Actor: bia, At: at(3, 1, 10, 0), Agent: agent, PrazoDays: 2},
 		notice.Action{Kind: notice.ActAcknowledge, Actor: bia, At: at(3, 1, 11, 0), SignedBy: "Carlos Dono"})
@@ -93,12 +105,15 @@ func newCaseFixture(t *testing.T) *caseFixture {
 		notice.Action{Kind: notice.ActAcknowledge, Actor: fiscal, At: at(3, 1, 10, 5), SignedBy: "Dono"},
 		notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: at(3, 10, 9, 0)},
 		notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 11, 9, 0), Agent: agent},
-		notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 11, 9, 30), Witnesses: wits})
+		notice.Action{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 11, 9, 30), Witnesses: wits, Declaration: declaration})
 	// Campos Altos: a relatório de constatação (no prazo), issued by Bia.
 	add("relatorio", ca, at(3, 5, 9, 0),
 		notice.Action{Kind: notice.ActIssue, Actor: bia, At: at(3, 5, 10, 0), Agent: agent})
 	return f
 }
+
+// otherBar is the party of the fixture's overdue Lapa case.
+var otherBar = notice.Party{Name: "Outro Bar Ltda (fictício)", Document: "11.444.777/0001-61", Address: "Avenida Manoel Pedro, 50, Lapa - PR", Type: "bar"}
 
 func codeOf(id string) (*codes.Code, bool) { return set.Code(id) }
 
@@ -237,7 +252,14 @@ func TestListFollowsTheStore(t *testing.T) {
 		t.Fatalf("overdue before: %+v %v", p, err)
 	}
 	lapa := noticetest.Lapa(set)
-	if _, _, err := other.Apply(ctx, lapa.Code, f.ids["overdue"], notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: at(3, 12, 9, 0)}); err != nil {
+	lapa.Party = otherBar
+	k := lapa.FollowUp(f.ids["overdue"], at(3, 12, 8, 0), *lapa.Finding.LimitDB+6)
+	k.AlertID = "lapa-bar-01/overdue"
+	follow, err := other.RecordConstatacao(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Apply(ctx, lapa.Code, f.ids["overdue"], notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: at(3, 12, 9, 0), FollowUp: &follow}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := x.List(ctx, cases.Filter{AlertIDs: []string{"lapa-bar-01/overdue"}}, f.now)
