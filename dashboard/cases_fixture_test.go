@@ -84,7 +84,9 @@ func (c *caseStore) add(t testing.TB, sc noticetest.Scenario, alertID, party, ad
 	if address != "" {
 		p.Address = address
 	}
-	d, err := notice.Build(sc.Code, f, p, sc.Site, nil, created)
+	grounded := sc
+	grounded.Party, grounded.Finding = p, f
+	d, err := notice.BuildFrom(sc.Code, f, grounded.Constatacao(), sc.Site, nil, created)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,9 @@ func TestUICases(t *testing.T) {
 	// Another bar of the same code, its prazo's last day was 4 days ago.
 	overdue := cs.add(t, lapa, "lapa-bar-01/old", "11444777000161", "Avenida Manoel Pedro, 50, Lapa - PR", day(-9),
 		notice.Action{Kind: notice.ActIssue, Actor: other, At: day(-9).Add(time.Minute), Agent: caseAgent, PrazoDays: 5},
-		notice.Action{Kind: notice.ActRefuse, Actor: other, At: day(-9).Add(2 * time.Minute), Witnesses: []notice.Witness{{Name: "João da Silva", Document: "RG 1.234.567 SSP/PR"}, {Name: "Maria Souza", Document: "CPF 111.444.777-35"}}})
+		notice.Action{Kind: notice.ActRefuse, Actor: other, At: day(-9).Add(2 * time.Minute), Witnesses: []notice.Witness{{Name: "João da Silva", DocType: notice.WitnessRG, Document: "1.234.567-8", Issuer: "SSP/PR"},
+			{Name: "Maria Souza", DocType: notice.WitnessCPF, Document: "111.444.777-35"}},
+			Declaration: "O notificado recebeu a 1ª via e recusou-se a assinar diante das testemunhas."})
 	cs.add(t, macabu, "macabu-praca-01/x", "", "", day(-2))
 	cs.add(t, macabu, "macabu-praca-01/y", "52998224725", "Rua das Flores, 8, Conceição de Macabu - RJ", day(-3),
 		notice.Action{Kind: notice.ActIssue, Actor: other, At: day(-3).Add(time.Minute), Agent: caseAgent, PrazoDays: 20},
