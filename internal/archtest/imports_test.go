@@ -67,6 +67,8 @@ var rules = []rule{
 		[]string{"github.com/influxdata/influxdb-client-go/v2", "modernc.org/sqlite"}},
 	{"internal/casestore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
 	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
+	{"internal/calibration", []string{"internal/ingest", "internal/sqlitedb", "internal/tz", "internal/wire"},
+		[]string{"github.com/prometheus/client_golang/", "modernc.org/sqlite"}},
 	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
 	{"internal/cases", []string{"alerts", "alerts/notice", "codes", "internal/sqlitedb", "internal/tz"}, []string{"modernc.org/sqlite"}},
 	{"internal/pdf", []string{"alerts", "alerts/evidence", "alerts/notice", "codes", "internal/level", "internal/stats", "internal/tz"},
