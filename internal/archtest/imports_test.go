@@ -79,7 +79,7 @@ var rules = []rule{
 			"golang.org/x/sync/", "modernc.org/sqlite"}},
 	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/docid", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
 		[]string{"gonum.org/v1/plot/vg"}},
-	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
+	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/calibration", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
 		[]string{"github.com/gorilla/websocket"}},
 	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
 

@@ -113,14 +113,16 @@ type Verdict struct {
 
 	Certificate *Certificate `json:"certificate,omitempty"` // in force at the instant
 	Expired     bool         `json:"expired"`
-	Expiring    bool         `json:"expiring"` // expires within ExpiringWithin
-	DaysLeft    int          `json:"days_left,omitempty"`
-	Mismatch    bool         `json:"mismatch"` // signed batches report another model or serial
+	Expiring    bool         `json:"expiring"`  // expires within ExpiringWithin
+	DaysLeft    int          `json:"days_left"` // calendar days to the expiry date, while Expiring
+	Mismatch    bool         `json:"mismatch"`  // signed batches report another model or serial
 	Device      *Sighting    `json:"device,omitempty"`
 	LastCheck   *FieldCheck  `json:"last_check,omitempty"`
 	CheckStale  bool         `json:"check_stale"` // no check, or older than the policy
 	CheckAge    float64      `json:"check_age_seconds,omitempty"`
 	DriftHigh   bool         `json:"drift_high"`
+	// CheckMaxDays is the field-check policy applied, in days.
+	CheckMaxDays int `json:"check_max_days"`
 }
 
 // Why is the pt-BR reason the readings are indicativas ("" when OK).
@@ -201,9 +203,18 @@ func Evaluate(f Facts, at time.Time) Verdict {
 				reason(fmt.Sprintf("o certificado de calibração nº %s venceu em %s", c.Number, brDate(c.Expires)))
 			} else if end.Sub(at) <= ExpiringWithin {
 				v.Expiring = true
-				v.DaysLeft = int(math.Ceil(end.Sub(at).Hours() / 24))
-				v.Warnings = append(v.Warnings, fmt.Sprintf("o certificado de calibração nº %s vence em %s (%d dias)",
-					c.Number, brDate(c.Expires), v.DaysLeft))
+				// Calendar days from at's Brasília date to the expiry date.
+				y, m, d := at.In(tz.Brasilia()).Date()
+				today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+				v.DaysLeft = int(math.Round(time.Date(exp.Year(), exp.Month(), exp.Day(), 0, 0, 0, 0, time.UTC).Sub(today).Hours() / 24))
+				when := fmt.Sprintf("em %s (%d dias)", brDate(c.Expires), v.DaysLeft)
+				switch v.DaysLeft {
+				case 0:
+					when = "hoje, " + brDate(c.Expires)
+				case 1:
+					when = "amanhã, " + brDate(c.Expires)
+				}
+				v.Warnings = append(v.Warnings, fmt.Sprintf("o certificado de calibração nº %s vence %s", c.Number, when))
 			}
 		}
 	}
@@ -244,6 +255,7 @@ func Evaluate(f Facts, at time.Time) Verdict {
 		}
 	}
 	days := int(maxAge / (24 * time.Hour))
+	v.CheckMaxDays = days
 	if last == nil {
 		v.CheckStale = true
 		v.Warnings = append(v.Warnings, fmt.Sprintf("nenhuma verificação de campo com calibrador registrada (a política do município pede uma a cada %d dias)", days))

@@ -47,9 +47,9 @@ func TestEvaluate(t *testing.T) {
 		{name: "calibration day counts from its start", f: Facts{Certificates: []Certificate{c2026}}, at: "2026-01-10 00:00", ok: true,
 			warnings: []string{"nenhuma verificação de campo"}},
 		{name: "expiry day still valid", f: Facts{Certificates: []Certificate{c2026}, Checks: []FieldCheck{check(1, "2027-01-01 10:00", 94, 94)}},
-			at: "2027-01-10 23:59", ok: true, warnings: []string{"vence em 10/01/2027 (1 dias)"},
+			at: "2027-01-10 23:59", ok: true, warnings: []string{"vence hoje, 10/01/2027"},
 			check: func(t *testing.T, v Verdict) {
-				if !v.Expiring || v.Expired || v.DaysLeft != 1 {
+				if !v.Expiring || v.Expired || v.DaysLeft != 0 {
 					t.Fatalf("expiring %v expired %v days %d", v.Expiring, v.Expired, v.DaysLeft)
 				}
 			}},
@@ -61,7 +61,9 @@ func TestEvaluate(t *testing.T) {
 				}
 			}},
 		{name: "30 days ahead is expiring", f: Facts{Certificates: []Certificate{c2026}, Checks: []FieldCheck{check(1, "2026-12-11 10:00", 94, 94)}},
-			at: "2026-12-12 00:00", ok: true, warnings: []string{"vence em 10/01/2027 (30 dias)"}},
+			at: "2026-12-12 00:00", ok: true, warnings: []string{"vence em 10/01/2027 (29 dias)"}},
+		{name: "the day before", f: Facts{Certificates: []Certificate{c2026}, Checks: []FieldCheck{check(1, "2027-01-01 10:00", 94, 94)}},
+			at: "2027-01-09 08:00", ok: true, warnings: []string{"vence amanhã, 10/01/2027"}},
 		{name: "31 days ahead is not", f: Facts{Certificates: []Certificate{c2026}, Checks: []FieldCheck{check(1, "2026-12-10 10:00", 94, 94)}},
 			at: "2026-12-10 23:59", ok: true},
 		{name: "a new calibration takes over", f: Facts{Certificates: []Certificate{c2026,
