@@ -76,6 +76,10 @@ type Options struct {
 
 	// Env configures the optional environmental sensor (SetEnvSensor).
 	Env EnvOptions
+
+	// CheckDir is where recorded calibrator checks wait to be sent
+	// (state_dir/checks, RecordCheck); empty: no field checks.
+	CheckDir string
 }
 
 // DefaultOptions returns the documented defaults for everything but ids.
@@ -192,6 +196,7 @@ type Gateway struct {
 	diskDown   atomic.Bool // the last store attempt met a storage error
 
 	envState
+	checkState
 }
 
 // held is a batch waiting in memory for the disk.
@@ -356,6 +361,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 	eg.Go(func() error { return g.sample(ctx) })
 	eg.Go(func() error { return g.sampleEnv(ctx) })
 	eg.Go(func() error { return g.send(ctx) })
+	if g.opts.CheckDir != "" {
+		eg.Go(func() error { return g.watchChecks(ctx, g.opts.CheckDir) })
+	}
 	err := eg.Wait()
 	g.abandonMemory(context.WithoutCancel(ctx))
 	return err
@@ -586,6 +594,7 @@ func (g *Gateway) noRoom() bool {
 }
 
 func (g *Gateway) batch(p Pending, seq uint64, now time.Time) wire.Batch {
+	g.checkState.setDevice(p.Device) // the device a field check reports
 	return wire.Batch{
 		V: wire.Version, Kind: wire.KindLevels, Municipality: g.opts.Municipality, Gateway: g.opts.Gateway,
 		Sensor: g.opts.Sensor, Seq: seq, SentAt: now.Truncate(time.Millisecond), Device: p.Device, Clock: p.Clock,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -246,6 +247,6 @@ func (c Config) gatewayOptions(version string) gateway.Options {
 		BatchRecords: c.Batch.Records, BatchMaxAge: c.Batch.MaxAge, FullPolicy: gateway.FullPolicy(c.Outbox.FullPolicy),
 		ReplayRate: c.Replay.RatePerSecond, Window: c.Replay.Window, InFlight: c.Replay.InFlight, AckTimeout: c.Replay.AckTimeout,
 		MemoryRecords: c.Outbox.MemoryRecords, StatusInterval: c.StatusInterval, Version: version,
-		Env: c.Env.gatewayOptions(),
+		Env: c.Env.gatewayOptions(), CheckDir: filepath.Join(c.StateDir, gateway.CheckDir),
 	}
 }

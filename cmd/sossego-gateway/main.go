@@ -49,6 +49,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch cmd {
 	case "run", "key":
+	case "check":
+		return runCheck(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		_, code := loadConfig("run", []string{"-h"}, stdout, stderr)
 		return code
 	default:
-		fmt.Fprintf(stderr, "sossego-gateway: subcomando %q desconhecido; use run, key, version ou help\n", cmd)
+		fmt.Fprintf(stderr, "sossego-gateway: subcomando %q desconhecido; use run, key, check, version ou help\n", cmd)
 		return 2
 	}
 	cfg, code := loadConfig(cmd, args, stdout, stderr)
@@ -89,6 +91,8 @@ numa fila durável e os entrega assinados por MQTT até o serviço central confi
 Uso:
   sossego-gateway [run] --config /etc/sossego/gateway.yaml [opções]   executa o gateway (padrão)
   sossego-gateway key   --config /etc/sossego/gateway.yaml            mostra a chave pública (cria na 1ª vez)
+  sossego-gateway check --config … --reference 94 --measured 94.1 --calibrator-model M --calibrator-serial S
+                                                                      registra uma verificação de campo com calibrador
   sossego-gateway version                                             mostra a versão
   sossego-gateway help                                                mostra esta ajuda
 

@@ -358,6 +358,7 @@
     else if (hash.startsWith("#/alertas")) { nav("alerts"); S.view = alertsView(); }
     else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
     else if (hash.startsWith("#/notificacoes") && window.sossegoNotify) { nav("notify"); S.view = window.sossegoNotify.page($("#view")); }
+    else if (hash.startsWith("#/metrologia") && window.sossegoPages && window.sossegoPages.metrologia) { nav("metrology"); S.view = window.sossegoPages.metrologia($("#view")); }
     else if (hash.startsWith("#/relatorios") && window.sossegoPages && window.sossegoPages.relatorios) { nav("reports"); S.view = window.sossegoPages.relatorios($("#view")); }
     else if (hash.startsWith("#/casos") && window.sossegoPages && window.sossegoPages.casos) { nav("cases"); S.view = window.sossegoPages.casos($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
@@ -863,6 +864,7 @@
         h("div", { class: "assign-box", "data-assign": a.id, hidden: true }),
         h("div", { class: "result", "data-result": a.id, role: "status" }),
         window.sossegoNotify ? window.sossegoNotify.alertExtras(a) : null,
+        window.sossegoCalibration ? window.sossegoCalibration.alertNote(a) : null,
         h("div", { class: "notice", "data-notice": a.id, hidden: true }));
       el.addEventListener("animationend", () => { el.classList.remove("new"); if (S.fresh) S.fresh.delete(a.id); });
       return el;

@@ -67,6 +67,8 @@ var rules = []rule{
 		[]string{"github.com/influxdata/influxdb-client-go/v2", "modernc.org/sqlite"}},
 	{"internal/casestore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
 	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
+	{"internal/calibration", []string{"internal/ingest", "internal/sqlitedb", "internal/tz", "internal/wire"},
+		[]string{"github.com/prometheus/client_golang/", "modernc.org/sqlite"}},
 	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
 	{"internal/cases", []string{"alerts", "alerts/notice", "codes", "internal/sqlitedb", "internal/tz"}, []string{"modernc.org/sqlite"}},
 	{"internal/pdf", []string{"alerts", "alerts/evidence", "alerts/notice", "codes", "internal/level", "internal/stats", "internal/tz"},
@@ -77,7 +79,7 @@ var rules = []rule{
 			"golang.org/x/sync/", "modernc.org/sqlite"}},
 	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/docid", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
 		[]string{"gonum.org/v1/plot/vg"}},
-	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
+	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/calibration", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
 		[]string{"github.com/gorilla/websocket"}},
 	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
 

@@ -491,7 +491,7 @@ func Allowed(service bool, municipality, gateway, topic string, write bool) bool
 		return false
 	}
 	switch t.Kind {
-	case wire.KindLevels, wire.KindEnv, wire.KindStatus:
+	case wire.KindLevels, wire.KindEnv, wire.KindCheck, wire.KindStatus:
 		return true
 	}
 	return false

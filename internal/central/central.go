@@ -334,6 +334,14 @@ func Run(ctx context.Context, o Options) error {
 			}))
 	}
 
+	// The calibration register: certificates, field checks, the meters the
+	// signed batches report (docs/metrology.md).
+	cal, err := openCalibration(ctx, o.DataDir, reg, promReg, log)
+	if err != nil {
+		return fmt.Errorf("central: %w", err)
+	}
+	defer cal.Close()
+
 	// Users, sessions and the live hub.
 	wb, err := openWeb(ctx, o, log)
 	if err != nil {
@@ -352,7 +360,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("central: codes: %w", err)
 	}
 	limits = alerts.CodeLimits{Set: codeSet}
-	observers = append(observers, hubFeed{hub: wb.hub, limits: limits})
+	observers = append(observers, hubFeed{hub: wb.hub, limits: limits}, cal.Observer())
 	if !o.DisableAlerts {
 		cfg := alerts.DefaultConfig()
 		if o.AlertConfig != nil {
@@ -486,6 +494,7 @@ func Run(ctx context.Context, o Options) error {
 		if notifier != nil {
 			registerNotify(mux, notifier, wb, reg, log)
 		}
+		registerCalibration(mux, cal, wb, reg, log)
 		// Outside monitors probe the health without a login (the verdict
 		// only; a session also gets the details).
 		mux.Handle("GET /api/v1/health", wb.auth.Protect(api.HealthProbe()))

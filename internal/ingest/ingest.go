@@ -133,6 +133,27 @@ type EnvObserver interface {
 	ObserveEnv(ctx context.Context, r EnvReading)
 }
 
+// CheckReading is one newly stored calibrator field check (wire.KindCheck)
+// with the signed message it came in.
+type CheckReading struct {
+	Sensor       string
+	Gateway      string
+	Municipality string      // topic segment (the gateway's municipality)
+	Device       wire.Device // the meter, as the check reports it
+	Check        wire.Check
+	Verified     bool // the message's signature verified
+	Seq          uint64
+	ReceivedAt   time.Time
+	Body, Sig    []byte // the signed body and its signature, as received
+}
+
+// CheckObserver optionally receives every newly stored field check (the
+// calibration register keeps them). Like Observe, ObserveCheck is called
+// from one goroutine after the write is durable, in store order.
+type CheckObserver interface {
+	ObserveCheck(ctx context.Context, c CheckReading)
+}
+
 // StatusObserver optionally receives gateway status changes (the alerts
 // monitor uses them for no_data; the dashboard shows them).
 type StatusObserver interface {
@@ -356,6 +377,7 @@ type item struct {
 	status *store.GatewayStatus
 	sensor registry.Sensor
 	grade  string
+	check  *wire.Check // a check message's check
 	// municipality is where to ack a settling dead letter.
 	municipality string
 }
@@ -630,6 +652,7 @@ func (in *Ingester) finish(op *opened, verify func() error) (it item) {
 	}
 	it.sensor = sn
 	it.grade = worseGrade(sn.Meter.Grade, b.Device.Grade)
+	it.check = b.Check
 	it.batch = &store.Batch{Gateway: tp.Gateway, Municipality: tp.Municipality, Sensor: tp.Sensor, Kind: tp.Kind,
 		Topic: m.Topic, Seq: b.Seq, Body: env.Body, Sig: env.Sig, Verified: verified, ReceivedAt: m.ReceivedAt,
 		Device: b.Device, Clock: b.Clock, Records: b.Records, Env: b.Env, Raw: m.Payload}
@@ -935,6 +958,10 @@ func (in *Ingester) observe(ctx context.Context, c committedGroup) {
 			in.observeEnv(ctx, b)
 			continue
 		}
+		if b.Kind == wire.KindCheck {
+			in.observeCheck(ctx, b, group[idx[j]].check)
+			continue
+		}
 		if len(in.o.Observers) == 0 || b.Kind != wire.KindLevels {
 			continue
 		}
@@ -1007,6 +1034,20 @@ func (in *Ingester) observeEnv(ctx context.Context, b store.Batch) {
 		for _, rec := range b.Env {
 			eo.ObserveEnv(ctx, EnvReading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality,
 				Device: b.Device, Clock: b.Clock, Verified: b.Verified, Seq: b.Seq, ReceivedAt: b.ReceivedAt, Record: rec})
+		}
+	}
+}
+
+// observeCheck hands a newly stored check to the observers that implement
+// CheckObserver.
+func (in *Ingester) observeCheck(ctx context.Context, b store.Batch, c *wire.Check) {
+	if c == nil {
+		return
+	}
+	for _, o := range in.o.Observers {
+		if co, ok := o.(CheckObserver); ok {
+			co.ObserveCheck(ctx, CheckReading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Device: b.Device,
+				Check: *c, Verified: b.Verified, Seq: b.Seq, ReceivedAt: b.ReceivedAt, Body: b.Body, Sig: b.Sig})
 		}
 	}
 }

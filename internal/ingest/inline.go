@@ -31,11 +31,11 @@ type Inline struct {
 	stopped atomic.Bool
 }
 
-// NewInline subscribes in to the broker's level, env and status topics.
+// NewInline subscribes in to the broker's level, env, status and check topics.
 // Call it before the broker serves; messages wait for Run.
 func NewInline(in *Ingester, b Broker) (*Inline, error) {
 	s := &Inline{in: in, b: b, done: make(chan struct{})}
-	for i, f := range []string{wire.SubLevels, wire.SubEnv, wire.SubStatus} {
+	for i, f := range []string{wire.SubLevels, wire.SubEnv, wire.SubStatus, wire.SubCheck} {
 		if err := b.Subscribe(f, i+1, s.handle); err != nil {
 			return nil, fmt.Errorf("ingest: inline: %w", err)
 		}

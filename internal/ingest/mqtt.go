@@ -120,7 +120,7 @@ func (s *Subscriber) filter(f string) string {
 }
 
 func (s *Subscriber) onConnect(c paho.Client) {
-	filters := map[string]byte{s.filter(wire.SubLevels): 1, s.filter(wire.SubEnv): 1, s.filter(wire.SubStatus): 1}
+	filters := map[string]byte{s.filter(wire.SubLevels): 1, s.filter(wire.SubEnv): 1, s.filter(wire.SubStatus): 1, s.filter(wire.SubCheck): 1}
 	tok := c.SubscribeMultiple(filters, s.handle)
 	go func() {
 		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
@@ -185,7 +185,7 @@ func (s *Subscriber) clearRetained(m paho.Message) {
 	case tp.Kind == wire.KindStatus:
 		g, ok := s.in.o.Registry.Current().Gateway(tp.Gateway)
 		clear = len(m.Payload()) > wire.MaxStatusPayload || !ok || g.Municipality != tp.Municipality
-	case tp.Kind == wire.KindLevels || tp.Kind == wire.KindEnv:
+	case tp.Kind == wire.KindLevels || tp.Kind == wire.KindEnv || tp.Kind == wire.KindCheck:
 		now := time.Now()
 		s.clearMu.Lock()
 		if s.clearedAt == nil || len(s.clearedAt) > 10000 {

@@ -105,6 +105,12 @@ func MaxMessageSize(kind string, n int) int {
 // CheckSize rejects (ReasonSize) a message of size bytes that is larger
 // than its batch's records can need (MaxMessageSize).
 func CheckSize(size int, b *Batch) error {
+	if b.Kind == KindCheck {
+		if size > MaxCheckPayload {
+			return reject(ReasonSize, "mensagem check com %d bytes excede o máximo de %d", size, MaxCheckPayload)
+		}
+		return nil
+	}
 	n := len(b.Records)
 	if b.Kind == KindEnv {
 		n = len(b.Env)

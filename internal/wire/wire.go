@@ -46,6 +46,9 @@ const (
 	KindEnv    = "env"
 	KindStatus = "status"
 	KindAck    = "ack"
+	// KindCheck is a field check of a meter with an acoustic calibrator
+	// (a signed event carried like a batch, in the gateway's seq).
+	KindCheck = "check"
 )
 
 // Limits on what a receiver accepts.
@@ -103,6 +106,11 @@ func EnvTopic(municipality, gateway, sensor string) string {
 	return strings.Join([]string{Root, "v1", municipality, gateway, sensor, KindEnv}, "/")
 }
 
+// CheckTopic is where a gateway publishes a calibrator check of one sensor.
+func CheckTopic(municipality, gateway, sensor string) string {
+	return strings.Join([]string{Root, "v1", municipality, gateway, sensor, KindCheck}, "/")
+}
+
 // StatusTopic is the gateway's retained status topic; its Will sets "offline".
 func StatusTopic(municipality, gateway string) string {
 	return strings.Join([]string{Root, "v1", municipality, gateway, KindStatus}, "/")
@@ -118,12 +126,13 @@ const (
 	SubLevels = Root + "/v1/+/+/+/" + KindLevels
 	SubEnv    = Root + "/v1/+/+/+/" + KindEnv
 	SubStatus = Root + "/v1/+/+/" + KindStatus
+	SubCheck  = Root + "/v1/+/+/+/" + KindCheck
 )
 
 // Topic is a parsed topic name.
 type Topic struct {
 	Municipality, Gateway, Sensor string // Sensor is empty for status and ack
-	Kind                          string // levels, env, status or ack
+	Kind                          string // levels, env, check, status or ack
 }
 
 // ParseTopic splits a v1 topic name and checks every id.
@@ -137,7 +146,7 @@ func ParseTopic(name string) (Topic, error) {
 	}
 	var t Topic
 	switch {
-	case len(p) == 6 && (p[5] == KindLevels || p[5] == KindEnv):
+	case len(p) == 6 && (p[5] == KindLevels || p[5] == KindEnv || p[5] == KindCheck):
 		t = Topic{Municipality: p[2], Gateway: p[3], Sensor: p[4], Kind: p[5]}
 		if !ValidID(t.Sensor) {
 			return bad(fmt.Sprintf("identificador de sensor %q fora do padrão [a-z0-9_-]", t.Sensor))
@@ -191,7 +200,35 @@ type EnvRecord struct {
 	PressureHPa  *float64  `json:"pressure_hpa,omitempty"`
 }
 
-// Batch is the signed body of a levels or env message.
+// Check is a field check of the meter with an acoustic calibrator: the
+// calibrator's tone (94 or 114 dB at 1 kHz) on the microphone, and the
+// level the meter measured. The drift is MeasuredDB − ReferenceDB.
+type Check struct {
+	T                time.Time `json:"t"` // when the check was made, UTC
+	ReferenceDB      float64   `json:"reference_db"`
+	MeasuredDB       float64   `json:"measured_db"`
+	FrequencyHz      float64   `json:"frequency_hz"`
+	CalibratorModel  string    `json:"calibrator_model"`
+	CalibratorSerial string    `json:"calibrator_serial"`
+	Note             string    `json:"note,omitempty"`
+}
+
+// Limits of a check message.
+const (
+	// CheckTolerance is how far a check's measured level may be from its
+	// reference: beyond it the meter (or the reading typed in) is broken,
+	// not drifting.
+	CheckTolerance = 10.0
+	// MaxNoteLen bounds a check's note, in bytes.
+	MaxNoteLen = 512
+	// MaxCheckPayload is the largest check message.
+	MaxCheckPayload = 16384
+)
+
+// Reference levels of acoustic calibrators (IEC 60942) a check may use.
+var CheckReferences = []float64{94, 114}
+
+// Batch is the signed body of a levels, env or check message.
 type Batch struct {
 	V            int         `json:"v"`
 	Kind         string      `json:"kind"` // levels | env
@@ -204,6 +241,7 @@ type Batch struct {
 	Clock        Clock       `json:"clock"`
 	Records      []Record    `json:"records,omitempty"`
 	Env          []EnvRecord `json:"env,omitempty"`
+	Check        *Check      `json:"check,omitempty"` // kind check only
 }
 
 // Envelope carries the exact body bytes and the gateway's ed25519 signature
@@ -838,6 +876,9 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 		}
 		return nil
 	}
+	if b.Check != nil && b.Kind != KindCheck {
+		return reject(ReasonSchema, "campo check só vale em mensagens check")
+	}
 	switch b.Kind {
 	case KindLevels:
 		if len(b.Records) == 0 || len(b.Env) != 0 {
@@ -910,8 +951,52 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 				return reject(ReasonRange, "leitura %d: pressão %.1f hPa fora de 300..1100", i, *e.PressureHPa)
 			}
 		}
+	case KindCheck:
+		if b.Check == nil || len(b.Records) != 0 || len(b.Env) != 0 {
+			return reject(ReasonSchema, "mensagem check precisa de check (e nenhum records ou env)")
+		}
+		if err := checkT(0, b.Check.T); err != nil {
+			return err
+		}
+		return validateCheck(b.Check)
 	default:
-		return reject(ReasonSchema, "kind %q desconhecido; use levels ou env", b.Kind)
+		return reject(ReasonSchema, "kind %q desconhecido; use levels, env ou check", b.Kind)
+	}
+	return nil
+}
+
+// validateCheck checks a calibrator check's values (its time is checked by
+// Validate against the receive time).
+func validateCheck(c *Check) error {
+	ref := false
+	for _, r := range CheckReferences {
+		if c.ReferenceDB == r {
+			ref = true
+		}
+	}
+	if !ref {
+		return reject(ReasonRange, "check.reference_db=%v: o calibrador acústico gera 94 ou 114 dB", c.ReferenceDB)
+	}
+	if c.FrequencyHz != 1000 {
+		return reject(ReasonRange, "check.frequency_hz=%v: a verificação de campo usa o tom de 1000 Hz do calibrador", c.FrequencyHz)
+	}
+	if math.IsNaN(c.MeasuredDB) || math.IsInf(c.MeasuredDB, 0) || c.MeasuredDB < MinDB || c.MeasuredDB > MaxDB {
+		return reject(ReasonRange, "check.measured_db=%v fora da faixa %.0f–%.0f dB", c.MeasuredDB, MinDB, MaxDB)
+	}
+	if d := c.MeasuredDB - c.ReferenceDB; d > CheckTolerance || d < -CheckTolerance {
+		return reject(ReasonRange, "check.measured_db=%.2f difere %.2f dB da referência %.0f dB (mais de %.0f dB): o medidor está com defeito ou o valor foi digitado errado",
+			c.MeasuredDB, d, c.ReferenceDB, CheckTolerance)
+	}
+	if c.CalibratorModel == "" || c.CalibratorSerial == "" {
+		return reject(ReasonSchema, "check.calibrator_model e check.calibrator_serial são obrigatórios")
+	}
+	for _, f := range []struct{ name, v string }{{"check.calibrator_model", c.CalibratorModel}, {"check.calibrator_serial", c.CalibratorSerial}} {
+		if len(f.v) > MaxTextLen {
+			return reject(ReasonSchema, "%s com %d bytes excede o máximo de %d", f.name, len(f.v), MaxTextLen)
+		}
+	}
+	if len(c.Note) > MaxNoteLen {
+		return reject(ReasonSchema, "check.note com %d bytes excede o máximo de %d", len(c.Note), MaxNoteLen)
 	}
 	return nil
 }

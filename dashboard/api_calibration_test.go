@@ -1,0 +1,149 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/users"
+)
+
+// calibrationFixture is the dashboard with the calibration routes on a real
+// register (SQLite) over the demo registry.
+func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
+	t.Helper()
+	f := newFixture(t, HubOptions{Tick: 100 * time.Millisecond}, AuthOptions{})
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := registry.NewLive(reg)
+	cal, err := calibration.Open(context.Background(), filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{
+		Sensors: func() []calibration.Sensor {
+			var out []calibration.Sensor
+			for _, s := range live.Current().Sensors() {
+				g, _ := live.Current().Gateway(s.Gateway)
+				out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality})
+			}
+			return out
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cal.Close() })
+	NewCalibrationAPI(CalibrationOptions{Register: cal, Registry: live}).Register(f.mux, f.auth)
+	// The sensors and gateways the page's frame loads.
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	apiMux := http.NewServeMux()
+	NewAPI(APIOptions{Registry: live, Store: st}).Register(apiMux)
+	f.mux.Handle("/api/v1/", f.auth.Protect(f.auth.RequireRole(users.Roles...)(apiMux)))
+	return f, cal
+}
+
+// call makes an API request as user and decodes the JSON answer.
+func (f *fixture) call(t *testing.T, user, method, path string, body any) (int, map[string]any, http.Header, []byte) {
+	t.Helper()
+	cookie, csrf := f.login(t, user)
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, f.srv.URL+path, rd)
+	req.Header.Set("Cookie", CookieName+"="+cookie)
+	req.Header.Set(CSRFHeader, csrf)
+	req.Header.Set("Origin", f.srv.URL)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, resp.Header, raw
+}
+
+func TestCalibrationAPI(t *testing.T) {
+	f, _ := calibrationFixture(t)
+	today := time.Now().In(loc).Format(time.DateOnly)
+	pdf := []byte("%PDF-1.4\n% certificado de teste\n")
+	good := map[string]any{"number": "RBC-123/2026", "laboratory": "Laboratório de Acústica", "meter_model": "NTi XL2",
+		"meter_serial": "A2A-1", "calibrated_on": today, "expires": time.Now().In(loc).AddDate(1, 0, 0).Format(time.DateOnly),
+		"uncertainty_db": 0.4, "file_name": "rbc 123.pdf", "file_base64": base64.StdEncoding.EncodeToString(pdf)}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for a, b := range good {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	tests := []struct {
+		name, user, method, path string
+		body                     any
+		status                   int
+		want                     string // in the JSON answer
+	}{
+		{"operador cannot add", "op", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", good, 403, ""},
+		{"expiry before date", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", with("expires", "2020-01-01"), 400, "precisa ser posterior à data de calibração"},
+		{"missing number", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", with("number", ""), 400, "informe o número do certificado"},
+		{"not a PDF", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", with("file_base64", base64.StdEncoding.EncodeToString([]byte("GIF89a"))), 400, "não é um PDF"},
+		{"bad base64", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", with("file_base64", "%%%"), 400, "não é base64"},
+		{"unknown field", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", with("serial", "x"), 400, "JSON inválido"},
+		{"unknown sensor", "adm", "POST", "/api/v1/calibration/sensors/nao-existe/certificates", good, 404, "não está no cadastro"},
+		{"added", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", good, 201, "RBC-123/2026"},
+		{"overview", "op", "GET", "/api/v1/calibration", nil, 200, "lapa-hospital-01"},
+		{"sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01", nil, 200, "RBC-123/2026"},
+		{"status of an uncertified sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-hospital-01/status", nil, 200, "nenhum certificado de calibração cadastrado"},
+		{"status at a bad time", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01/status?at=ontem", nil, 400, "RFC 3339"},
+		{"policy by operador", "op", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 10}, 403, ""},
+		{"policy out of range", "adm", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 999}, 400, "use 1 a 366 dias"},
+		{"policy", "adm", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 10}, 200, "10"},
+		{"file of nothing", "op", "GET", "/api/v1/calibration/certificates/999/file", nil, 404, "sem arquivo"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, _, raw := f.call(t, tc.user, tc.method, tc.path, tc.body)
+			if status != tc.status || !strings.Contains(string(raw), tc.want) {
+				t.Fatalf("%s %s as %s: %d %s, want %d with %q", tc.method, tc.path, tc.user, status, raw, tc.status, tc.want)
+			}
+		})
+	}
+	// The file comes back byte for byte, with its sha256.
+	_, sensor, _, _ := f.call(t, "op", "GET", "/api/v1/calibration/sensors/lapa-bar-01", nil)
+	certs := sensor["certificates"].([]any)
+	id := int64(certs[0].(map[string]any)["id"].(float64))
+	status, _, hdr, raw := f.call(t, "op", "GET", "/api/v1/calibration/certificates/"+itoa(id)+"/file", nil)
+	sum := sha256.Sum256(pdf)
+	if status != 200 || string(raw) != string(pdf) || hdr.Get("X-Content-SHA256") != hex.EncodeToString(sum[:]) ||
+		hdr.Get("Content-Type") != "application/pdf" || !strings.Contains(hdr.Get("Content-Disposition"), `filename="rbc_123.pdf"`) {
+		t.Fatalf("file: %d %q %v", status, raw, hdr)
+	}
+	// The policy shows in the verdict.
+	_, st, _, _ := f.call(t, "op", "GET", "/api/v1/calibration/sensors/lapa-bar-01", nil)
+	if v := st["verdict"].(map[string]any); v["check_max_days"].(float64) != 10 {
+		t.Fatalf("verdict %v", v)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

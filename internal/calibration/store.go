@@ -1,0 +1,523 @@
+package calibration
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sossego/sossego/internal/sqlitedb"
+)
+
+// FileName is the register's file in the service's data folder.
+const FileName = "calibration.db"
+
+// Sensor is what the register needs to know of a registered sensor.
+type Sensor struct {
+	ID           string
+	Municipality string
+}
+
+// Options configure a Register.
+type Options struct {
+	// Sensors lists the registered sensors (the registry in force); the
+	// overview and the gauges cover them and every sensor with a
+	// certificate. May be nil.
+	Sensors func() []Sensor
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Register is the calibration register: certificates with their history
+// and files, field checks, the devices signed batches report, and the
+// municipalities' field-check policy, in its own SQLite file.
+type Register struct {
+	db  *sql.DB
+	o   Options
+	mu  sync.Mutex
+	dev map[string]Sighting // last sighting per sensor (the observer's cache)
+
+	mismatches prometheus.Counter
+}
+
+// Open opens (creating if needed) the register at path.
+func Open(ctx context.Context, path string, o Options) (*Register, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4})
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "calibration_migrations"}, migrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	r := &Register{db: db, o: o, dev: map[string]Sighting{},
+		mismatches: prometheus.NewCounter(prometheus.CounterOpts{Name: "sossego_calibration_device_mismatch_total",
+			Help: "Signed batches whose meter model or serial differs from the calibration certificate in force (counted when the reported device changes)."})}
+	if err := r.loadDevices(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close closes the file.
+func (r *Register) Close() error { return r.db.Close() }
+
+// migrations are the register's schema steps (sqlitedb.Migrate).
+var migrations = []sqlitedb.Step{{Name: "certificates, files, checks, devices, policy", SQL: schema}}
+
+const schema = `
+CREATE TABLE files (
+	sha256 TEXT PRIMARY KEY,
+	data   BLOB NOT NULL
+) STRICT;
+CREATE TABLE certificates (
+	id             INTEGER PRIMARY KEY,
+	sensor         TEXT NOT NULL,
+	number         TEXT NOT NULL,
+	laboratory     TEXT NOT NULL,
+	meter_model    TEXT NOT NULL,
+	meter_serial   TEXT NOT NULL,
+	calibrated_on  TEXT NOT NULL,
+	expires        TEXT NOT NULL,
+	uncertainty_db REAL NOT NULL,
+	note           TEXT NOT NULL DEFAULT '',
+	replaces       INTEGER REFERENCES certificates(id),
+	file_name      TEXT NOT NULL DEFAULT '',
+	file_sha256    TEXT REFERENCES files(sha256),
+	file_size      INTEGER NOT NULL DEFAULT 0,
+	recorded_at    INTEGER NOT NULL,
+	recorded_by    TEXT NOT NULL
+) STRICT;
+CREATE INDEX certificates_sensor ON certificates(sensor, id);
+-- The register keeps history: a revision is never changed nor deleted.
+CREATE TRIGGER certificates_no_update BEFORE UPDATE ON certificates
+	BEGIN SELECT RAISE(ABORT, 'calibration certificates are append-only'); END;
+CREATE TRIGGER certificates_no_delete BEFORE DELETE ON certificates
+	BEGIN SELECT RAISE(ABORT, 'calibration certificates are append-only'); END;
+CREATE TABLE checks (
+	id                INTEGER PRIMARY KEY,
+	sensor            TEXT NOT NULL,
+	gateway           TEXT NOT NULL,
+	municipality      TEXT NOT NULL,
+	seq               INTEGER NOT NULL,
+	at                INTEGER NOT NULL,
+	reference_db      REAL NOT NULL,
+	measured_db       REAL NOT NULL,
+	frequency_hz      REAL NOT NULL,
+	calibrator_model  TEXT NOT NULL,
+	calibrator_serial TEXT NOT NULL,
+	note              TEXT NOT NULL DEFAULT '',
+	meter_model       TEXT NOT NULL,
+	meter_serial      TEXT NOT NULL,
+	verified          INTEGER NOT NULL,
+	received_at       INTEGER NOT NULL,
+	body              BLOB NOT NULL,
+	sig               BLOB,
+	UNIQUE (gateway, seq)
+) STRICT;
+CREATE INDEX checks_sensor ON checks(sensor, at);
+CREATE TABLE devices_seen (
+	id      INTEGER PRIMARY KEY,
+	sensor  TEXT NOT NULL,
+	model   TEXT NOT NULL,
+	serial  TEXT NOT NULL,
+	at      INTEGER NOT NULL,
+	gateway TEXT NOT NULL,
+	seq     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX devices_seen_sensor ON devices_seen(sensor, at);
+CREATE TABLE policy (
+	municipality   TEXT PRIMARY KEY,
+	check_max_days INTEGER NOT NULL,
+	updated_at     INTEGER NOT NULL,
+	updated_by     TEXT NOT NULL
+) STRICT;
+`
+
+// Add records a certificate revision (and its file, if any) after
+// Validate; by is who records it. A revision with Replaces set corrects
+// that revision (same sensor); otherwise it is a new calibration.
+func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by string) (Certificate, error) {
+	now := r.o.Now()
+	if err := Validate(c, file, now); err != nil {
+		return Certificate{}, err
+	}
+	c.ID, c.RecordedAt, c.RecordedBy = 0, now.UTC().Truncate(time.Millisecond), by
+	c.FileSHA256, c.FileSize = "", 0
+	if file == nil {
+		c.FileName = ""
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+	}
+	defer tx.Rollback()
+	if c.Replaces != 0 {
+		var sensor string
+		err := tx.QueryRowContext(ctx, `SELECT sensor FROM certificates WHERE id = ?`, c.Replaces).Scan(&sensor)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && sensor != c.Sensor) {
+			return Certificate{}, &ValidationError{Problems: []string{fmt.Sprintf("a revisão %d que esta corrige não existe para o sensor %s", c.Replaces, c.Sensor)}}
+		}
+		if err != nil {
+			return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+		}
+	}
+	var fileSHA any
+	if file != nil {
+		sum := sha256.Sum256(file)
+		c.FileSHA256, c.FileSize = hex.EncodeToString(sum[:]), int64(len(file))
+		fileSHA = c.FileSHA256
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO files(sha256, data) VALUES (?, ?)`, c.FileSHA256, file); err != nil {
+			return Certificate{}, fmt.Errorf("calibration: add file: %w", err)
+		}
+	}
+	var replaces any
+	if c.Replaces != 0 {
+		replaces = c.Replaces
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO certificates(sensor, number, laboratory, meter_model, meter_serial, calibrated_on,
+		expires, uncertainty_db, note, replaces, file_name, file_sha256, file_size, recorded_at, recorded_by)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, c.Sensor, c.Number, c.Laboratory, c.MeterModel, c.MeterSerial, c.CalibratedOn,
+		c.Expires, c.UncertaintyDB, c.Note, replaces, c.FileName, fileSHA, c.FileSize, c.RecordedAt.UnixMilli(), by)
+	if err != nil {
+		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+	}
+	if c.ID, err = res.LastInsertId(); err != nil {
+		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+	}
+	r.o.Log.Info("certificado de calibração registrado", "sensor", c.Sensor, "certificado", c.Number, "validade", c.Expires,
+		"revisao", c.ID, "por", by)
+	return c, nil
+}
+
+const certCols = `id, sensor, number, laboratory, meter_model, meter_serial, calibrated_on, expires, uncertainty_db, note,
+	coalesce(replaces, 0), file_name, coalesce(file_sha256, ''), file_size, recorded_at, recorded_by`
+
+func scanCert(sc interface{ Scan(...any) error }) (Certificate, error) {
+	var c Certificate
+	var at int64
+	err := sc.Scan(&c.ID, &c.Sensor, &c.Number, &c.Laboratory, &c.MeterModel, &c.MeterSerial, &c.CalibratedOn, &c.Expires,
+		&c.UncertaintyDB, &c.Note, &c.Replaces, &c.FileName, &c.FileSHA256, &c.FileSize, &at, &c.RecordedBy)
+	c.RecordedAt = time.UnixMilli(at).UTC()
+	return c, err
+}
+
+// History is every revision of a sensor's certificates, oldest first;
+// sensor "" lists every sensor's.
+func (r *Register) History(ctx context.Context, sensor string) ([]Certificate, error) {
+	q := `SELECT ` + certCols + ` FROM certificates WHERE sensor = ? OR ? = '' ORDER BY sensor, id`
+	rows, err := r.db.QueryContext(ctx, q, sensor, sensor)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: history: %w", err)
+	}
+	defer rows.Close()
+	var out []Certificate
+	for rows.Next() {
+		c, err := scanCert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("calibration: history: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Certificate returns one revision.
+func (r *Register) Certificate(ctx context.Context, id int64) (Certificate, error) {
+	c, err := scanCert(r.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM certificates WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Certificate{}, ErrNotFound
+	}
+	if err != nil {
+		return Certificate{}, fmt.Errorf("calibration: certificate %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// File returns a revision's file; its sha256 is checked on the way out.
+func (r *Register) File(ctx context.Context, id int64) (Certificate, []byte, error) {
+	c, err := r.Certificate(ctx, id)
+	if err != nil {
+		return Certificate{}, nil, err
+	}
+	if c.FileSHA256 == "" {
+		return c, nil, ErrNotFound
+	}
+	var data []byte
+	if err := r.db.QueryRowContext(ctx, `SELECT data FROM files WHERE sha256 = ?`, c.FileSHA256).Scan(&data); err != nil {
+		return c, nil, fmt.Errorf("calibration: file of %d: %w", id, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != c.FileSHA256 {
+		return c, nil, fmt.Errorf("calibration: file of certificate %d does not match its sha256 %s", id, c.FileSHA256)
+	}
+	return c, data, nil
+}
+
+// RecordCheck stores a field check; a check already stored (same gateway
+// and seq) is not stored again and new is false.
+func (r *Register) RecordCheck(ctx context.Context, k FieldCheck, body, sig []byte) (stored bool, err error) {
+	res, err := r.db.ExecContext(ctx, `INSERT OR IGNORE INTO checks(sensor, gateway, municipality, seq, at, reference_db, measured_db,
+		frequency_hz, calibrator_model, calibrator_serial, note, meter_model, meter_serial, verified, received_at, body, sig)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, k.Sensor, k.Gateway, k.Municipality, int64(k.Seq), k.At.UnixMilli(),
+		k.ReferenceDB, k.MeasuredDB, k.FrequencyHz, k.CalibratorModel, k.CalibratorSerial, k.Note, k.MeterModel, k.MeterSerial,
+		k.Verified, k.ReceivedAt.UnixMilli(), body, sig)
+	if err != nil {
+		return false, fmt.Errorf("calibration: record check %s/%d: %w", k.Gateway, k.Seq, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Checks lists a sensor's field checks, newest first, at most limit
+// (0: all); sensor "" lists every sensor's.
+func (r *Register) Checks(ctx context.Context, sensor string, limit int) ([]FieldCheck, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT id, sensor, gateway, municipality, seq, at, reference_db, measured_db, frequency_hz,
+		calibrator_model, calibrator_serial, note, meter_model, meter_serial, verified, received_at
+		FROM checks WHERE sensor = ? OR ? = '' ORDER BY at DESC, id DESC LIMIT ?`, sensor, sensor, limit)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: checks: %w", err)
+	}
+	defer rows.Close()
+	var out []FieldCheck
+	for rows.Next() {
+		var k FieldCheck
+		var seq, at, recv int64
+		if err := rows.Scan(&k.ID, &k.Sensor, &k.Gateway, &k.Municipality, &seq, &at, &k.ReferenceDB, &k.MeasuredDB, &k.FrequencyHz,
+			&k.CalibratorModel, &k.CalibratorSerial, &k.Note, &k.MeterModel, &k.MeterSerial, &k.Verified, &recv); err != nil {
+			return nil, fmt.Errorf("calibration: checks: %w", err)
+		}
+		k.Seq, k.At, k.ReceivedAt = uint64(seq), time.UnixMilli(at).UTC(), time.UnixMilli(recv).UTC()
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// CheckEvidence returns a stored check's signed body and signature.
+func (r *Register) CheckEvidence(ctx context.Context, id int64) (body, sig []byte, err error) {
+	err = r.db.QueryRowContext(ctx, `SELECT body, sig FROM checks WHERE id = ?`, id).Scan(&body, &sig)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, ErrNotFound
+	}
+	return body, sig, err
+}
+
+// Sightings lists the devices a sensor's signed batches reported, oldest
+// first.
+func (r *Register) Sightings(ctx context.Context, sensor string) ([]Sighting, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT sensor, model, serial, at, gateway, seq FROM devices_seen
+		WHERE sensor = ? OR ? = '' ORDER BY at, id`, sensor, sensor)
+	if err != nil {
+		return nil, fmt.Errorf("calibration: devices: %w", err)
+	}
+	defer rows.Close()
+	var out []Sighting
+	for rows.Next() {
+		var s Sighting
+		var at, seq int64
+		if err := rows.Scan(&s.Sensor, &s.Model, &s.Serial, &at, &s.Gateway, &seq); err != nil {
+			return nil, fmt.Errorf("calibration: devices: %w", err)
+		}
+		s.At, s.Seq = time.UnixMilli(at).UTC(), uint64(seq)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// loadDevices fills the observer's cache with each sensor's last sighting.
+func (r *Register) loadDevices(ctx context.Context) error {
+	all, err := r.Sightings(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, s := range all {
+		if cur, ok := r.dev[s.Sensor]; !ok || !s.At.Before(cur.At) {
+			r.dev[s.Sensor] = s
+		}
+	}
+	return nil
+}
+
+// Saw records that a signed batch of sensor reported device model/serial
+// at (the start of its first record). Only a change is written: the
+// sighting holds until the next one. It reports whether it was a change.
+func (r *Register) Saw(ctx context.Context, s Sighting) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.dev[s.Sensor]; ok && cur.Model == s.Model && cur.Serial == s.Serial {
+		return false, nil
+	}
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO devices_seen(sensor, model, serial, at, gateway, seq) VALUES (?,?,?,?,?,?)`,
+		s.Sensor, s.Model, s.Serial, s.At.UnixMilli(), s.Gateway, int64(s.Seq)); err != nil {
+		return false, fmt.Errorf("calibration: device of %s: %w", s.Sensor, err)
+	}
+	r.dev[s.Sensor] = s
+	return true, nil
+}
+
+// MaxCheckDays bounds a municipality's field-check policy.
+const MaxCheckDays = 366
+
+// SetPolicy sets how many days a municipality's field checks stay
+// current; days 0 returns it to the default (DefaultCheckMaxAge).
+func (r *Register) SetPolicy(ctx context.Context, municipality string, days int, by string) error {
+	if municipality == "" {
+		return &ValidationError{Problems: []string{"informe o município"}}
+	}
+	if days < 0 || days > MaxCheckDays {
+		return &ValidationError{Problems: []string{fmt.Sprintf("prazo de %d dias inválido: use 1 a %d dias (0 volta ao padrão de %d)",
+			days, MaxCheckDays, int(DefaultCheckMaxAge/(24*time.Hour)))}}
+	}
+	var err error
+	if days == 0 {
+		_, err = r.db.ExecContext(ctx, `DELETE FROM policy WHERE municipality = ?`, municipality)
+	} else {
+		_, err = r.db.ExecContext(ctx, `INSERT INTO policy(municipality, check_max_days, updated_at, updated_by) VALUES (?,?,?,?)
+			ON CONFLICT(municipality) DO UPDATE SET check_max_days = excluded.check_max_days, updated_at = excluded.updated_at,
+			updated_by = excluded.updated_by`, municipality, days, r.o.Now().UnixMilli(), by)
+	}
+	if err != nil {
+		return fmt.Errorf("calibration: policy %s: %w", municipality, err)
+	}
+	return nil
+}
+
+// Policy is how long a municipality's field checks stay current.
+func (r *Register) Policy(ctx context.Context, municipality string) (time.Duration, error) {
+	var days int
+	err := r.db.QueryRowContext(ctx, `SELECT check_max_days FROM policy WHERE municipality = ?`, municipality).Scan(&days)
+	if errors.Is(err, sql.ErrNoRows) {
+		return DefaultCheckMaxAge, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("calibration: policy %s: %w", municipality, err)
+	}
+	return time.Duration(days) * 24 * time.Hour, nil
+}
+
+// municipality is the sensor's municipality in the registry ("" unknown).
+func (r *Register) municipality(sensor string) string {
+	if r.o.Sensors == nil {
+		return ""
+	}
+	for _, s := range r.o.Sensors() {
+		if s.ID == sensor {
+			return s.Municipality
+		}
+	}
+	return ""
+}
+
+// Facts gathers what the rule needs about sensor.
+func (r *Register) Facts(ctx context.Context, sensor string) (Facts, error) {
+	var f Facts
+	var err error
+	if f.Certificates, err = r.History(ctx, sensor); err != nil {
+		return f, err
+	}
+	if f.Sightings, err = r.Sightings(ctx, sensor); err != nil {
+		return f, err
+	}
+	if f.Checks, err = r.Checks(ctx, sensor, 0); err != nil {
+		return f, err
+	}
+	muni := r.municipality(sensor)
+	if muni == "" && len(f.Checks) > 0 {
+		muni = f.Checks[0].Municipality
+	}
+	if f.CheckMaxAge, err = r.Policy(ctx, muni); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// Verdict is Evaluate over the register's facts about sensor at at.
+func (r *Register) Verdict(ctx context.Context, sensor string, at time.Time) (Verdict, error) {
+	if sensor == "" {
+		return Verdict{}, errors.New("calibration: verdict: no sensor")
+	}
+	f, err := r.Facts(ctx, sensor)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return Evaluate(f, at), nil
+}
+
+// Status says whether the readings of sensorID at at may found a
+// constatação or a notice (ok), or are indicativas, and why (pt-BR). A
+// register that cannot be read answers not ok, saying so: nothing rests on
+// readings whose calibration could not be checked.
+func (r *Register) Status(sensorID string, at time.Time) (ok bool, why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := r.Verdict(ctx, sensorID, at)
+	if err != nil {
+		r.o.Log.Error("registro de calibração ilegível", "sensor", sensorID, "erro", err)
+		return false, "leituras indicativas: o registro de calibração não pôde ser consultado (erro interno; consulte o log do serviço)"
+	}
+	return v.OK, v.Why()
+}
+
+// Row is one sensor in the register's overview.
+type Row struct {
+	Sensor       string  `json:"sensor"`
+	Municipality string  `json:"municipality,omitempty"`
+	Verdict      Verdict `json:"verdict"`
+	Revisions    int     `json:"revisions"`
+}
+
+// Overview is every registered or certified sensor's verdict at at, by
+// sensor id.
+func (r *Register) Overview(ctx context.Context, at time.Time) ([]Row, error) {
+	munis := map[string]string{}
+	var ids []string
+	if r.o.Sensors != nil {
+		for _, s := range r.o.Sensors() {
+			if _, ok := munis[s.ID]; !ok {
+				ids = append(ids, s.ID)
+			}
+			munis[s.ID] = s.Municipality
+		}
+	}
+	all, err := r.History(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	revs := map[string]int{}
+	for _, c := range all {
+		if _, ok := munis[c.Sensor]; !ok {
+			munis[c.Sensor] = ""
+			ids = append(ids, c.Sensor)
+		}
+		revs[c.Sensor]++
+	}
+	sortStrings(ids)
+	out := make([]Row, 0, len(ids))
+	for _, id := range ids {
+		v, err := r.Verdict(ctx, id, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Row{Sensor: id, Municipality: munis[id], Verdict: v, Revisions: revs[id]})
+	}
+	return out, nil
+}

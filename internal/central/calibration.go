@@ -1,0 +1,46 @@
+package central
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/registry"
+)
+
+// openCalibration opens the calibration register (DataDir/calibration.db,
+// docs/metrology.md) over the registry's sensors and registers its gauges.
+func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibration.Register, error) {
+	cal, err := calibration.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibration.Options{
+		Sensors: func() []calibration.Sensor { return calibrationSensors(reg.Current()) }, Log: log.With("componente", "metrologia")})
+	if err != nil {
+		return nil, err
+	}
+	if err := prom.Register(cal.Collector()); err != nil {
+		cal.Close()
+		return nil, err
+	}
+	return cal, nil
+}
+
+// calibrationSensors lists the registered sensors with their municipality.
+func calibrationSensors(r *registry.Registry) []calibration.Sensor {
+	ss := r.Sensors()
+	out := make([]calibration.Sensor, 0, len(ss))
+	for _, s := range ss {
+		g, _ := r.Gateway(s.Gateway)
+		out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality})
+	}
+	return out
+}
+
+// registerCalibration mounts the calibration routes.
+func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web, reg *registry.Live, log *slog.Logger) {
+	dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Registry: reg,
+		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
+}
