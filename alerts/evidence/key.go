@@ -131,6 +131,24 @@ func (k *KeyRing) Current() PublicKeyInfo {
 	return NewPublicKeyInfo(k.Public(), time.Time{}, time.Time{})
 }
 
+// Published is the service key as GET /api/v1/evidence/key and
+// `sossego evidence key show --json` publish it.
+type Published struct {
+	Algorithm          string          `json:"algorithm"`
+	PublicKey          string          `json:"public_key"` // base64 of the 32 raw bytes
+	Fingerprint        string          `json:"fingerprint"`
+	FingerprintGrouped string          `json:"fingerprint_grouped"` // as the notices print it
+	PEM                string          `json:"pem"`
+	History            []PublicKeyInfo `json:"history"` // oldest first; the last is the current key
+}
+
+// PublishedKey describes k for publication.
+func PublishedKey(k *KeyRing) Published {
+	pub := k.Public()
+	return Published{Algorithm: "ed25519", PublicKey: base64.StdEncoding.EncodeToString(pub), Fingerprint: Fingerprint(pub),
+		FingerprintGrouped: GroupedFingerprint(Fingerprint(pub)), PEM: string(PublicKeyPEM(pub)), History: k.History}
+}
+
 // LoadOrCreateKey returns the service's evidence signing key from
 // dir/KeyFile, generating it (mode 0600) on first use. A key file readable
 // by others is refused.

@@ -108,7 +108,7 @@ func VerifyZip(r io.ReaderAt, size int64, t Trust) *Report {
 	defer finish(rep)
 	cdOff, err := strictZip(r, size)
 	if err != nil {
-		rep.add("o arquivo não é um zip de pacote íntegro: %v", err)
+		rep.add("o arquivo não é um zip válido de pacote: %v", err)
 		return rep
 	}
 	zr, err := zip.NewReader(r, size)
@@ -174,18 +174,18 @@ func VerifyDir(dir string, t Trust) *Report {
 
 // VerifyPath checks a zip file or an unpacked bag directory.
 func VerifyPath(p string, t Trust) (*Report, error) {
-	st, err := os.Stat(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if st.IsDir() {
 		return VerifyDir(p, t), nil
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	return VerifyZip(f, st.Size(), t), nil
 }
 
