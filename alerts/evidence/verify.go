@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -120,7 +121,7 @@ func VerifyZip(r io.ReaderAt, size int64, t Trust) *Report {
 		rep.add("o zip tem %d membros; um pacote de evidências tem no máximo %d", len(zr.File), maxMembers)
 		return rep
 	}
-	bag := &bagFiles{rep: rep, files: map[string]opener{}}
+	bag := &bagFiles{rep: rep, files: map[string]opener{}, sizes: map[string]int64{}}
 	bag.indexZip(r, zr.File, cdOff)
 	bag.check(t)
 	return rep
@@ -142,7 +143,7 @@ func VerifyDir(dir string, t Trust) *Report {
 		return rep
 	}
 	defer rt.Close()
-	bag := &bagFiles{rep: rep, files: map[string]opener{}}
+	bag := &bagFiles{rep: rep, files: map[string]opener{}, sizes: map[string]int64{}}
 	rep.Bag = filepath.Base(root)
 	n := 0
 	err = fs.WalkDir(rt.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -162,6 +163,9 @@ func VerifyDir(dir string, t Trust) *Report {
 		}
 		name := p
 		bag.files[name] = func() (io.ReadCloser, error) { return rt.Open(name) }
+		if fi, err := d.Info(); err == nil {
+			bag.sizes[name] = min(fi.Size(), maxKeptFile)
+		}
 		return nil
 	})
 	if err != nil {
@@ -324,8 +328,10 @@ type opener func() (io.ReadCloser, error)
 type bagFiles struct {
 	rep   *Report
 	files map[string]opener
-	total int64
+	total atomic.Int64
 	kept  map[string][]byte // payload files parsed after hashing
+	sizes map[string]int64  // declared sizes (zip) or file sizes (directory), to size buffers
+	mu    sync.Mutex        // kept, while payload files are hashed in parallel
 }
 
 // indexZip takes the zip's members: one top directory (the bag's name),
@@ -361,6 +367,7 @@ func (b *bagFiles) indexZip(r io.ReaderAt, members []*zip.File, cdOff int64) {
 			continue
 		}
 		b.files[rest] = f.Open
+		b.sizes[rest] = int64(min(f.UncompressedSize64, maxKeptFile))
 	}
 	b.rep.Bag = root
 	if err := contiguous(r, members, cdOff); err != nil {
@@ -382,7 +389,7 @@ func (b *bagFiles) read(name string, limit int64) ([]byte, error) {
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("maior que %d bytes", limit)
 	}
-	b.total += int64(len(data))
+	b.total.Add(int64(len(data)))
 	return data, nil
 }
 
@@ -458,8 +465,8 @@ func (b *bagFiles) checkTagManifest(tagm []byte) {
 // checkPayload: every data/ file is listed, each hash right, nothing else
 // in the bag, and Payload-Oxum matches what was read.
 func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, haveInfo bool) {
-	var n int64
-	listed := checkManifest(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
+	var octets atomic.Int64
+	listed := checkManifestParallel(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
 		b.files, func(name string) (string, error) {
 			rc, err := b.files[name]()
 			if err != nil {
@@ -467,20 +474,24 @@ func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, hav
 			}
 			defer rc.Close()
 			h := sha256.New()
-			var src io.Reader = io.LimitReader(rc, maxTotal-b.total)
+			left := maxTotal - b.total.Load()
+			var src io.Reader = io.LimitReader(rc, left)
 			var keep *bytes.Buffer
 			if keptFiles[name] {
 				keep = &bytes.Buffer{}
-				src = io.TeeReader(io.LimitReader(rc, min(maxKeptFile, maxTotal-b.total)), keep)
+				keep.Grow(int(min(max(b.sizes[name], 0), maxKeptFile)) + bytes.MinRead)
+				src = io.TeeReader(io.LimitReader(rc, min(maxKeptFile, left)), keep)
 			}
 			c, err := io.Copy(h, src)
-			b.total += c
-			n += c
+			b.total.Add(c)
+			octets.Add(c)
 			if err != nil {
 				return "", err
 			}
 			if keep != nil {
+				b.mu.Lock()
 				b.kept[name] = keep.Bytes()
+				b.mu.Unlock()
 			}
 			return hex.EncodeToString(h.Sum(nil)), nil
 		})
@@ -492,6 +503,7 @@ func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, hav
 			b.rep.add("arquivo %s não faz parte do pacote (arquivo acrescentado)", name)
 		}
 	}
+	n := octets.Load()
 	b.rep.PayloadFiles, b.rep.PayloadBytes = len(listed), n
 	if ox := fields["Payload-Oxum"]; len(ox) == 1 {
 		if want := fmt.Sprintf("%d.%d", n, len(listed)); ox[0] != want {
@@ -576,9 +588,50 @@ func isTag(name string) bool {
 	return false
 }
 
-// checkManifest parses a manifest and checks each listed file with sum.
-func checkManifest(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+// checkManifestParallel is checkManifest hashing two files at a time
+// (the largest first: the readings and the batches are most of a bag).
+func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
 	sum func(string) (string, error)) map[string]bool {
+	type job struct {
+		name, want string
+		got        string
+		err        error
+	}
+	var jobs []*job
+	listed := checkManifest(rep, mname, data, allowed, files, func(name string) (string, error) {
+		return "", errDeferred
+	}, func(name, want string) { jobs = append(jobs, &job{name: name, want: want}) })
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for j := range next {
+				j.got, j.err = sum(j.name)
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		switch {
+		case j.err != nil:
+			rep.add("%s ilegível ou corrompido: %v", j.name, j.err)
+		case j.got != j.want:
+			rep.add("%s foi alterado: SHA-256 %s, esperado %s (%s)", j.name, j.got[:16]+"…", j.want[:16]+"…", mname)
+		}
+	}
+	return listed
+}
+
+var errDeferred = errors.New("deferred")
+
+// checkManifest parses a manifest and checks each listed file with sum
+// (or hands it to deferred, when given).
+func checkManifest(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+	sum func(string) (string, error), deferred ...func(name, want string)) map[string]bool {
 	listed := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -602,6 +655,10 @@ func checkManifest(rep *Report, mname string, data []byte, allowed func(string) 
 		listed[name] = true
 		if files[name] == nil {
 			rep.add("falta o arquivo %s listado em %s (arquivo removido ou renomeado)", name, mname)
+			continue
+		}
+		if len(deferred) > 0 {
+			deferred[0](name, want)
 			continue
 		}
 		got, err := sum(name)
