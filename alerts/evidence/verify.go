@@ -331,7 +331,9 @@ type bagFiles struct {
 	total atomic.Int64
 	kept  map[string][]byte // payload files parsed after hashing
 	sizes map[string]int64  // declared sizes (zip) or file sizes (directory), to size buffers
-	mu    sync.Mutex        // kept, while payload files are hashed in parallel
+	// listed is every batch batches.txt holds.
+	listed map[BatchKey]bool
+	mu     sync.Mutex // kept, while payload files are hashed in parallel
 }
 
 // indexZip takes the zip's members: one top directory (the bag's name),
@@ -809,7 +811,7 @@ type bodyRecords struct {
 
 // checkBatches verifies every batch's signature with the key in force
 // when it was received and returns the records of the verified ones.
-func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]batchRecord {
+func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
 	rep := b.rep
 	var batches []signedBatch
 	for i, line := range bytes.Split(data, []byte("\n")) {
@@ -836,10 +838,14 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 		batches = append(batches, signedBatch{line: i + 1, gateway: f[0], seq: seq, received: rec, key: f[3], body: body, sig: sig})
 	}
 	rep.Batches = len(batches)
+	b.listed = make(map[BatchKey]bool, len(batches))
+	for _, sb := range batches {
+		b.listed[BatchKey{sb.gateway, sb.seq}] = true
+	}
 	type verdict struct {
 		problem string
 		warn    string
-		recs    *bodyRecords
+		recs    []recLine
 	}
 	verdicts := make([]verdict, len(batches))
 	const workers = 2
@@ -893,13 +899,13 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 						v.problem = fmt.Sprintf("lote %d do gateway %s: o corpo assinado não é um lote desse gateway com esse número", sb.seq, sb.gateway)
 						continue
 					}
-					v.recs = &br
+					v.recs = recLines(br.Records)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	out := make(map[BatchKey][]batchRecord, len(batches))
+	out := make(map[BatchKey][]recLine, len(batches))
 	unsigned := 0
 	for i, v := range verdicts {
 		if v.problem != "" {
@@ -913,7 +919,7 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 		}
 		if v.recs != nil {
 			rep.BatchesVerified++
-			out[BatchKey{batches[i].gateway, batches[i].seq}] = v.recs.Records
+			out[BatchKey{batches[i].gateway, batches[i].seq}] = v.recs
 		}
 	}
 	if unsigned > 5 {
@@ -922,9 +928,36 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 	return out
 }
 
+// recLine is a signed record as readings.csv must show it: its start
+// (t_utc) and its values (dur_ms … overload), in the CSV's own format.
+type recLine struct{ t, vals string }
+
+func recLines(rs []batchRecord) []recLine {
+	out := make([]recLine, len(rs))
+	var buf []byte
+	for i, r := range rs {
+		buf = r.T.UTC().AppendFormat(buf[:0], "2006-01-02T15:04:05.000Z")
+		n := len(buf)
+		buf = strconv.AppendInt(buf, r.DurMs, 10)
+		for _, v := range []float64{r.LAeq, r.LAFmax, r.LAFmin} {
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, v, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		if r.LCpeak != nil {
+			buf = strconv.AppendFloat(buf, *r.LCpeak, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		buf = strconv.AppendBool(buf, r.Overload)
+		s := string(buf)
+		out[i] = recLine{t: s[:n], vals: s[n:]}
+	}
+	return out
+}
+
 // checkReadings compares each row of readings.csv with the record of the
 // same second in the signed batch it names.
-func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]batchRecord) {
+func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]recLine) {
 	rep := b.rep
 	if !bytes.HasPrefix(data, []byte(readingsHeader)) {
 		rep.add("data/readings.csv: cabeçalho alterado")
@@ -938,53 +971,59 @@ func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]batchRecord)
 			bad = append(bad, fmt.Sprintf("linha %d: %s", ln, why))
 		}
 	}
-	lines := bytes.Split(data[len(readingsHeader):], []byte("\n"))
-	var buf []byte
-	for i, line := range lines {
-		ln := i + 2
+	rest := data[len(readingsHeader):]
+	var f [14][]byte
+	for ln := 2; len(rest) > 0; ln++ {
+		line := rest
+		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+			line, rest = rest[:k], rest[k+1:]
+		} else {
+			rest = nil
+		}
 		if len(line) == 0 {
 			continue
 		}
-		f := strings.Split(string(line), ",")
-		if len(f) != 14 {
+		n := 0
+		for n < 14 {
+			k := bytes.IndexByte(line, ',')
+			if k < 0 || n == 13 {
+				f[n] = line
+				n++
+				if k >= 0 {
+					n = 15 // too many fields
+				}
+				break
+			}
+			f[n], line = line[:k], line[k+1:]
+			n++
+		}
+		if n != 14 {
 			fail(ln, "formato inválido")
 			continue
 		}
-		seq, err := strconv.ParseUint(f[9], 10, 64)
-		t, err2 := time.Parse("2006-01-02T15:04:05.000Z", f[0])
-		if err != nil || err2 != nil {
-			fail(ln, "hora ou número do lote ilegível")
+		seq, err := strconv.ParseUint(string(f[9]), 10, 64)
+		if err != nil {
+			fail(ln, "número do lote ilegível")
 			continue
 		}
-		recs, ok := bodies[BatchKey{f[8], seq}]
+		gw := string(f[8])
+		recs, ok := bodies[BatchKey{gw, seq}]
 		if !ok {
-			if b.unsignedOrFailed(f[8], seq) {
+			if b.unsignedOrFailed(gw, seq) {
 				continue // reported with the batch
 			}
-			fail(ln, fmt.Sprintf("o lote %d do gateway %s não está em data/batches.txt", seq, f[8]))
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não está em data/batches.txt", seq, gw))
 			continue
 		}
-		j := sort.Search(len(recs), func(j int) bool { return !recs[j].T.Before(t) })
-		if j == len(recs) || !recs[j].T.Equal(t) {
-			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, f[8], f[0]))
+		t := string(f[0])
+		j := sort.Search(len(recs), func(j int) bool { return recs[j].t >= t })
+		if j == len(recs) || recs[j].t != t {
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, gw, t))
 			continue
 		}
-		r := recs[j]
-		buf = strconv.AppendInt(buf[:0], r.DurMs, 10)
-		buf = append(buf, ',')
-		buf = strconv.AppendFloat(buf, r.LAeq, 'f', 2, 64)
-		buf = append(buf, ',')
-		buf = strconv.AppendFloat(buf, r.LAFmax, 'f', 2, 64)
-		buf = append(buf, ',')
-		buf = strconv.AppendFloat(buf, r.LAFmin, 'f', 2, 64)
-		buf = append(buf, ',')
-		if r.LCpeak != nil {
-			buf = strconv.AppendFloat(buf, *r.LCpeak, 'f', 2, 64)
-		}
-		buf = append(buf, ',')
-		buf = strconv.AppendBool(buf, r.Overload)
-		if got := strings.Join(f[2:8], ","); got != string(buf) {
-			fail(ln, fmt.Sprintf("difere do lote assinado %d do gateway %s (%s no CSV, %s no lote)", seq, f[8], got, buf))
+		got := bytes.Join(f[2:8], []byte(","))
+		if string(got) != recs[j].vals {
+			fail(ln, fmt.Sprintf("difere do lote assinado %d do gateway %s (%s no CSV, %s no lote)", seq, gw, got, recs[j].vals))
 			continue
 		}
 		rep.ReadingsChecked++
@@ -1001,7 +1040,5 @@ func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]batchRecord)
 // unsignedOrFailed: the batch is in batches.txt but was not verified (a
 // warning or a problem of its own).
 func (b *bagFiles) unsignedOrFailed(gateway string, seq uint64) bool {
-	bt := b.kept["data/batches.txt"]
-	return bytes.Contains(bt, []byte("\n"+gateway+" "+strconv.FormatUint(seq, 10)+" ")) ||
-		bytes.HasPrefix(bt, []byte(gateway+" "+strconv.FormatUint(seq, 10)+" "))
+	return b.listed[BatchKey{gateway, seq}]
 }
