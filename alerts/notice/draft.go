@@ -180,6 +180,17 @@ type Draft struct {
 	Deadlines []codes.Deadline `json:"deadlines,omitempty"`
 
 	RefersTo *Reference `json:"refers_to,omitempty"`
+	// Constatacoes are the constatações the document rests on: the one
+	// that grounds the notice and, on an auto, the one after the prazo.
+	Constatacoes []Constatacao `json:"constatacoes,omitempty"`
+	// LavraturaPlace is where the act is drawn up (the fiscal's choice;
+	// the party's address by default).
+	LavraturaPlace string `json:"lavratura_place,omitempty"`
+	// Circumstances are the fiscal's own words on the facts, printed with
+	// the automatic text.
+	Circumstances string `json:"circumstances,omitempty"`
+	// Corrects points at the issued act this one corrects.
+	Corrects *Reference `json:"corrects,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
 	Prepared time.Time  `json:"prepared"`
 

@@ -71,8 +71,10 @@ const (
 // Actor is who acts.
 type Actor struct {
 	ID   string `json:"id"`
-	Name string `json:"name"`
+	Name string `json:"name"` // full name when the user register has it
 	Role string `json:"role"`
+	// Matricula is the fiscal's registration number, when known.
+	Matricula string `json:"matricula,omitempty"`
 }
 
 // Agent is the fiscal who draws a document up.
@@ -83,8 +85,12 @@ type Agent struct {
 
 // Witness is a person who witnessed a refusal.
 type Witness struct {
-	Name     string `json:"name"`
-	Document string `json:"document"` // CPF or RG
+	Name string `json:"name"`
+	// DocType is WitnessCPF (check digits verified) or WitnessRG (free
+	// text with its Issuer, e.g. "SSP/PR").
+	DocType  string `json:"doc_type"`
+	Document string `json:"document"`
+	Issuer   string `json:"issuer,omitempty"`
 }
 
 // Action is one workflow step with its parameters.
@@ -102,6 +108,13 @@ type Action struct {
 	// Ciente: name of who signed; recusa: the witnesses.
 	SignedBy  string    `json:"signed_by,omitempty"`
 	Witnesses []Witness `json:"witnesses,omitempty"`
+	// Ciente and recusa: the fiscal's declaration (what happened at the
+	// delivery) and observation, printed as recorded.
+	Declaration string `json:"declaration,omitempty"`
+	Observation string `json:"observation,omitempty"`
+	// Auto: the constatação recorded after the prazo that shows the
+	// infraction went on.
+	FollowUp *Constatacao `json:"follow_up,omitempty"`
 	// Decide: whether the penalty was confirmed ("autuado e punido").
 	Punished *bool  `json:"punished,omitempty"`
 	Note     string `json:"note,omitempty"`
@@ -128,6 +141,21 @@ type Document struct {
 	DecidedAt     time.Time `json:"decided_at,omitzero"`
 	Punished      *bool     `json:"punished,omitempty"`
 	Note          string    `json:"note,omitempty"`
+
+	// Declaration and Observation are the fiscal's words at the ciente or
+	// the recusa, kept and printed exactly as recorded.
+	Declaration string `json:"declaration,omitempty"`
+	Observation string `json:"observation,omitempty"`
+	// FollowUp is the id of the constatação after the prazo on which the
+	// auto de infração rests (on the notice it escalated).
+	FollowUp string `json:"follow_up,omitempty"`
+	// Edits are the fiscal's changes to the draft, oldest first.
+	Edits []Edit `json:"edits,omitempty"`
+	// PDF is the act as issued: its bytes are stored once, at issue, and
+	// served as they are.
+	PDF *StoredPDF `json:"pdf,omitempty"`
+	// CorrectedBy is the id of the act that corrects this one after issue.
+	CorrectedBy string `json:"corrected_by,omitempty"`
 }
 
 // ErrTransition is wrapped by every refused transition; the message is pt-BR
