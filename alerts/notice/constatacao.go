@@ -414,9 +414,12 @@ type FieldChange struct {
 	Value string `json:"value"`
 }
 
-// StoredPDF describes the PDF kept at issue: the bytes of the act as
-// issued, immutable, with their SHA-256.
+// StoredPDF describes a stored PDF of an act: the bytes of the act as
+// issued (Seq 1), then as delivered with the ciente or recusa recorded
+// (Seq 2); each immutable, with its SHA-256.
 type StoredPDF struct {
+	Seq      int       `json:"seq"`
+	Stage    string    `json:"stage"` // issue | ciente | recusa
 	SHA256   string    `json:"sha256"`
 	Size     int       `json:"size"`
 	StoredAt time.Time `json:"stored_at"`

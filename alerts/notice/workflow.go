@@ -169,8 +169,8 @@ type Document struct {
 	FollowUp string `json:"follow_up,omitempty"`
 	// Edits are the fiscal's changes to the draft, oldest first.
 	Edits []Edit `json:"edits,omitempty"`
-	// PDF is the act as issued: its bytes are stored once, at issue, and
-	// served as they are.
+	// PDF is the act's last stored PDF: stored at issue, and again at the
+	// ciente or recusa with what was recorded; served as stored.
 	PDF *StoredPDF `json:"pdf,omitempty"`
 	// CorrectedBy is the id of the act that corrects this one after issue.
 	CorrectedBy string `json:"corrected_by,omitempty"`

@@ -127,10 +127,13 @@ BEGIN SELECT RAISE(ABORT, 'constatação registrada não se altera'); END;
 CREATE TRIGGER cases_constatacoes_no_delete BEFORE DELETE ON cases_constatacoes
 BEGIN SELECT RAISE(ABORT, 'constatação registrada não se apaga'); END;
 CREATE TABLE cases_pdfs (
-	document_id TEXT PRIMARY KEY REFERENCES cases_documents(id),
+	document_id TEXT NOT NULL REFERENCES cases_documents(id),
+	seq         INTEGER NOT NULL, -- 1 at issue, 2 at the ciente or recusa
+	stage       TEXT NOT NULL,    -- the step that stored it: issue | ciente | recusa
 	sha256      TEXT NOT NULL,
 	bytes       BLOB NOT NULL,
-	stored_at   INTEGER NOT NULL
+	stored_at   INTEGER NOT NULL,
+	PRIMARY KEY (document_id, seq)
 ) STRICT;
 CREATE TRIGGER cases_pdfs_no_update BEFORE UPDATE ON cases_pdfs
 BEGIN SELECT RAISE(ABORT, 'o PDF de um ato emitido não se altera'); END;
@@ -392,11 +395,12 @@ func (s *Store) Apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 	return s.ApplyRender(ctx, c, id, a, nil)
 }
 
-// ApplyRender is Apply that, on notice.ActIssue with render set, renders the
-// act as issued and stores its PDF bytes (immutable, with their SHA-256) in
-// the same transaction as the issue: the act and its paper are one. The
-// PDF is rendered outside the write transaction; a document changed
-// meanwhile is reloaded and the action tried again.
+// ApplyRender is Apply that, with render set, renders the act as issued
+// (notice.ActIssue) and as delivered (ciente or recusa, with what was
+// recorded) and stores its PDF bytes (immutable, with their SHA-256) in the
+// same transaction as the step: the act and its paper are one. The PDF is
+// rendered outside the write transaction; a document changed meanwhile is
+// reloaded and the action tried again.
 func (s *Store) ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
 	for try := 0; ; try++ {
 		doc, auto, err = s.apply(ctx, c, id, a, render)
@@ -406,12 +410,16 @@ func (s *Store) ApplyRender(ctx context.Context, c *codes.Code, id string, a not
 	}
 }
 
+func storesPDF(k notice.ActionKind) bool {
+	return k == notice.ActIssue || k == notice.ActAcknowledge || k == notice.ActRefuse
+}
+
 var errChanged = errors.New("cases: o documento mudou durante a emissão; tente de novo")
 
 func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
 	var pdfBytes []byte
 	var pdfSum, before string
-	if a.Kind == notice.ActIssue && render != nil {
+	if storesPDF(a.Kind) && render != nil {
 		if err := s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&before); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return doc, nil, ErrNotFound
@@ -467,9 +475,13 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		return cur, nil, err
 	}
 	if pdfBytes != nil {
-		next.PDF = &notice.StoredPDF{SHA256: pdfSum, Size: len(pdfBytes), StoredAt: a.At}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cases_pdfs (document_id, sha256, bytes, stored_at) VALUES (?, ?, ?, ?)`,
-			id, pdfSum, pdfBytes, a.At.UnixMilli()); err != nil {
+		var seq int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM cases_pdfs WHERE document_id = ?`, id).Scan(&seq); err != nil {
+			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
+		}
+		next.PDF = &notice.StoredPDF{Seq: seq, Stage: string(a.Kind), SHA256: pdfSum, Size: len(pdfBytes), StoredAt: a.At}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cases_pdfs (document_id, seq, stage, sha256, bytes, stored_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, seq, string(a.Kind), pdfSum, pdfBytes, a.At.UnixMilli()); err != nil {
 			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
 		}
 	}
@@ -507,7 +519,7 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		act.FollowUp = nil // cited by id: the constatação is its own record
 	}
 	var pdfSHA string
-	if next.PDF != nil && cur.PDF == nil {
+	if pdfBytes != nil {
 		pdfSHA = next.PDF.SHA256
 	}
 	detail, _ := json.Marshal(struct {

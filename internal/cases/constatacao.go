@@ -169,13 +169,23 @@ func (s *Store) Edit(ctx context.Context, c *codes.Code, id string, actor notice
 // act issued before PDFs were stored).
 var ErrNoPDF = errors.New("cases: o ato não tem PDF armazenado")
 
-// PDF returns the PDF stored when document id was issued, byte for byte,
-// after checking it against its SHA-256.
+// PDF returns the PDF last stored for document id (at issue, then at the
+// ciente or recusa), byte for byte, after checking it against its SHA-256.
 func (s *Store) PDF(ctx context.Context, id string) ([]byte, notice.StoredPDF, error) {
+	return s.pdf(ctx, `SELECT seq, stage, bytes, sha256, stored_at FROM cases_pdfs WHERE document_id = ? ORDER BY seq DESC LIMIT 1`, id)
+}
+
+// PDFVersion returns the PDF stored for document id with seq (1: as
+// issued).
+func (s *Store) PDFVersion(ctx context.Context, id string, seq int) ([]byte, notice.StoredPDF, error) {
+	return s.pdf(ctx, `SELECT seq, stage, bytes, sha256, stored_at FROM cases_pdfs WHERE document_id = ? AND seq = ?`, id, seq)
+}
+
+func (s *Store) pdf(ctx context.Context, q string, args ...any) ([]byte, notice.StoredPDF, error) {
 	var b []byte
-	var sum string
+	var m notice.StoredPDF
 	var at int64
-	err := s.db.QueryRowContext(ctx, `SELECT bytes, sha256, stored_at FROM cases_pdfs WHERE document_id = ?`, id).Scan(&b, &sum, &at)
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(&m.Seq, &m.Stage, &b, &m.SHA256, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notice.StoredPDF{}, ErrNoPDF
 	}
@@ -183,8 +193,9 @@ func (s *Store) PDF(ctx context.Context, id string) ([]byte, notice.StoredPDF, e
 		return nil, notice.StoredPDF{}, fmt.Errorf("cases: PDF: %w", err)
 	}
 	got := sha256.Sum256(b)
-	if !bytes.Equal([]byte(hex.EncodeToString(got[:])), []byte(sum)) {
-		return nil, notice.StoredPDF{}, fmt.Errorf("cases: o PDF armazenado de %s não confere com o seu SHA-256 (alterado fora do sistema)", id)
+	if !bytes.Equal([]byte(hex.EncodeToString(got[:])), []byte(m.SHA256)) {
+		return nil, notice.StoredPDF{}, fmt.Errorf("cases: o PDF armazenado de %s não confere com o seu SHA-256 (alterado fora do sistema)", args[0])
 	}
-	return b, notice.StoredPDF{SHA256: sum, Size: len(b), StoredAt: time.UnixMilli(at).UTC()}, nil
+	m.Size, m.StoredAt = len(b), time.UnixMilli(at).UTC()
+	return b, m, nil
 }
