@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/docid"
 )
 
 // User is who is calling and their role (fiscal, operador, admin). The
@@ -151,6 +153,19 @@ type View struct {
 	// says what is needed (pt-BR).
 	Grounded bool   `json:"grounded"`
 	Why      string `json:"why,omitempty"`
+	// Establishments of the register the alert's sensor watches, to name
+	// the source of a constatação (id = CNPJ/CPF).
+	Establishments []Establishment `json:"establishments,omitempty"`
+	// Now is the service's clock, the default instant of a constatação.
+	Now time.Time `json:"now"`
+}
+
+// Establishment is a register establishment a constatação may name.
+type Establishment struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Document string `json:"document"`
+	Address  string `json:"address"`
 }
 
 func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, error) {
@@ -166,6 +181,14 @@ func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, e
 		}
 	} else if d.Draft.Kind != notice.KindAuto {
 		v.Why = "o alerta é um indício, não uma infração: registre a constatação do fiscal antes de emitir"
+	}
+	v.Now = h.svc.now()
+	if d.State == notice.StateDraft || d.Draft.Kind.IsNotice() {
+		if sn, ok := h.svc.Registry.Sensor(d.Draft.Finding.Sensor); ok {
+			for _, e := range sn.Establishments {
+				v.Establishments = append(v.Establishments, Establishment{ID: docid.Normalize(e.Document), Name: e.Name, Document: e.Document, Address: e.Address})
+			}
+		}
 	}
 	if d.Draft.RefersTo == nil && d.Draft.Finding.AlertID != "" {
 		ks, err := h.svc.Cases.Constatacoes(r.Context(), d.Draft.Finding.AlertID)
