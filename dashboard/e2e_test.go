@@ -61,7 +61,26 @@ type uiWorkflow struct {
 	svc     *workflowapi.Service
 	mu      sync.Mutex
 	changes []workflowapi.Change
+	ahead   time.Duration // the service's clock runs this far ahead of the real one
 }
+
+// now is the workflow service's clock.
+func (w *uiWorkflow) now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Now().Add(w.ahead)
+}
+
+// advance moves the workflow service's clock forward by d.
+func (w *uiWorkflow) advance(d time.Duration) {
+	w.mu.Lock()
+	w.ahead += d
+	w.mu.Unlock()
+}
+
+// profiles are the user register's full names and matrículas of the test
+// users, as the dashboard's session lookup gives them to the workflow API.
+var profiles = map[string][2]string{"fis": {"Ana Paula Ferreira", "F-1234"}, "fis2": {"Bruno Costa Lima", "F-5678"}}
 
 // actions lists the change feed as "action:by" items.
 func (w *uiWorkflow) actions() string {
@@ -95,7 +114,7 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 	}
 	w := &uiWorkflow{}
 	w.svc = &workflowapi.Service{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
-		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler),
+		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler), Now: w.now,
 		Assignees: func(context.Context) ([]string, error) { return []string{"fis", "fis2"}, nil },
 		OnChange: func(c workflowapi.Change) {
 			w.mu.Lock()
@@ -109,7 +128,8 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 		if !ok {
 			return workflowapi.User{}, false
 		}
-		return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role)}, true
+		p := profiles[s.User.Name]
+		return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role), FullName: p[0], Matricula: p[1]}, true
 	})
 	for _, p := range workflowapi.Routes() {
 		u.mux.Handle(p, u.auth.Protect(u.auth.RequireRole(users.Roles...)(h)))
@@ -178,12 +198,11 @@ func TestUIImminentRiskAuto(t *testing.T) {
 	dashtest.Run(t, ctx, dashtest.WaitText(al, "58,0 dB(A)"),
 		chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
 		dashtest.WaitText(nb+` h3`, "Intimação Preliminar — rascunho"),
+		constatacaoViaUI(nb),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
 		dashtest.WaitText(nb+` h3`, "nº "),
 		// The prazo is capped by the code: the API refuses 45 days and the form says why.
 		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
-		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="agent_name"]`), "Rui Fiscal"),
-		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="matricula"]`), "M-77"),
 		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "45"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
 		dashtest.WaitText(nb+` [data-form="issue"] .error`, "excede o máximo de 30 dias"),
@@ -191,9 +210,8 @@ func TestUIImminentRiskAuto(t *testing.T) {
 		// Imminent risk: the auto straight from the draft.
 		chromedp.Click(chromedp.CSS(nb+` [data-step="auto"]`)),
 		dashtest.WaitText(nb+` [data-form="auto"]`, "Risco iminente"),
-		// The agent is remembered from the last form.
-		dashtest.WaitJS(`document.querySelector('`+nb+` [data-form="auto"] [name="agent_name"]').value === "Rui Fiscal" &&
-			document.querySelector('`+nb+` [data-form="auto"] [name="matricula"]').value === "M-77"`, "the agent pre-filled"),
+		// The signing fiscal is the logged-in user: no agent to type.
+		dashtest.WaitText(nb+` [data-form="auto"]`, "Assina o fiscal logado"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="auto"]`)),
 		dashtest.WaitText(nb+` [data-doc-state]`, "auto de infração lavrado"),
 		dashtest.WaitText(nb+` [data-doc-result]`, "Auto de infração"),
@@ -203,20 +221,20 @@ func TestUIImminentRiskAuto(t *testing.T) {
 		// The auto: issue (no prazo field), ciente, judgement.
 		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
 		dashtest.WaitJS(`!document.querySelector('`+nb+` [data-form="issue"] [name="prazo_days"]')`, "no prazo on an auto"),
-		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)), // agent and matrícula remembered from the last form
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
 		dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
-		dashtest.WaitText(nb+` [data-field-id="autoridade"]`, "Rui Fiscal, matrícula M-77 "),
+		dashtest.WaitText(nb+` [data-field-id="autoridade"]`, "Ana Paula Ferreira, matrícula F-1234 "),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="ciente"]`)),
 		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="ciente"] [name="signed_by"]`), "Dona Maria"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="ciente"]`)),
-		dashtest.WaitText(nb+` [data-doc-state]`, "ciente do notificado"),
+		dashtest.WaitText(nb+` [data-doc-state]`, "ciente do autuado"),
 		dashtest.WaitText(nb+` [data-deadlines]`, "correndo"),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="decide"]`)),
 		chromedp.SetValue(chromedp.CSS(nb+` [data-form="decide"] [name="punished"]`), "true"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="decide"]`)),
 		dashtest.WaitText(nb+` [data-doc-state]`, "julgado"),
 		dashtest.WaitText(nb, "Nenhuma ação cabe agora"))
-	if got, want := u.work.actions(), "draft:fis,auto:fis,draft:fis,issue:fis,ciente:fis,decide:fis"; got != want {
+	if got, want := u.work.actions(), "constatacao:fis,draft:fis,auto:fis,draft:fis,issue:fis,ciente:fis,decide:fis"; got != want {
 		t.Errorf("workflow changes %q, want %q", got, want)
 	}
 
@@ -229,4 +247,17 @@ func TestUIImminentRiskAuto(t *testing.T) {
 	if w := evalJS[int](t, phone, `document.documentElement.scrollWidth`); w > evalJS[int](t, phone, `window.innerWidth`) {
 		t.Errorf("document view wider than the phone: %d px", w)
 	}
+}
+
+// constatacaoViaUI records, in the open document box nb, the fiscal's
+// constatação on the sensor's own window with the source attested (the
+// demo register's meters are class 1/2 and calibrated).
+func constatacaoViaUI(nb string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(nb+` [data-step="constatacao"]`)),
+		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="constatacao"] [name="heard"]`), "música amplificada audível da calçada"),
+		chromedp.SetValue(chromedp.CSS(nb+` [data-form="constatacao"] [name="attested"]`), "yes"),
+		chromedp.Click(chromedp.CSS(nb+` [data-submit="constatacao"]`)),
+		dashtest.WaitText(nb+` [data-constatacoes]`, "sustenta o documento"),
+	)
 }

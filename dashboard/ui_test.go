@@ -313,23 +313,21 @@ func TestUIDesktopFiscal(t *testing.T) {
 	// Acknowledge; the document draft → stored → issued → ciente; evidence download.
 	const al, nb = `[data-alert="lapa-bar-01/1"]`, `[data-notice="lapa-bar-01/1"]`
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="ack"]`)),
-		dashtest.WaitText(`[data-triage="lapa-bar-01/1"]`, "Reconhecido por fis"),
+		dashtest.WaitText(`[data-triage="lapa-bar-01/1"]`, "Reconhecido por Ana Paula Ferreira"),
 		chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
 		dashtest.WaitText(nb+` h3`, "Notificação Preliminar — rascunho"),
 		dashtest.WaitText(nb, "a preencher pelo fiscal"),
 		dashtest.WaitText(nb, "Art. 334, VI"))
 	dashtest.Screenshot(t, ctx, "alerts-desktop")
-	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
+	dashtest.Run(t, ctx, constatacaoViaUI(nb), chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
 		dashtest.WaitText(nb+` h3`, "nº lapa-NP-"),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
-		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="agent_name"]`), "Ana Fiscal"),
-		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="matricula"]`), "F-1234"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
 		// The prazo the code leaves to the fiscal (Art. 334, III) is required.
 		dashtest.WaitText(nb+` [data-form="issue"] .error`, "Preencha: Prazo"),
 		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "5"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
-		dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
+		dashtest.WaitText(nb+` [data-doc-state]`, "emitida"),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="ciente"]`)),
 		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="ciente"] [name="signed_by"]`), "José Proprietário"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="ciente"]`)),
@@ -338,10 +336,10 @@ func TestUIDesktopFiscal(t *testing.T) {
 		chromedp.Click(chromedp.CSS(nb+` [data-step="regularize"]`)),
 		chromedp.SendKeys(chromedp.CSS(nb+` [data-form="regularize"] [name="note"]`), "som desligado; isolamento acústico instalado"),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="regularize"]`)),
-		dashtest.WaitText(nb+` [data-doc-state]`, "regularizado"),
+		dashtest.WaitText(nb+` [data-doc-state]`, "regularizada"),
 		chromedp.Click(chromedp.CSS(al+` [data-action="evidence"]`)),
 		dashtest.WaitText(`[data-result="lapa-bar-01/1"]`, "Pacote de evidências baixado"))
-	if got, want := u.work.actions(), "ack:fis,draft:fis,issue:fis,ciente:fis,regularize:fis"; got != want {
+	if got, want := u.work.actions(), "ack:fis,constatacao:fis,draft:fis,issue:fis,ciente:fis,regularize:fis"; got != want {
 		t.Errorf("workflow changes %q, want %q", got, want)
 	}
 

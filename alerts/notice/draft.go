@@ -29,6 +29,10 @@ func (k Kind) IsNotice() bool {
 	return k == KindNotificacaoPreliminar || k == KindIntimacaoPreliminar || k == KindNotificacaoIntimacao
 }
 
+// Feminine reports whether the kind's title is feminine in Portuguese
+// (Notificação, Intimação) for the agreement of its state labels.
+func (k Kind) Feminine() bool { return k.IsNotice() }
+
 // Abbrev is the prefix of document numbers of this kind.
 func (k Kind) Abbrev() string {
 	switch k {
@@ -133,6 +137,9 @@ type Field struct {
 	Value   string `json:"value,omitempty"`
 	// Pending is true for a by-hand field nobody filled yet.
 	Pending bool `json:"pending"`
+	// Edited is true once the fiscal wrote the value: it is no longer
+	// recomputed from the draft's data.
+	Edited bool `json:"edited,omitempty"`
 }
 
 // Reference points an auto de infração at the notice it follows.
@@ -180,6 +187,17 @@ type Draft struct {
 	Deadlines []codes.Deadline `json:"deadlines,omitempty"`
 
 	RefersTo *Reference `json:"refers_to,omitempty"`
+	// Constatacoes are the constatações the document rests on: the one
+	// that grounds the notice and, on an auto, the one after the prazo.
+	Constatacoes []Constatacao `json:"constatacoes,omitempty"`
+	// LavraturaPlace is where the act is drawn up (the fiscal's choice;
+	// the party's address by default).
+	LavraturaPlace string `json:"lavratura_place,omitempty"`
+	// Circumstances are the fiscal's own words on the facts, printed with
+	// the automatic text.
+	Circumstances string `json:"circumstances,omitempty"`
+	// Corrects points at the issued act this one corrects.
+	Corrects *Reference `json:"corrects,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
 	Prepared time.Time  `json:"prepared"`
 
@@ -207,15 +225,66 @@ func (d *Draft) Field(id string) *Field {
 	return nil
 }
 
+// BuildFrom prepares the first document for a finding confirmed by a
+// constatação: the constatação must ground a notice ([Constatacao.Grounds]);
+// its source is the party; an on-site reading replaces the sensor's levels
+// and instrument. s is the sensor's site (its zone is kept).
+func BuildFrom(c *codes.Code, f Finding, k Constatacao, s Site, history []codes.PriorInfraction, now time.Time) (Draft, error) {
+	if err := k.Grounds(); err != nil {
+		return Draft{}, err
+	}
+	if k.CodeID != "" && k.CodeID != c.ID {
+		return Draft{}, fmt.Errorf("%w: a constatação %s é do código %q, não de %q", ErrInput, k.ID, k.CodeID, c.ID)
+	}
+	f, s = k.apply(f, s)
+	return build(c, f, k.Source.Party(), s, history, now, []Constatacao{k})
+}
+
+// apply returns the finding and site as the constatação's measurement
+// establishes them.
+func (k Constatacao) apply(f Finding, s Site) (Finding, Site) {
+	m := k.Measurement
+	if m.Kind != MeasureOnSite || m.Meter == nil || m.LAeqDB == nil {
+		return f, s
+	}
+	f.LAeqDB, f.LAFmaxDB, f.MarginDB = *m.LAeqDB, 0, 0
+	if m.LAFmaxDB != nil {
+		f.LAFmaxDB = *m.LAFmaxDB
+	}
+	f.WindowStart, f.WindowEnd = k.At, k.At.Add(time.Duration(m.DurationS)*time.Second)
+	f.Sensor, f.Grade, f.Screening = "", m.Meter.Grade, false
+	if m.LimitDB != nil {
+		f.LimitDB = m.LimitDB
+	}
+	addr := k.Position.Address
+	if k.Position.Description != "" {
+		addr += " (" + k.Position.Description + ")"
+	}
+	site := Site{Address: addr, Zone: s.Zone, Grade: m.Meter.Grade, MeterModel: m.Meter.Model, MeterSerial: m.Meter.Serial,
+		CalibratedAt: m.Meter.CalibratedAt, Certificate: m.Meter.Certificate}
+	if k.Position.Lat != nil && k.Position.Lon != nil {
+		site.Lat, site.Lon = *k.Position.Lat, *k.Position.Lon
+	}
+	return f, site
+}
+
 // Build prepares the first document for a finding: the code's preliminary
 // notice, or a Relatório de Constatação when the code has none or when the
 // ladder step for this infraction is not a preliminary notice.
+//
+// A draft built without a constatação cannot be issued: an alert is an
+// indício, and [BuildFrom] is the path to a notice.
 func Build(c *codes.Code, f Finding, p Party, s Site, history []codes.PriorInfraction, now time.Time) (Draft, error) {
+	return build(c, f, p, s, history, now, nil)
+}
+
+func build(c *codes.Code, f Finding, p Party, s Site, history []codes.PriorInfraction, now time.Time, ks []Constatacao) (Draft, error) {
 	r, pen, err := check(c, f, p, history)
 	if err != nil {
 		return Draft{}, err
 	}
 	d := base(c, f, p, s, history, now)
+	d.Constatacoes, d.LavraturaPlace = ks, p.Address
 	d.Penalty = pen
 	n := c.Procedure.Notice
 	ladderSaysFine := pen.Step != nil && pen.Step.Action != "notificacao_preliminar"
@@ -258,13 +327,22 @@ func Build(c *codes.Code, f Finding, p Party, s Site, history []codes.PriorInfra
 // Conceição de Macabu Art. 176). history must not yet contain from itself:
 // a notice counts as the infraction it recorded, so the auto is the next one
 // under a ladder.
-func BuildAuto(c *codes.Code, from *Document, history []codes.PriorInfraction, now time.Time) (Draft, error) {
+//
+// follow is the constatação after the prazo that shows the infraction went
+// on (required after a notice with a prazo; nil after a relatório or on
+// imminent risk): the auto cites it with the notice's own constatação.
+func BuildAuto(c *codes.Code, from *Document, follow *Constatacao, history []codes.PriorInfraction, now time.Time) (Draft, error) {
 	src := from.Draft
 	r, _, err := check(c, src.Finding, src.Party, history)
 	if err != nil {
 		return Draft{}, err
 	}
 	d := base(c, src.Finding, src.Party, src.Site, history, now)
+	d.Constatacoes = append([]Constatacao(nil), src.Constatacoes...)
+	if follow != nil {
+		d.Constatacoes = append(d.Constatacoes, *follow)
+	}
+	d.LavraturaPlace = src.Party.Address
 	a := c.Procedure.Auto
 	d.Kind, d.Title, d.Article, d.Quote, d.Witnesses = KindAuto, a.Title, a.Article, a.Quote, a.Witnesses
 	h := history
@@ -399,9 +477,16 @@ func FactText(d *Draft) string {
 		fmt.Fprintf(&b, "De %s a %s (horário de Brasília), ", ws.Format("02/01/2006 15:04:05"), we.Format("02/01/2006 15:04:05"))
 	}
 	fmt.Fprintf(&b, "no estabelecimento %s (%s), ", d.Party.Name, d.Party.Address)
+	who := "o sensor " + f.Sensor
+	if f.Sensor == "" {
+		who = "o fiscal, no local,"
+	}
 	if f.LimitDB != nil {
-		fmt.Fprintf(&b, "o sensor %s mediu nível sonoro equivalente LAeq de %s dB(A) (máximo LAFmax %s dB(A)), acima do limite de %s dB",
-			f.Sensor, dB(f.LAeqDB), dB(f.LAFmaxDB), dB(*f.LimitDB))
+		fmt.Fprintf(&b, "%s mediu nível sonoro equivalente LAeq de %s dB(A)", who, dB(f.LAeqDB))
+		if f.LAFmaxDB > 0 {
+			fmt.Fprintf(&b, " (máximo LAFmax %s dB(A))", dB(f.LAFmaxDB))
+		}
+		fmt.Fprintf(&b, ", acima do limite de %s dB", dB(*f.LimitDB))
 		if f.PeriodLabel != "" {
 			fmt.Fprintf(&b, " (%s)", f.PeriodLabel)
 		}
@@ -418,7 +503,7 @@ func FactText(d *Draft) string {
 		if f.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", strings.TrimSuffix(f.Reason, "."))
 		}
-		fmt.Fprintf(&b, "; o sensor %s registrou LAeq de %s dB(A) (LAFmax %s dB(A)) no período. ", f.Sensor, dB(f.LAeqDB), dB(f.LAFmaxDB))
+		fmt.Fprintf(&b, "; %s registrou LAeq de %s dB(A) (LAFmax %s dB(A)) no período. ", strings.TrimSuffix(who, ","), dB(f.LAeqDB), dB(f.LAFmaxDB))
 	}
 	fmt.Fprintf(&b, "Medidor: %s", gradeLabel(d.Site.Grade))
 	if d.Site.MeterModel != "" {
@@ -448,13 +533,19 @@ func autoValue(id string, d *Draft, r *codes.Rule, loc *time.Location) string {
 		}
 		return s
 	case "lavratura":
-		return "local: " + d.Party.Address + "; dia e hora: registrados pelo sistema no ato da emissão"
+		return "local: " + d.lavraturaPlace() + "; dia e hora: registrados pelo sistema no ato da emissão"
 	case "data_local":
 		return fmt.Sprintf("%s, %s", ws.Format("02/01/2006"), d.Party.Address)
 	case "local":
 		return fmt.Sprintf("%s (ponto de medição: %s, %.5f, %.5f)", d.Party.Address, d.Site.Address, d.Site.Lat, d.Site.Lon)
 	case "fato":
 		s := FactText(d)
+		for _, k := range d.Constatacoes {
+			s += " " + k.Text()
+		}
+		if d.Circumstances != "" {
+			s += " Circunstâncias: " + strings.TrimSpace(d.Circumstances)
+		}
 		if d.RefersTo != nil && d.RefersTo.Kind.IsNotice() {
 			s += " " + refText(d.RefersTo, loc)
 		}
@@ -552,6 +643,15 @@ func deadlineText(d *Draft) string {
 		return ""
 	}
 	return strings.Join(parts, "; ")
+}
+
+// lavraturaPlace is where the act is drawn up: the fiscal's choice, or the
+// party's address.
+func (d *Draft) lavraturaPlace() string {
+	if strings.TrimSpace(d.LavraturaPlace) != "" {
+		return d.LavraturaPlace
+	}
+	return d.Party.Address
 }
 
 // RefersToID is the id of the document this one follows, or "".

@@ -13,14 +13,25 @@ import (
 
 var set = noticetest.Codes()
 
-func fiscal() notice.Actor {
-	return notice.Actor{ID: "u1", Name: "Ana Fiscal", Role: notice.RoleFiscal}
-}
+func fiscal() notice.Actor { return noticetest.Fiscal }
 
-func agent() *notice.Agent { return &notice.Agent{Name: "Ana Fiscal", Matricula: "F-1234"} }
+func agent() *notice.Agent { a := noticetest.Agent; return &a }
 
 func witnesses() []notice.Witness {
-	return []notice.Witness{{Name: "João da Silva", Document: "RG 1.234.567"}, {Name: "Maria Souza", Document: "CPF 111.444.777-35"}}
+	return []notice.Witness{{Name: "João da Silva", DocType: notice.WitnessRG, Document: "1.234.567-8", Issuer: "SSP/PR"},
+		{Name: "Maria Souza", DocType: notice.WitnessCPF, Document: "111.444.777-35"}}
+}
+
+const declaration = "O notificado, Sr. Carlos, recebeu a via e recusou-se a assinar diante das testemunhas."
+
+// grounded is the scenario's first document built from its constatação.
+func grounded(t *testing.T, sc noticetest.Scenario, now time.Time) notice.Draft {
+	t.Helper()
+	d, err := notice.BuildFrom(sc.Code, sc.Finding, sc.Constatacao(), sc.Site, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func at(y int, m time.Month, d, h, min int) time.Time {
@@ -180,10 +191,7 @@ func TestAmountOnlyWhenUnitConfigured(t *testing.T) {
 func TestLapaWorkflow(t *testing.T) {
 	sc := noticetest.Lapa(set)
 	c := sc.Code
-	d, err := notice.Build(c, sc.Finding, sc.Party, sc.Site, nil, at(2026, 3, 9, 9, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := grounded(t, sc, at(2026, 3, 9, 9, 0))
 	doc := notice.Document{ID: "lapa-NP-2026-000001", Draft: d, State: notice.StateDraft}
 	step := func(a notice.Action) {
 		t.Helper()
@@ -197,7 +205,12 @@ func TestLapaWorkflow(t *testing.T) {
 	if len(doc.Draft.Pending()) != 0 {
 		t.Fatalf("pending after issue: %+v", doc.Draft.Pending())
 	}
-	step(notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 9, 10, 30), Witnesses: witnesses()})
+	step(notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 9, 10, 30), Witnesses: witnesses(), Declaration: declaration,
+		Observation: "estabelecimento com as portas abertas"})
+	if doc.Declaration != declaration || doc.Observation != "estabelecimento com as portas abertas" ||
+		len(doc.Witnesses) != 2 || doc.Witnesses[0].Text() != "João da Silva (RG 1.234.567-8 SSP/PR)" {
+		t.Errorf("recusa not kept as recorded: %q %q %+v", doc.Declaration, doc.Observation, doc.Witnesses)
+	}
 	if got := doc.PrazoEnd; !got.Equal(at(2026, 3, 15, 0, 0)) {
 		t.Fatalf("prazo end %v, want 15/03 00:00 (5 days from 10/03)", got)
 	}
@@ -216,11 +229,12 @@ func TestLapaWorkflow(t *testing.T) {
 	if notice.Deadlines(c, &doc, at(2026, 3, 15, 0, 0))[0].Status != notice.DeadlineExpired {
 		t.Fatal("prazo not expired at 15/03 00:00")
 	}
-	step(notice.Action{Kind: notice.ActEscalate, Actor: fiscal(), At: at(2026, 3, 16, 9, 0)})
-	if doc.State != notice.StateEscalated {
-		t.Fatalf("state %s", doc.State)
+	follow := sc.FollowUp(doc.ID, at(2026, 3, 15, 23, 0), 67.2)
+	step(notice.Action{Kind: notice.ActEscalate, Actor: fiscal(), At: at(2026, 3, 16, 9, 0), FollowUp: &follow})
+	if doc.State != notice.StateEscalated || doc.FollowUp != follow.ID {
+		t.Fatalf("state %s follow-up %q", doc.State, doc.FollowUp)
 	}
-	auto, err := notice.BuildAuto(c, &doc, nil, at(2026, 3, 16, 9, 0))
+	auto, err := notice.BuildAuto(c, &doc, &follow, nil, at(2026, 3, 16, 9, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +245,8 @@ func TestLapaWorkflow(t *testing.T) {
 		t.Fatalf("auto penalty %+v", auto.Penalty)
 	}
 	fato := auto.Field("fato").Value
-	for _, s := range []string{"Notificação Preliminar nº lapa-NP-2026-000001", "recusada", "vencido em 14/03/2026", "Art. 96"} {
+	for _, s := range []string{"Notificação Preliminar nº lapa-NP-2026-000001", "recusada", "vencido em 14/03/2026", "Art. 96",
+		"Constatação nº lapa-CT-2026-000001", "Constatação nº lapa-CT-2026-000002", "15/03/2026 às 23:00", "LAeq 67,2 dB(A) em 5 min", "XL2, nº de série A2A-99999"} {
 		if !strings.Contains(fato, s) {
 			t.Errorf("auto fato lacks %q: %s", s, fato)
 		}
@@ -268,11 +283,7 @@ func TestLapaWorkflow(t *testing.T) {
 func TestIllegalTransitions(t *testing.T) {
 	lapa, macabu, ca := noticetest.Lapa(set), noticetest.Macabu(set), noticetest.CamposAltos(set)
 	draft := func(sc noticetest.Scenario) notice.Document {
-		d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(2026, 3, 11, 9, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return notice.Document{ID: "X-1", Draft: d, State: notice.StateDraft}
+		return notice.Document{ID: "X-1", Draft: grounded(t, sc, at(2026, 3, 11, 9, 0)), State: notice.StateDraft}
 	}
 	issued := func(sc noticetest.Scenario, prazo int) notice.Document {
 		d := draft(sc)
@@ -283,6 +294,13 @@ func TestIllegalTransitions(t *testing.T) {
 		return d
 	}
 	op := notice.Actor{ID: "u2", Name: "Operador", Role: notice.RoleOperator}
+	ungrounded := func(sc noticetest.Scenario) notice.Document {
+		d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(2026, 3, 11, 9, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notice.Document{ID: "X-0", Draft: d, State: notice.StateDraft}
+	}
 	tests := []struct {
 		name string
 		sc   noticetest.Scenario
@@ -302,8 +320,12 @@ func TestIllegalTransitions(t *testing.T) {
 		{"issue twice", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActIssue, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Agent: agent(), PrazoDays: 5}, "só um rascunho pode ser emitido"},
 		{"one witness", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: witnesses()[:1]}, "precisa de 2 testemunhas"},
 		{"same witness twice", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: []notice.Witness{witnesses()[0], witnesses()[0]}}, "pessoas distintas"},
-		{"agent as witness", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: []notice.Witness{witnesses()[0], {Name: "Ana Fiscal", Document: "F"}}}, "agente fiscal não pode testemunhar"},
-		{"witness without document", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: []notice.Witness{witnesses()[0], {Name: "Pedro"}}}, "nome e documento"},
+		{"agent as witness", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: []notice.Witness{witnesses()[0], {Name: noticetest.Agent.Name, DocType: notice.WitnessCPF, Document: "529.982.247-25"}}}, "agente fiscal não pode testemunhar"},
+		{"witness without document", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: []notice.Witness{witnesses()[0], {Name: "Pedro Alves"}}}, "informe o tipo do documento"},
+		{"recusa without declaration", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActRefuse, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), Witnesses: witnesses()}, "declaração do fiscal"},
+		{"prazo of 10000 days", lapa, draft(lapa), notice.Action{Kind: notice.ActIssue, Actor: fiscal(), At: at(2026, 3, 11, 10, 0), Agent: agent(), PrazoDays: 10000}, "passa de 365 dias"},
+		{"prazo negative", lapa, draft(lapa), notice.Action{Kind: notice.ActIssue, Actor: fiscal(), At: at(2026, 3, 11, 10, 0), Agent: agent(), PrazoDays: -1}, "não pode ser negativo"},
+		{"issue without constatação", lapa, ungrounded(lapa), notice.Action{Kind: notice.ActIssue, Actor: fiscal(), At: at(2026, 3, 11, 10, 0), Agent: agent(), PrazoDays: 5}, "registre antes a constatação"},
 		{"ciente before issue", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActAcknowledge, Actor: fiscal(), At: at(2026, 3, 11, 9, 0), SignedBy: "X"}, "anterior à emissão"},
 		{"cancel issued", lapa, issued(lapa, 5), notice.Action{Kind: notice.ActCancel, Actor: fiscal(), At: at(2026, 3, 11, 11, 0)}, "só rascunhos podem ser cancelados"},
 		{"relatório ciente", ca, issued(ca, 0), notice.Action{Kind: notice.ActAcknowledge, Actor: fiscal(), At: at(2026, 3, 11, 11, 0), SignedBy: "X"}, "não é entregue ao infrator"},
@@ -330,16 +352,12 @@ func TestIllegalTransitions(t *testing.T) {
 
 func TestMacabuImminentRiskGoesToAuto(t *testing.T) {
 	sc := noticetest.Macabu(set)
-	d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(2026, 3, 11, 9, 0))
+	doc := notice.Document{ID: "cm-IP-1", Draft: grounded(t, sc, at(2026, 3, 11, 9, 0)), State: notice.StateDraft}
+	doc, err := doc.Apply(sc.Code, notice.Action{Kind: notice.ActEscalate, Actor: fiscal(), At: at(2026, 3, 11, 10, 0), Agent: agent(), ImminentRisk: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := notice.Document{ID: "cm-IP-1", Draft: d, State: notice.StateDraft}
-	doc, err = doc.Apply(sc.Code, notice.Action{Kind: notice.ActEscalate, Actor: fiscal(), At: at(2026, 3, 11, 10, 0), Agent: agent(), ImminentRisk: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	auto, err := notice.BuildAuto(sc.Code, &doc, nil, at(2026, 3, 11, 10, 0))
+	auto, err := notice.BuildAuto(sc.Code, &doc, nil, nil, at(2026, 3, 11, 10, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

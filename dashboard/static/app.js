@@ -744,12 +744,25 @@
   // ---- alerts inbox -------------------------------------------------------
   // The fiscal's workflow API: docs/workflow-api.md (internal/workflowapi).
   const STEP_LABELS = { issue: "Emitir", ciente: "Registrar ciente", recusa: "Registrar recusa", regularize: "Registrar regularização",
+    edit: "Editar minuta", constatacao: "Registrar constatação",
     auto: "Lavrar auto de infração", cancel: "Descartar minuta", decide: "Registrar julgamento" };
   const STEP_DONE = { issue: "Documento emitido.", ciente: "Ciente registrado.", recusa: "Recusa registrada com as testemunhas.",
-    regularize: "Regularização registrada.", auto: "Auto de infração lavrado.", cancel: "Minuta descartada.", decide: "Julgamento registrado." };
+    regularize: "Regularização registrada.", auto: "Auto de infração lavrado.", cancel: "Minuta descartada.", decide: "Julgamento registrado.",
+    constatacao: "Constatação registrada." };
   const DEADLINE_STATUS = { waiting: "aguardando início", running: "correndo", expired: "vencido", done: "encerrado", not_allowed: "não cabe" };
   const CASE_ACTIONS = { ack: "reconhecido", assign: "atribuído", draft: "documento salvo", issue: "documento emitido", ciente: "ciente registrado",
-    recusa: "recusa registrada", regularize: "regularização registrada", auto: "auto de infração lavrado", cancel: "minuta descartada", decide: "julgamento registrado" };
+    recusa: "recusa registrada", regularize: "regularização registrada", auto: "auto de infração lavrado", cancel: "minuta descartada", decide: "julgamento registrado",
+    edit: "minuta editada", constatacao: "constatação registrada" };
+  const MEASUREMENTS = { sensor_window: "janela do sensor", on_site: "medição no local", statement: "declaração do fiscal com evidência" };
+  const EDIT_LABELS = { "party.name": "notificado (nome)", "party.document": "notificado (CNPJ/CPF)", "party.address": "notificado (endereço)",
+    lavratura_place: "local da lavratura", circumstances: "circunstâncias", prazo_days: "prazo (dias)" };
+  // Fields a workflow step fills (not edited in the draft).
+  const STEP_FIELDS = new Set(["agente", "autoridade", "autuante", "ciente", "testemunhas", "recusa", "assinaturas", "lavratura"]);
+  // A decimal typed with a comma or a point; "" is null.
+  const num = (v) => { const t = String(v || "").trim().replace(",", "."); return t === "" ? null : Number(t); };
+  // datetime-local value in Brasília time (no daylight saving since 2019) from an instant.
+  const localValue = (iso) => { const d = new Date(new Date(iso || Date.now()).getTime() - 3 * 3600e3); return d.toISOString().slice(0, 16); };
+  const witnessText = (w) => w.doc_type === "rg" ? `${w.name} (RG ${w.document} ${w.issuer || ""})` : w.doc_type === "cpf" ? `${w.name} (CPF ${w.document})` : `${w.name} (${w.document})`;
   const isNoticeKind = (k) => k === "notificacao_preliminar" || k === "intimacao_preliminar" || k === "notificacao_intimacao";
   const alertPath = (id) => "/api/v1/alerts/" + encodeURIComponent(id);
   const docPath = (id) => "/api/v1/notices/" + encodeURIComponent(id);
@@ -770,12 +783,22 @@
     for (const x of fields) {
       if (x.type === "heading") { f.append(h("p", { class: "form-heading" }, x.label)); continue; }
       let input;
-      if (x.type === "textarea") input = h("textarea", { name: x.name, rows: 2, placeholder: x.placeholder || "" });
+      if (x.type === "heading") continue;
+      if (x.type === "textarea") input = h("textarea", { name: x.name, rows: x.rows || 2, placeholder: x.placeholder || "" });
       else if (x.type === "select") input = h("select", { name: x.name }, x.options.map((o) => h("option", { value: o.value }, o.label)));
       else input = h("input", { name: x.name, type: x.type || "text", required: !!x.required, min: x.min, max: x.max, placeholder: x.placeholder || "", autocomplete: "off", inputmode: x.type === "number" ? "numeric" : null });
       if (x.value !== undefined && x.value !== null) input.value = x.value;
-      f.append(h("label", {}, h("span", {}, x.label + (x.required ? " *" : "")), input, x.hint ? h("small", { class: "muted" }, x.hint) : null));
+      f.append(h("label", { "data-when": x.when || null }, h("span", {}, x.label + (x.required ? " *" : "")), input, x.hint ? h("small", { class: "muted" }, x.hint) : null));
     }
+    // Fields shown only for a choice of a select: when = "name=value|value".
+    const toggle = () => {
+      for (const l of f.querySelectorAll("[data-when]")) {
+        const [n, vals] = l.dataset.when.split("=");
+        l.hidden = !vals.split("|").includes(f.elements[n].value);
+      }
+    };
+    f.addEventListener("change", toggle);
+    queueMicrotask(toggle);
     const err = h("p", { class: "error", role: "alert", hidden: true });
     f.append(err, h("div", { class: "actions" }, h("button", { type: "submit", "data-submit": kind }, submitLabel),
       onCancel ? h("button", { type: "button", class: "secondary", onclick: onCancel }, "Fechar") : null));
@@ -785,7 +808,8 @@
       for (const x of fields) {
         if (x.type === "heading") continue;
         const v = f.elements[x.name].value.trim();
-        if (x.required && !v) { err.hidden = false; err.textContent = `Preencha: ${x.label}.`; f.elements[x.name].focus(); return; }
+        const shown = !f.elements[x.name].closest("label").hidden;
+        if (x.required && shown && !v) { err.hidden = false; err.textContent = `Preencha: ${x.label}.`; f.elements[x.name].focus(); return; }
         values[x.name] = x.type === "number" ? (v === "" ? 0 : Number(v)) : v;
       }
       err.hidden = true;
@@ -879,6 +903,84 @@
       box.hidden = false;
     }
 
+    // The constatação: source, where the fiscal stood, when, what was heard,
+    // and the measurement that confirms it (docs/workflow-api.md).
+    function constatacaoForm(alertId, v, d, followsUp, done, onCancel) {
+      const ests = v.establishments || [];
+      const fs = [
+        followsUp ? { type: "heading", label: `Constatação após o prazo de ${followsUp}: uma nova medição no local, ou a declaração do fiscal com a sua evidência.` } : null,
+        { type: "heading", label: "Fonte do ruído" },
+        { name: "source", label: "Quem produziu o ruído", type: "select", options: [
+          ...(ests.length ? [{ value: "establishment", label: "estabelecimento do cadastro" }] : []),
+          { value: "other", label: "outra pessoa ou empresa" }, { value: "unidentified", label: "fonte não identificada" }] },
+        ests.length ? { name: "establishment_id", label: "Estabelecimento", type: "select", when: "source=establishment", options: ests.map((e) => ({ value: e.id, label: `${e.name} — ${e.document}` })) } : null,
+        { name: "other_name", label: "Nome ou razão social", when: "source=other", required: true },
+        { name: "other_document", label: "CNPJ ou CPF", when: "source=other", required: true, hint: "os dígitos verificadores são conferidos" },
+        { name: "other_address", label: "Endereço", when: "source=other", required: true },
+        { type: "heading", label: "Onde o fiscal estava e quando" },
+        { name: "position_address", label: "Endereço do ponto de constatação", required: true, value: (d.site && d.site.address) || "" },
+        { name: "position_description", label: "Descrição do ponto", placeholder: "calçada oposta, em frente ao nº 120" },
+        { name: "lat", label: "Latitude (opcional)", placeholder: "-25,76971" }, { name: "lon", label: "Longitude (opcional)", placeholder: "-49,71582" },
+        { name: "at", label: "Data e hora (horário de Brasília)", type: "datetime-local", required: true, value: localValue(v.now) },
+        { name: "heard", label: "O que foi ouvido", type: "textarea", required: true, placeholder: "tipo de som, intensidade percebida, duração" },
+        { type: "heading", label: "Medição que confirma" },
+        { name: "kind", label: "Medição", type: "select", options: [
+          ...(followsUp ? [] : [{ value: "sensor_window", label: "janela do sensor (medidor classe 1 ou 2 calibrado)" }]),
+          { value: "on_site", label: "medição no local com medidor classe 1 ou 2" },
+          ...(followsUp ? [{ value: "statement", label: "declaração do fiscal com evidência" }] : [])] },
+        followsUp ? null : { name: "attested", label: "O fiscal atesta que o som medido pelo sensor vinha desta fonte", type: "select", when: "kind=sensor_window",
+          options: [{ value: "no", label: "não atesto" }, { value: "yes", label: "sim, atesto a fonte" }] },
+        { name: "meter_grade", label: "Classe do medidor", type: "select", when: "kind=on_site", options: [{ value: "class1", label: "classe 1" }, { value: "class2", label: "classe 2" }] },
+        { name: "meter_model", label: "Modelo do medidor", when: "kind=on_site", required: true },
+        { name: "meter_serial", label: "Número de série", when: "kind=on_site", required: true },
+        { name: "meter_calibrated_at", label: "Data da calibração", type: "date", when: "kind=on_site", required: true },
+        { name: "meter_certificate", label: "Certificado de calibração", when: "kind=on_site" },
+        { name: "laeq", label: "LAeq medido, dB(A)", when: "kind=on_site", required: true, placeholder: "67,5" },
+        { name: "duration_min", label: "Duração da medição (minutos)", when: "kind=on_site", required: true, placeholder: "5" },
+        { name: "residual", label: "Nível residual, dB(A) (se medido)", when: "kind=on_site" },
+        { name: "evidence", label: "Evidência da declaração", type: "textarea", when: "kind=statement", required: true, placeholder: "fotos, vídeo, reclamações registradas" },
+      ].filter(Boolean);
+      return stepForm("constatacao", fs, "Registrar constatação", async (x) => {
+        const body = { follows_up: followsUp || undefined, heard: x.heard, at: x.at + ":00-03:00",
+          source: { kind: x.source }, position: { address: x.position_address, description: x.position_description || undefined },
+          measurement: { kind: x.kind } };
+        if (x.source === "establishment") body.source.establishment_id = x.establishment_id;
+        if (x.source === "other") Object.assign(body.source, { name: x.other_name, document: x.other_document, address: x.other_address });
+        if (x.lat || x.lon) { body.position.lat = num(x.lat); body.position.lon = num(x.lon); }
+        if (x.kind === "sensor_window") body.measurement.source_attested = x.attested === "yes";
+        if (x.kind === "on_site") Object.assign(body.measurement, { meter: { grade: x.meter_grade, model: x.meter_model, serial: x.meter_serial,
+          calibrated_at: x.meter_calibrated_at, certificate: x.meter_certificate || undefined }, laeq_db: num(x.laeq),
+          duration_s: Math.round((num(x.duration_min) || 0) * 60), residual_db: num(x.residual) === null ? undefined : num(x.residual) });
+        if (x.kind === "statement") body.measurement.evidence = x.evidence;
+        const k = await api(`${alertPath(alertId)}/constatacoes`, { method: "POST", body, feature: "Registrar constatação" });
+        await done(k);
+      }, onCancel);
+    }
+
+    // The draft's editable fields, with the automatic text as the start.
+    function editForm(v, d, onSave, onCancel) {
+      const p = d.party || {};
+      const base = [
+        { name: "party.name", label: EDIT_LABELS["party.name"], value: p.name },
+        { name: "party.document", label: EDIT_LABELS["party.document"], value: p.document },
+        { name: "party.address", label: EDIT_LABELS["party.address"], value: p.address },
+        { name: "lavratura_place", label: EDIT_LABELS.lavratura_place, value: d.lavratura_place || p.address },
+        { name: "circumstances", label: EDIT_LABELS.circumstances, type: "textarea", value: d.circumstances || "", hint: "impressas com o relato do fato" },
+        ...(isNoticeKind(d.kind) ? [{ name: "prazo_days", label: EDIT_LABELS.prazo_days, type: "number", min: 1, max: d.prazo_days_max || null, value: v.prazo_days || null }] : []),
+      ];
+      const own = (d.fields || []).filter((f) => !STEP_FIELDS.has(f.id) && !(f.id === "prazo" && isNoticeKind(d.kind)))
+        .map((f) => ({ name: "field." + f.id, label: `${f.label} (${f.article})`, type: "textarea", rows: 4, value: f.pending ? "" : f.value }));
+      const all = [...base, { type: "heading", label: "Campos do documento (o texto automático é o ponto de partida)" }, ...own];
+      const start = {};
+      for (const x of all) if (x.name) start[x.name] = x.value === null || x.value === undefined ? "" : String(x.value);
+      return stepForm("edit", all, "Salvar alterações", async (x) => {
+        const changes = [];
+        for (const [k, val] of Object.entries(x)) if (String(val) !== start[k].trim() && !(k === "prazo_days" && val === 0 && !start[k])) changes.push({ field: k, value: String(val) });
+        if (!changes.length) throw new Error("Nenhuma alteração feita.");
+        await onSave(changes);
+      }, onCancel);
+    }
+
     // The alert's document: the stored one, or a fresh draft.
     async function openAlertDoc(alertId) {
       const v = await api(`${alertPath(alertId)}/notice`, { feature: "O documento do alerta" });
@@ -911,47 +1013,65 @@
 
       const prazoField = (d.fields || []).find((f) => f.id === "prazo");
       const needsPrazo = isNoticeKind(d.kind) && ((prazoField && prazoField.by_hand) || d.prazo_days_max > 0);
-      const agentFields = () => [
-        { name: "agent_name", label: "Nome do agente fiscal", required: true, value: localStorage.getItem("sossego.agent") || "" },
-        { name: "matricula", label: "Matrícula", required: true, value: localStorage.getItem("sossego.matricula") || "" }];
-      const rememberAgent = (x) => { localStorage.setItem("sossego.agent", x.agent_name); localStorage.setItem("sossego.matricula", x.matricula); };
+      // The signing fiscal is the logged-in user (name and matrícula from the user register).
+      const signer = { type: "heading", label: "Assina o fiscal logado, com o nome completo e a matrícula do cadastro de usuários." };
       const closeForm = () => formBox.replaceChildren();
+      const ks = v.alert_constatacoes || [];
+      const followUps = ks.filter((k) => k.follows_up && k.follows_up === v.id);
       const forms = {
-        issue: () => stepForm("issue", [...agentFields(),
-          ...(needsPrazo ? [{ name: "prazo_days", label: "Prazo para regularização (dias)", type: "number", required: !!(prazoField && prazoField.by_hand), min: 1, max: d.prazo_days_max || null,
+        issue: () => stepForm("issue", [signer,
+          ...(needsPrazo ? [{ name: "prazo_days", label: "Prazo para regularização (dias)", type: "number", required: !!(prazoField && prazoField.by_hand), min: 1, max: d.prazo_days_max || null, value: v.prazo_days || null,
             hint: (prazoField ? prazoField.article + ": " + prazoField.label : "") + (d.prazo_days_max ? ` — no máximo ${d.prazo_days_max} dias` : "") }] : [])],
         "Emitir " + (d.title || "documento"), async (x) => {
-          rememberAgent(x);
-          const body = { agent_name: x.agent_name, matricula: x.matricula };
+          const body = {};
           if (needsPrazo) body.prazo_days = x.prazo_days;
           after(await step("issue", body), STEP_DONE.issue);
         }, closeForm),
-        ciente: () => stepForm("ciente", [{ name: "signed_by", label: "Nome de quem apôs o ciente", required: true }], "Registrar ciente",
-          async (x) => after(await step("ciente", { signed_by: x.signed_by }), STEP_DONE.ciente), closeForm),
+        ciente: () => stepForm("ciente", [{ name: "signed_by", label: "Nome de quem apôs o ciente", required: true },
+          { name: "declaration", label: "Declaração do fiscal (impressa no documento)", type: "textarea" },
+          { name: "observation", label: "Observação", type: "textarea" }], "Registrar ciente",
+          async (x) => after(await step("ciente", { signed_by: x.signed_by, declaration: x.declaration || undefined, observation: x.observation || undefined }), STEP_DONE.ciente), closeForm),
         recusa: () => {
           const n = Math.max(2, d.witnesses_on_refusal || 0);
           const fs = [];
           for (let i = 1; i <= n; i++) {
             const req = i <= (d.witnesses_on_refusal || 0);
             fs.push({ type: "heading", label: `${i}ª testemunha` },
-              { name: `w${i}_name`, label: "Nome", required: req }, { name: `w${i}_doc`, label: "Documento (CPF ou RG)", required: req });
+              { name: `w${i}_name`, label: "Nome completo", required: req },
+              { name: `w${i}_type`, label: "Documento", type: "select", options: [{ value: "cpf", label: "CPF" }, { value: "rg", label: "RG" }] },
+              { name: `w${i}_doc`, label: "Número do documento", required: req, hint: "CPF: os dígitos verificadores são conferidos" },
+              { name: `w${i}_issuer`, label: "Órgão emissor do RG", when: `w${i}_type=rg`, placeholder: "SSP/PR" });
           }
-          fs.push({ name: "note", label: "Observação", type: "textarea" });
+          fs.push({ name: "declaration", label: "Declaração do fiscal sobre a recusa (impressa no documento)", type: "textarea", required: true },
+            { name: "observation", label: "Observação", type: "textarea" });
           return stepForm("recusa", fs, "Registrar recusa", async (x) => {
             const witnesses = [];
-            for (let i = 1; i <= n; i++) if (x[`w${i}_name`] || x[`w${i}_doc`]) witnesses.push({ name: x[`w${i}_name`], document: x[`w${i}_doc`] });
-            const body = { witnesses };
-            if (x.note) body.note = x.note;
+            for (let i = 1; i <= n; i++) if (x[`w${i}_name`] || x[`w${i}_doc`]) witnesses.push({ name: x[`w${i}_name`], doc_type: x[`w${i}_type`], document: x[`w${i}_doc`], issuer: x[`w${i}_type`] === "rg" ? x[`w${i}_issuer`] : undefined });
+            const body = { witnesses, declaration: x.declaration };
+            if (x.observation) body.observation = x.observation;
             after(await step("recusa", body), STEP_DONE.recusa);
           }, closeForm);
         },
         regularize: () => stepForm("regularize", [{ name: "note", label: "Como a situação foi regularizada", type: "textarea" }], "Registrar regularização",
           async (x) => after(await step("regularize", x.note ? { note: x.note } : {}), STEP_DONE.regularize), closeForm),
         auto: () => v.state === "draft"
-          ? stepForm("auto", [{ type: "heading", label: `Risco iminente (${d.not_when || ""}): o auto é lavrado sem ${d.title || "notificação"}.` }, ...agentFields()], "Lavrar auto de infração",
-            async (x) => { rememberAgent(x); const out = await step("auto", { imminent_risk: true, agent_name: x.agent_name, matricula: x.matricula }); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm)
-          : stepForm("auto", [{ type: "heading", label: "Lavrar o auto de infração com referência a este documento." }], "Lavrar auto de infração",
-            async () => { const out = await step("auto", {}); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm),
+          ? stepForm("auto", [{ type: "heading", label: `Risco iminente (${d.not_when || ""}): o auto é lavrado sem ${d.title || "notificação"}.` }, signer], "Lavrar auto de infração",
+            async () => { const out = await step("auto", { imminent_risk: true }); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm)
+          : !isNoticeKind(d.kind)
+            ? stepForm("auto", [{ type: "heading", label: "Lavrar o auto de infração com referência a este documento." }], "Lavrar auto de infração",
+              async () => { const out = await step("auto", {}); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm)
+            : stepForm("auto", [{ type: "heading", label: "O auto cita a constatação feita depois do prazo que mostra que a infração continuou." },
+              followUps.length ? { name: "follow_up", label: "Constatação após o prazo", type: "select", options: followUps.map((k) => ({ value: k.id, label: `${k.id} — ${fmtDateTime.format(new Date(k.at))}, ${MEASUREMENTS[k.measurement.kind] || ""}` })), value: followUps[followUps.length - 1].id }
+                : { type: "heading", label: "Nenhuma constatação após o prazo registrada: use “Registrar constatação após o prazo”." }], "Lavrar auto de infração",
+              async (x) => { const out = await step("auto", x.follow_up ? { follow_up: x.follow_up } : {}); after(out, `Auto de infração ${out.auto ? out.auto.id : ""} lavrado.`); }, closeForm),
+        edit: () => editForm(v, d, async (changes) => {
+          const out = await api(docPath(id), { method: "PATCH", body: { changes }, feature: "Editar a minuta" });
+          after(out, changes.length ? `Minuta alterada (${changes.length} ${changes.length === 1 ? "campo" : "campos"}).` : "Nada a alterar.");
+        }, closeForm),
+        constatacao: () => constatacaoForm(alertId, v, d, v.stored && isNoticeKind(d.kind) && v.state !== "draft" ? v.id : "", async () => {
+          if (v.stored) await openDoc(alertId, v.id); else await openAlertDoc(alertId);
+          const r2 = $("[data-doc-result]", sel("data-notice", alertId)); if (r2) { r2.className = "result"; r2.textContent = STEP_DONE.constatacao; }
+        }, closeForm),
         cancel: () => stepForm("cancel", [{ name: "note", label: "Motivo do descarte", type: "textarea" }], "Descartar minuta",
           async (x) => after(await step("cancel", x.note ? { note: x.note } : {}), STEP_DONE.cancel), closeForm),
         decide: () => stepForm("decide", [{ name: "punished", label: "Decisão", type: "select", options: [{ value: "true", label: "penalidade confirmada (autuado e punido)" }, { value: "false", label: "auto julgado improcedente" }] },
@@ -959,7 +1079,13 @@
           async (x) => after(await step("decide", { punished: x.punished === "true", note: x.note || undefined }), STEP_DONE.decide), closeForm),
       };
       const buttons = [];
-      if (fiscal && !v.stored) {
+      const openForm = (k) => { formBox.replaceChildren(forms[k]()); const first = formBox.querySelector("input, textarea, select"); if (first) first.focus(); };
+      if (fiscal && (!v.stored || (isNoticeKind(d.kind) && ["acknowledged", "refused"].includes(v.state)))) {
+        buttons.push(h("button", { type: "button", class: v.grounded ? "secondary" : "", "data-step": "constatacao", onclick: () => openForm("constatacao") },
+          v.stored ? "Registrar constatação após o prazo" : "Registrar constatação"));
+      }
+      if (fiscal && v.stored && v.state === "draft") buttons.push(h("button", { type: "button", class: "secondary", "data-step": "edit", onclick: () => openForm("edit") }, STEP_LABELS.edit));
+      if (fiscal && !v.stored && v.grounded) {
         buttons.push(h("button", { type: "button", "data-step": "store", onclick: () => act(async () => {
           const out = await post(`${alertPath(alertId)}/notice`, undefined, "Salvar a minuta");
           after(out, `Minuta salva como ${out.id}.`);
@@ -968,7 +1094,7 @@
       if (fiscal && v.stored) {
         for (const k of v.actions || []) {
           if (!forms[k]) continue;
-          buttons.push(h("button", { type: "button", class: k === "cancel" ? "secondary" : "", "data-step": k, onclick: () => { formBox.replaceChildren(forms[k]()); const first = formBox.querySelector("input, textarea, select"); if (first) first.focus(); } }, STEP_LABELS[k]));
+          buttons.push(h("button", { type: "button", class: k === "cancel" ? "secondary" : "", "data-step": k, onclick: () => openForm(k) }, STEP_LABELS[k]));
         }
       }
       if (v.stored) buttons.push(h("button", { type: "button", class: "secondary", "data-step": "pdf", onclick: () => act(() => download(`${docPath(id)}/pdf`, `${id}.pdf`, "O PDF do documento"), "PDF baixado.") }, "Baixar PDF"));
@@ -985,12 +1111,22 @@
       if (v.agent) people.push(`Agente fiscal: ${v.agent.name}, matrícula ${v.agent.matricula}`);
       if (v.issued_at) people.push("Emitido em " + fmtDateTime.format(new Date(v.issued_at)));
       if (v.signed_by) people.push(`Ciente de ${v.signed_by}` + (v.ciencia_at ? " em " + fmtDateTime.format(new Date(v.ciencia_at)) : ""));
-      if (v.witnesses && v.witnesses.length) people.push(`Recusa${v.ciencia_at ? " em " + fmtDateTime.format(new Date(v.ciencia_at)) : ""}; testemunhas: ` + v.witnesses.map((w) => `${w.name} (${w.document})`).join("; "));
+      if (v.witnesses && v.witnesses.length) people.push(`Recusa${v.ciencia_at ? " em " + fmtDateTime.format(new Date(v.ciencia_at)) : ""}; testemunhas: ` + v.witnesses.map(witnessText).join("; "));
+      if (v.declaration) people.push("Declaração do fiscal: " + v.declaration);
+      if (v.observation) people.push("Observação: " + v.observation);
+      if (v.pdf) people.push(`PDF armazenado (${v.pdf.stage === "issue" ? "como emitido" : "com a " + v.pdf.stage}): SHA-256 ${v.pdf.sha256.slice(0, 16)}…`);
       if (v.escalated_to) people.push("Auto de infração: " + v.escalated_to);
       const dls = v.deadlines || [];
       fill(box,
         h("h3", {}, `${d.title || "Documento"}${v.id ? " nº " + v.id : ""} — `, h("span", { "data-doc-state": v.state }, v.state_label || v.state)),
         v.stored ? null : h("p", { class: "banner" }, "Minuta preparada pelo sistema, ainda não salva: salve-a para numerar, emitir e gerar o PDF."),
+        v.why ? h("p", { class: "banner", "data-why": "" }, v.why) : null,
+        ks.length ? h("div", { class: "constatacoes", "data-constatacoes": "" }, h("h4", {}, "Constatações"),
+          h("ul", {}, ks.map((k) => h("li", { "data-constatacao": k.id, class: k.grounds ? "" : "muted" },
+            h("b", {}, k.id), ` — ${fmtDateTime.format(new Date(k.at))}, ${MEASUREMENTS[k.measurement.kind] || k.measurement.kind}`,
+            k.follows_up ? ` (após o prazo de ${k.follows_up})` : "",
+            k.source.kind === "unidentified" ? ", fonte não identificada" : `, fonte: ${k.source.name || ""}`,
+            h("div", { class: k.grounds ? "ok" : "error" }, k.grounds ? "sustenta o documento" : "não sustenta: " + k.why))))) : null,
         h("p", { class: "muted" }, [d.article, d.code_title, d.code_version ? "versão " + d.code_version : "", d.department].filter(Boolean).join(" — ")),
         d.refers_to ? h("p", {}, `Refere-se a ${d.refers_to.title || ""} ${d.refers_to.id}`) : null,
         h("dl", { class: "fields" }, (d.fields || []).flatMap(field)),
@@ -1009,6 +1145,8 @@
             h("td", { class: "dl-" + x.status }, DEADLINE_STATUS[x.status] || x.status))))))
           : h("p", { class: "muted" }, "Nenhum prazo corre a partir deste documento."),
         (d.notes || []).length ? h("ul", { class: "notes muted" }, d.notes.map((n) => h("li", {}, n))) : null,
+        (v.edits || []).length ? h("details", { class: "edits", "data-edits": "" }, h("summary", {}, `Alterações da minuta (${v.edits.length})`),
+          h("ul", {}, v.edits.map((e) => h("li", {}, `${fmtDateTime.format(new Date(e.at))} — ${e.actor.name}: ${EDIT_LABELS[e.field] || e.field.replace("field.", "campo ")}: “${e.before || "—"}” → “${e.after}”`)))) : null,
         fiscal && v.stored && !(v.actions || []).length ? h("p", { class: "muted" }, "Nenhuma ação cabe agora neste documento.") : null,
         h("div", { class: "actions" }, buttons),
         formBox, res);

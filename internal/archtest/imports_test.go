@@ -28,7 +28,7 @@ var rules = []rule{
 	// Pure engines: no I/O libraries, no store, no network.
 	{"codes", []string{"internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
 	{"alerts", []string{"codes", "internal/level", "internal/tz"}, nil},
-	{"alerts/notice", []string{"alerts", "codes", "internal/tz"}, nil},
+	{"alerts/notice", []string{"alerts", "codes", "internal/docid", "internal/tz"}, nil},
 	{"alerts/evidence", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz", "internal/wire"}, []string{"github.com/go-json-experiment/json"}},
 	{"alerts/notify", []string{"alerts", "internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
 	{"alerts/alertstest", []string{"alerts", "codes", "internal/tz"}, nil},
@@ -36,6 +36,7 @@ var rules = []rule{
 	{"internal/level", nil, nil},
 	{"internal/stats", []string{"codes", "internal/level", "internal/tz"}, nil},
 	{"internal/tz", nil, nil},
+	{"internal/docid", nil, nil},
 	{"internal/archtest", nil, nil},
 	{"internal/testenv", nil, nil},
 
@@ -59,7 +60,7 @@ var rules = []rule{
 
 	// The central service's parts.
 	{"internal/broker", []string{"internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
-	{"internal/registry", []string{"internal/wire"}, []string{"go.yaml.in/yaml/v3"}},
+	{"internal/registry", []string{"internal/docid", "internal/wire"}, []string{"go.yaml.in/yaml/v3"}},
 	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire"},
 		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},
 	{"internal/store", []string{"internal/level", "internal/sqlitedb", "internal/wire"},
@@ -74,7 +75,7 @@ var rules = []rule{
 	{"internal/notify", []string{"alerts", "alerts/notify", "internal/sqlitedb", "internal/tz"},
 		[]string{"github.com/wneessen/go-mail", "github.com/SherClockHolmes/webpush-go", "github.com/prometheus/client_golang/",
 			"golang.org/x/sync/", "modernc.org/sqlite"}},
-	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
+	{"internal/workflowapi", []string{"alerts/...", "codes", "internal/cases", "internal/docid", "internal/pdf", "internal/registry", "internal/store", "internal/tz"},
 		[]string{"gonum.org/v1/plot/vg"}},
 	{"dashboard", []string{"alerts", "alerts/notify", "codes", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
 		[]string{"github.com/gorilla/websocket"}},

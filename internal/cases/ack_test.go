@@ -130,8 +130,8 @@ func TestTriageAckAndAssign(t *testing.T) {
 	db := rawDB(t, path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != 2 {
-		t.Errorf("schema version %d (%v), want 2", v, err)
+	if err := db.QueryRow(`SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != cases.SchemaVersion {
+		t.Errorf("schema version %d (%v), want %d", v, err, cases.SchemaVersion)
 	}
 }
 

@@ -109,6 +109,37 @@ CREATE TABLE IF NOT EXISTS cases_alert_triage (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS cases_alert_triage_by_update ON cases_alert_triage(updated_at);
 `},
+	{Name: "constatações and the issued acts' PDFs", SQL: `
+CREATE TABLE cases_constatacoes (
+	id          TEXT PRIMARY KEY,
+	alert_id    TEXT NOT NULL,
+	code_id     TEXT NOT NULL,
+	follows_up  TEXT NOT NULL DEFAULT '', -- the notice whose prazo it checks
+	party       TEXT NOT NULL DEFAULT '', -- CNPJ/CPF digits of the source ('' = not identified)
+	at          INTEGER NOT NULL,         -- unix ms of the facts
+	doc_json    TEXT NOT NULL,
+	recorded_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX cases_constatacoes_by_alert ON cases_constatacoes(alert_id, recorded_at);
+CREATE INDEX cases_constatacoes_by_notice ON cases_constatacoes(follows_up) WHERE follows_up != '';
+CREATE TRIGGER cases_constatacoes_no_update BEFORE UPDATE ON cases_constatacoes
+BEGIN SELECT RAISE(ABORT, 'constatação registrada não se altera'); END;
+CREATE TRIGGER cases_constatacoes_no_delete BEFORE DELETE ON cases_constatacoes
+BEGIN SELECT RAISE(ABORT, 'constatação registrada não se apaga'); END;
+CREATE TABLE cases_pdfs (
+	document_id TEXT NOT NULL REFERENCES cases_documents(id),
+	seq         INTEGER NOT NULL, -- 1 at issue, 2 at the ciente or recusa
+	stage       TEXT NOT NULL,    -- the step that stored it: issue | ciente | recusa
+	sha256      TEXT NOT NULL,
+	bytes       BLOB NOT NULL,
+	stored_at   INTEGER NOT NULL,
+	PRIMARY KEY (document_id, seq)
+) STRICT;
+CREATE TRIGGER cases_pdfs_no_update BEFORE UPDATE ON cases_pdfs
+BEGIN SELECT RAISE(ABORT, 'o PDF de um ato emitido não se altera'); END;
+CREATE TRIGGER cases_pdfs_no_delete BEFORE DELETE ON cases_pdfs
+BEGIN SELECT RAISE(ABORT, 'o PDF de um ato emitido não se apaga'); END;
+`},
 }
 
 // Open opens (creating if needed) the case store at path.
@@ -199,7 +230,11 @@ func appendAudit(ctx context.Context, tx queryer, e Entry) error {
 }
 
 func nextID(ctx context.Context, tx queryer, codeID string, k notice.Kind, at time.Time) (string, error) {
-	prefix := fmt.Sprintf("%s-%s-%d", codeID, k.Abbrev(), at.Year())
+	return nextNumber(ctx, tx, codeID, k.Abbrev(), at)
+}
+
+func nextNumber(ctx context.Context, tx queryer, codeID, abbrev string, at time.Time) (string, error) {
+	prefix := fmt.Sprintf("%s-%s-%d", codeID, abbrev, at.Year())
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO cases_seq (prefix, n) VALUES (?, 1)
 		ON CONFLICT (prefix) DO UPDATE SET n = n + 1 RETURNING n`, prefix).Scan(&n)
@@ -350,25 +385,105 @@ func history(ctx context.Context, db rowsQueryer, party, codeID string, exclude 
 	return out, rows.Err()
 }
 
+// Render renders the PDF of an act as issued.
+type Render func(notice.Document) ([]byte, error)
+
 // Apply performs a workflow action on document id under code c, in one
 // transaction with its audit entry. For notice.ActEscalate it also drafts
 // the auto de infração (with the party's history) and returns it as auto.
 func (s *Store) Apply(ctx context.Context, c *codes.Code, id string, a notice.Action) (doc notice.Document, auto *notice.Document, err error) {
+	return s.ApplyRender(ctx, c, id, a, nil)
+}
+
+// ApplyRender is Apply that, with render set, renders the act as issued
+// (notice.ActIssue) and as delivered (ciente or recusa, with what was
+// recorded) and stores its PDF bytes (immutable, with their SHA-256) in the
+// same transaction as the step: the act and its paper are one. The PDF is
+// rendered outside the write transaction; a document changed meanwhile is
+// reloaded and the action tried again.
+func (s *Store) ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
+	for try := 0; ; try++ {
+		doc, auto, err = s.apply(ctx, c, id, a, render)
+		if !errors.Is(err, errChanged) || try == 3 {
+			return doc, auto, err
+		}
+	}
+}
+
+func storesPDF(k notice.ActionKind) bool {
+	return k == notice.ActIssue || k == notice.ActAcknowledge || k == notice.ActRefuse
+}
+
+var errChanged = errors.New("cases: o documento mudou durante a emissão; tente de novo")
+
+func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
+	var pdfBytes []byte
+	var pdfSum, before string
+	if storesPDF(a.Kind) && render != nil {
+		if err := s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&before); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return doc, nil, ErrNotFound
+			}
+			return doc, nil, fmt.Errorf("cases: load: %w", err)
+		}
+		var cur notice.Document
+		if err := json.Unmarshal([]byte(before), &cur); err != nil {
+			return doc, nil, fmt.Errorf("cases: decode: %w", err)
+		}
+		next, err := cur.Apply(c, a)
+		if err != nil {
+			return cur, nil, err
+		}
+		if pdfBytes, err = render(next); err != nil {
+			return cur, nil, fmt.Errorf("cases: PDF do ato emitido: %w", err)
+		}
+		sum := sha256.Sum256(pdfBytes)
+		pdfSum = hex.EncodeToString(sum[:])
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return doc, nil, fmt.Errorf("cases: apply: %w", err)
 	}
 	defer tx.Rollback()
-	cur, err := scanDoc(tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id))
-	if err != nil {
-		return doc, nil, err
+	var raw string
+	if err := tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&raw); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return doc, nil, ErrNotFound
+		}
+		return doc, nil, fmt.Errorf("cases: load: %w", err)
+	}
+	if pdfBytes != nil && raw != before {
+		return doc, nil, errChanged
+	}
+	var cur notice.Document
+	if err := json.Unmarshal([]byte(raw), &cur); err != nil {
+		return doc, nil, fmt.Errorf("cases: decode: %w", err)
 	}
 	if cur.Draft.CodeID != c.ID {
 		return doc, nil, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, cur.Draft.CodeID, c.ID)
 	}
+	if a.FollowUp != nil {
+		// The auto rests on the constatação as stored, not as sent.
+		k, err := getConstatacao(ctx, tx, a.FollowUp.ID)
+		if err != nil {
+			return cur, nil, err
+		}
+		a.FollowUp = &k
+	}
 	next, err := cur.Apply(c, a)
 	if err != nil {
 		return cur, nil, err
+	}
+	if pdfBytes != nil {
+		var seq int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM cases_pdfs WHERE document_id = ?`, id).Scan(&seq); err != nil {
+			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
+		}
+		next.PDF = &notice.StoredPDF{Seq: seq, Stage: string(a.Kind), SHA256: pdfSum, Size: len(pdfBytes), StoredAt: a.At}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cases_pdfs (document_id, seq, stage, sha256, bytes, stored_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, seq, string(a.Kind), pdfSum, pdfBytes, a.At.UnixMilli()); err != nil {
+			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
+		}
 	}
 	punished := next.Punished != nil && *next.Punished
 	js, err := json.Marshal(next)
@@ -380,7 +495,7 @@ func (s *Store) Apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		if err != nil {
 			return cur, nil, err
 		}
-		ad, err := notice.BuildAuto(c, &next, h, a.At)
+		ad, err := notice.BuildAuto(c, &next, a.FollowUp, h, a.At)
 		if err != nil {
 			return cur, nil, fmt.Errorf("cases: auto: %w", err)
 		}
@@ -399,10 +514,20 @@ func (s *Store) Apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		string(next.State), punished, string(js), a.At.UnixMilli(), id); err != nil {
 		return cur, nil, fmt.Errorf("cases: save: %w", err)
 	}
+	act := a
+	if act.FollowUp != nil {
+		act.FollowUp = nil // cited by id: the constatação is its own record
+	}
+	var pdfSHA string
+	if pdfBytes != nil {
+		pdfSHA = next.PDF.SHA256
+	}
 	detail, _ := json.Marshal(struct {
 		notice.Action
+		FollowUpID  string `json:"follow_up_id,omitempty"`
 		EscalatedTo string `json:"escalated_to,omitempty"`
-	}{a, next.EscalatedTo})
+		PDFSHA256   string `json:"pdf_sha256,omitempty"`
+	}{act, next.FollowUp, next.EscalatedTo, pdfSHA})
 	if err := appendAudit(ctx, tx, Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: string(a.Kind), From: cur.State, To: next.State, Detail: detail}); err != nil {
 		return cur, nil, err
 	}

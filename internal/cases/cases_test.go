@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
 )
 
@@ -20,11 +21,34 @@ func at(m time.Month, d, h, min int) time.Time {
 }
 
 var (
-	fiscal = notice.Actor{ID: "u-ana", Name: "Ana Fiscal", Role: notice.RoleFiscal}
+	fiscal = notice.Actor{ID: "u-ana", Name: "Ana Paula Ferreira", Role: notice.RoleFiscal, Matricula: "F-1234"}
 	system = notice.Actor{ID: "sistema", Name: "Sossego", Role: "system"}
-	agent  = &notice.Agent{Name: "Ana Fiscal", Matricula: "F-1234"}
-	wits   = []notice.Witness{{Name: "João da Silva", Document: "RG 1.234.567"}, {Name: "Maria Souza", Document: "CPF 111.444.777-35"}}
+	agent  = &notice.Agent{Name: "Ana Paula Ferreira", Matricula: "F-1234"}
+	wits   = []notice.Witness{{Name: "João da Silva", DocType: notice.WitnessRG, Document: "1.234.567-8", Issuer: "SSP/PR"},
+		{Name: "Maria Souza", DocType: notice.WitnessCPF, Document: "111.444.777-35"}}
 )
+
+const declaration = "O notificado recebeu a 1ª via e recusou-se a assinar diante das testemunhas."
+
+// grounded is the scenario's first document, built from its constatação.
+func grounded(t *testing.T, sc noticetest.Scenario, hist []codes.PriorInfraction, now time.Time) notice.Draft {
+	t.Helper()
+	d, err := notice.BuildFrom(sc.Code, sc.Finding, sc.Constatacao(), sc.Site, hist, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// followUp records the constatação after the prazo of notice id.
+func followUp(t *testing.T, s *cases.Store, sc noticetest.Scenario, id string, at time.Time) *notice.Constatacao {
+	t.Helper()
+	k, err := s.RecordConstatacao(context.Background(), sc.FollowUp(id, at, *sc.Finding.LimitDB+6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &k
+}
 
 func open(t *testing.T) (*cases.Store, string) {
 	t.Helper()
@@ -46,10 +70,7 @@ func TestLapaCaseAndRepeatOffender(t *testing.T) {
 	if err != nil || len(hist) != 0 {
 		t.Fatalf("history %v %v", hist, err)
 	}
-	d, err := notice.Build(c, sc.Finding, sc.Party, sc.Site, hist, at(3, 9, 9, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := grounded(t, sc, hist, at(3, 9, 9, 0))
 	np, err := s.Create(ctx, d, system, at(3, 9, 9, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +83,7 @@ func TestLapaCaseAndRepeatOffender(t *testing.T) {
 	}
 	steps := []notice.Action{
 		{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 9, 10, 0), Agent: agent, PrazoDays: 5},
-		{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits},
+		{Kind: notice.ActRefuse, Actor: fiscal, At: at(3, 9, 10, 30), Witnesses: wits, Declaration: declaration},
 	}
 	for _, a := range steps {
 		if _, _, err := s.Apply(ctx, c, np.ID, a); err != nil {
@@ -80,7 +101,8 @@ func TestLapaCaseAndRepeatOffender(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, auto, err := s.Apply(ctx, c, np.ID, notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: at(3, 16, 9, 0)})
+	follow := followUp(t, s, sc, np.ID, at(3, 15, 23, 0))
+	got, auto, err := s.Apply(ctx, c, np.ID, notice.Action{Kind: notice.ActEscalate, Actor: fiscal, At: at(3, 16, 9, 0), FollowUp: follow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +132,7 @@ func TestLapaCaseAndRepeatOffender(t *testing.T) {
 	for _, e := range trail {
 		acts = append(acts, e.Action+":"+e.Actor.ID+":"+string(e.To))
 	}
-	if want := "create:sistema:draft issue:u-ana:issued recusa:u-ana:refused auto:u-ana:escalated"; strings.Join(acts, " ") != want {
+	if want := "create:sistema:draft issue:u-ana:issued recusa:u-ana:refused constatacao:ana: auto:u-ana:escalated"; strings.Join(acts, " ") != want {
 		t.Fatalf("audit %q\nwant %q", strings.Join(acts, " "), want)
 	}
 	if !strings.Contains(string(trail[2].Detail), "Maria Souza") {
@@ -142,11 +164,7 @@ func TestMacabuPunishedDoubles(t *testing.T) {
 	s, _ := open(t)
 	sc := noticetest.Macabu(set)
 	c := sc.Code
-	d, err := notice.Build(c, sc.Finding, sc.Party, sc.Site, nil, at(3, 11, 9, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ip, err := s.Create(ctx, d, system, at(3, 11, 9, 0))
+	ip, err := s.Create(ctx, grounded(t, sc, nil, at(3, 11, 9, 0)), system, at(3, 11, 9, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +172,7 @@ func TestMacabuPunishedDoubles(t *testing.T) {
 	for _, a := range []notice.Action{
 		{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 11, 10, 0), Agent: agent, PrazoDays: 30},
 		{Kind: notice.ActAcknowledge, Actor: fiscal, At: at(3, 11, 10, 5), SignedBy: "Dono"},
-		{Kind: notice.ActEscalate, Actor: fiscal, At: at(4, 11, 0, 0)},
+		{Kind: notice.ActEscalate, Actor: fiscal, At: at(4, 11, 0, 0), FollowUp: followUp(t, s, sc, ip.ID, at(4, 11, 0, 0))},
 	} {
 		if _, au, err := s.Apply(ctx, c, ip.ID, a); err != nil {
 			t.Fatalf("%s: %v", a.Kind, err)
@@ -168,7 +186,7 @@ func TestMacabuPunishedDoubles(t *testing.T) {
 	yes := true
 	for _, a := range []notice.Action{
 		{Kind: notice.ActIssue, Actor: fiscal, At: at(4, 11, 9, 0), Agent: agent},
-		{Kind: notice.ActRefuse, Actor: fiscal, At: at(4, 11, 9, 30), Witnesses: wits},
+		{Kind: notice.ActRefuse, Actor: fiscal, At: at(4, 11, 9, 30), Witnesses: wits, Declaration: declaration},
 		{Kind: notice.ActDecide, Actor: fiscal, At: at(5, 2, 9, 0), Punished: &yes},
 	} {
 		if _, _, err := s.Apply(ctx, c, auto.ID, a); err != nil {
@@ -203,11 +221,7 @@ func TestAuditIsAppendOnlyAndChained(t *testing.T) {
 	ctx := context.Background()
 	s, path := open(t)
 	sc := noticetest.CamposAltos(set)
-	d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, at(3, 9, 9, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := s.Create(ctx, d, system, at(3, 9, 9, 0))
+	rc, err := s.Create(ctx, grounded(t, sc, nil, at(3, 9, 9, 0)), system, at(3, 9, 9, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

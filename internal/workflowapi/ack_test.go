@@ -91,18 +91,20 @@ func TestTriageAndChangeFeed(t *testing.T) {
 	}
 
 	// The document steps reach the feed too.
+	e.svc.Calibrations = calibrated{}
+	e.ok(t, "ana", "POST", base+"/constatacoes", sensorWindow(noticetest.Lapa(set), ""), 201)
 	created := e.ok(t, "ana", "POST", base+"/notice", nil, 201)
 	np := created["id"].(string)
 	e.ok(t, "ana", "POST", base+"/notice", nil, 200) // idempotent: no second "draft"
-	e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"agent_name": "Ana Fiscal", "matricula": "F-1234", "prazo_days": 5}, 200)
+	e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"prazo_days": 5}, 200)
 	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(1)}, 409, "testemunhas")
-	e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(2)}, 200)
-	want := "ack:u-ana:: assign:u-ana:u-joao: draft:u-ana::draft issue:u-ana::issued recusa:u-ana::refused"
+	e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(2), "declaration": "recusou-se a assinar"}, 200)
+	want := "ack:u-ana:: assign:u-ana:u-joao: constatacao:u-ana:: draft:u-ana::draft issue:u-ana::issued recusa:u-ana::refused"
 	if got := feed.list(); got != want {
 		t.Errorf("feed\n got %s\nwant %s", got, want)
 	}
 	feed.mu.Lock()
-	for _, c := range feed.got[2:] {
+	for _, c := range feed.got[3:] {
 		if c.NoticeID != np || c.AlertID != lapa.Alert.ID || c.Title != "Notificação Preliminar" || c.At.IsZero() {
 			t.Errorf("change %+v", c)
 		}

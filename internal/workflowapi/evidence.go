@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -19,7 +20,6 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
-	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/pdf"
 	"github.com/sossego/sossego/internal/store"
 )
@@ -34,8 +34,8 @@ type EvidenceSources struct {
 	// keeps it (nil: the sensor's meter in the register of sensors).
 	Meters Meters
 	// Acts gives the case's acts as issued (their stored PDFs) and its
-	// constatações (nil: the case's document is rendered again at export,
-	// and the bag says so).
+	// constatações (nil: the case store's, CaseActs). Without a stored act
+	// the case's document is rendered at export, and the bag says so.
 	Acts Acts
 	// Ledger remembers the bags exported per alert, so that a later export
 	// after new acts names the earlier bag's hash (nil: no previous bag
@@ -175,6 +175,55 @@ func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progr
 	return sum, nil
 }
 
+// CaseActs gives the acts and constatações the case store keeps: every PDF
+// stored for each of the alert's documents (at issue, then at the ciente or
+// recusa), byte for byte with the SHA-256 kept with it, and every
+// constatação record.
+type CaseActs struct{ Cases *cases.Store }
+
+// EvidenceActs implements Acts.
+func (c CaseActs) EvidenceActs(ctx context.Context, alertID string) ([]evidence.Act, []evidence.Constatacao, error) {
+	var acts []evidence.Act
+	doc, err := c.Cases.ForAlert(ctx, alertID)
+	switch {
+	case errors.Is(err, cases.ErrNotFound):
+	case err != nil:
+		return nil, nil, err
+	default:
+		docs := []notice.Document{doc}
+		kids, err := c.Cases.Children(ctx, doc.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range append(docs, kids...) {
+			for seq := 1; ; seq++ {
+				b, m, err := c.Cases.PDFVersion(ctx, d.ID, seq)
+				if errors.Is(err, cases.ErrNoPDF) {
+					break
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				acts = append(acts, evidence.Act{ID: d.ID, Kind: string(d.Draft.Kind), Name: fmt.Sprintf("%s-%d-%s.pdf", d.ID, m.Seq, m.Stage),
+					IssuedAt: m.StoredAt, PDF: b, SHA256: m.SHA256})
+			}
+		}
+	}
+	ks, err := c.Cases.Constatacoes(ctx, alertID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cons []evidence.Constatacao
+	for _, k := range ks {
+		b, err := json.MarshalIndent(k, "", "  ")
+		if err != nil {
+			return nil, nil, err
+		}
+		cons = append(cons, evidence.Constatacao{ID: k.ID, At: k.At, JSON: append(b, '\n')})
+	}
+	return acts, cons, nil
+}
+
 // gatewayKeys is every key of a gateway in the register, with validity.
 func (s *Service) gatewayKeys(id string) []evidence.GatewayKey {
 	g, ok := s.Registry.Gateway(id)
@@ -233,8 +282,12 @@ func (s *Service) caseRecords(ctx context.Context, cs *Case, p *evidence.Package
 			created = t
 		}
 	}
-	if s.Evidence.Acts != nil {
-		acts, cons, err := s.Evidence.Acts.EvidenceActs(ctx, a.ID)
+	src := s.Evidence.Acts
+	if src == nil && s.Cases != nil {
+		src = CaseActs{s.Cases}
+	}
+	if src != nil {
+		acts, cons, err := src.EvidenceActs(ctx, a.ID)
 		if err != nil {
 			return fmt.Errorf("atos do caso %s: %w", a.ID, err)
 		}
@@ -390,7 +443,7 @@ type downsampler struct {
 }
 
 type bucket struct {
-	acc  level.Accumulator
+	e    float64 // Σ dur·10^(L/10)
 	max  float64
 	dur  int64
 	used bool
@@ -407,7 +460,7 @@ func (d *downsampler) add(t time.Time, dur int64, laeq, lafmax float64) {
 		return
 	}
 	b := &d.b[i]
-	b.acc.Add(laeq, float64(dur))
+	b.e += float64(dur) * math.Pow(10, laeq/10)
 	if !b.used || lafmax > b.max {
 		b.max = lafmax
 	}
@@ -422,7 +475,10 @@ func (d *downsampler) points() []pdf.Point {
 		if !b.used {
 			continue
 		}
-		l, _ := b.acc.Leq()
+		l := 0.0
+		if b.dur > 0 {
+			l = 10 * math.Log10(b.e/float64(b.dur))
+		}
 		out = append(out, pdf.Point{T: d.from.Add(time.Duration(i) * d.step), DurMs: min(b.dur, d.step.Milliseconds()), LAeq: l, LAFmax: b.max})
 	}
 	return out

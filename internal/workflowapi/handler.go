@@ -5,19 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/docid"
 )
 
-// User is who is calling and their role (fiscal, operador, admin).
+// User is who is calling and their role (fiscal, operador, admin). The
+// signing fiscal is the logged-in user: FullName and Matricula are printed
+// on the acts and named in the audit trail.
 type User struct {
-	ID   string
-	Name string
-	Role string
+	ID        string
+	Name      string
+	Role      string
+	FullName  string
+	Matricula string
+	Email     string
+	Phone     string
 }
 
 // UserFunc tells who made the request; ok is false when nobody is logged in.
@@ -42,6 +50,9 @@ func New(svc *Service, user UserFunc) *Handler {
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/notice", h.act(h.createNotice))
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/evidence", h.read(h.evidence))
 	h.mux.HandleFunc("GET /api/v1/notices/{id}", h.read(h.getNotice))
+	h.mux.HandleFunc("PATCH /api/v1/notices/{id}", h.act(h.editNotice))
+	h.mux.HandleFunc("POST /api/v1/alerts/{id}/constatacoes", h.act(h.postConstatacao))
+	h.mux.HandleFunc("GET /api/v1/alerts/{id}/constatacoes", h.read(h.getConstatacoes))
 	h.mux.HandleFunc("GET /api/v1/notices/{id}/pdf", h.read(h.pdf))
 	h.mux.HandleFunc("GET /api/v1/notices/{id}/audit", h.read(h.audit))
 	h.mux.HandleFunc("GET /api/v1/parties/{document}/history", h.read(h.history))
@@ -58,7 +69,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 // Routes lists the patterns, for mounting on another mux.
 func Routes() []string {
-	return append([]string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/notices/", "/api/v1/parties/"}, triagePatterns...)
+	return append([]string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/alerts/{id}/constatacoes",
+		"/api/v1/notices/", "/api/v1/parties/"}, triagePatterns...)
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, u User) error
@@ -96,10 +108,12 @@ func (h *Handler) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 				writeErr(w, he.status, he.msg)
 			case errors.Is(err, notice.ErrForbidden):
 				writeErr(w, http.StatusForbidden, err.Error())
-			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, ErrNoNotice):
+			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, ErrNoNotice),
+				errors.Is(err, notice.ErrNoGround):
 				writeErr(w, http.StatusConflict, err.Error())
 			case errors.Is(err, notice.ErrInput):
-				writeErr(w, http.StatusUnprocessableEntity, err.Error())
+				// notice.ErrInput's own words are for developers.
+				writeErr(w, http.StatusUnprocessableEntity, strings.Replace(err.Error(), notice.ErrInput.Error()+": ", "", 1))
 			case errors.Is(err, cases.ErrNotFound), errors.Is(err, ErrNotFound):
 				writeErr(w, http.StatusNotFound, err.Error())
 			default:
@@ -132,6 +146,26 @@ type View struct {
 	Pending   []notice.Field        `json:"pending_fields"`
 	Actions   []notice.ActionKind   `json:"actions"`
 	Children  []string              `json:"children,omitempty"`
+	// Constatacoes of the alert (a draft preview and the stored first
+	// document), each with whether it grounds a notice.
+	Constatacoes []ConstatacaoView `json:"alert_constatacoes,omitempty"`
+	// Grounded is false for a preview no constatação grounds yet; Why
+	// says what is needed (pt-BR).
+	Grounded bool   `json:"grounded"`
+	Why      string `json:"why,omitempty"`
+	// Establishments of the register the alert's sensor watches, to name
+	// the source of a constatação (id = CNPJ/CPF).
+	Establishments []Establishment `json:"establishments,omitempty"`
+	// Now is the service's clock, the default instant of a constatação.
+	Now time.Time `json:"now"`
+}
+
+// Establishment is a register establishment a constatação may name.
+type Establishment struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Document string `json:"document"`
+	Address  string `json:"address"`
 }
 
 func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, error) {
@@ -139,8 +173,32 @@ func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, e
 	if !ok {
 		return View{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
 	}
-	v := View{Document: d, Stored: stored, StateText: d.State.Label(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
-		Pending: d.Draft.Pending(), Actions: allowed(d)}
+	v := View{Document: d, Stored: stored, StateText: d.StateLabel(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
+		Pending: d.Draft.Pending(), Actions: allowed(d), Grounded: len(d.Draft.Constatacoes) > 0}
+	if v.Grounded {
+		if err := d.Draft.Constatacoes[0].Grounds(); err != nil {
+			v.Grounded, v.Why = false, err.Error()
+		}
+	} else if d.Draft.Kind != notice.KindAuto {
+		v.Why = "o alerta é um indício, não uma infração: registre a constatação do fiscal antes de emitir"
+	}
+	v.Now = h.svc.now()
+	if d.State == notice.StateDraft || d.Draft.Kind.IsNotice() {
+		if sn, ok := h.svc.Registry.Sensor(d.Draft.Finding.Sensor); ok {
+			for _, e := range sn.Establishments {
+				v.Establishments = append(v.Establishments, Establishment{ID: docid.Normalize(e.Document), Name: e.Name, Document: e.Document, Address: e.Address})
+			}
+		}
+	}
+	if d.Draft.RefersTo == nil && d.Draft.Finding.AlertID != "" {
+		ks, err := h.svc.Cases.Constatacoes(r.Context(), d.Draft.Finding.AlertID)
+		if err != nil {
+			return v, err
+		}
+		for _, k := range ks {
+			v.Constatacoes = append(v.Constatacoes, constatacaoView(k))
+		}
+	}
 	if v.Pending == nil {
 		v.Pending = []notice.Field{}
 	}
@@ -199,7 +257,15 @@ func (h *Handler) getAlertNotice(w http.ResponseWriter, r *http.Request, _ User)
 	if err != nil {
 		return err
 	}
-	d, err := h.svc.Draft(r.Context(), cs)
+	// The preview: from the constatação that grounds a notice when there
+	// is one, else the automatic text of the indício with what is missing.
+	var d notice.Draft
+	k, gerr := h.grounding(r, id, "")
+	if gerr == nil {
+		d, err = h.svc.DraftFrom(r.Context(), cs, k)
+	} else {
+		d, err = h.svc.Draft(r.Context(), cs)
+	}
 	if err != nil {
 		return err
 	}
@@ -207,12 +273,25 @@ func (h *Handler) getAlertNotice(w http.ResponseWriter, r *http.Request, _ User)
 	if err != nil {
 		return err
 	}
+	if gerr != nil {
+		v.Grounded, v.Why = false, gerr.Error()
+	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
+type createBody struct {
+	// ConstatacaoID names the constatação the notice rests on (default:
+	// the alert's latest).
+	ConstatacaoID string `json:"constatacao_id"`
+}
+
 func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) error {
 	id := r.PathValue("id")
+	var b createBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
 	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
 		v, err := h.view(r, d, true)
 		if err != nil {
@@ -225,7 +304,11 @@ func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) e
 	if err != nil {
 		return err
 	}
-	d, err := h.svc.Draft(r.Context(), cs)
+	k, err := h.grounding(r, id, b.ConstatacaoID)
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.DraftFrom(r.Context(), cs, k)
 	if err != nil {
 		return err
 	}
@@ -242,7 +325,15 @@ func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) e
 	return nil
 }
 
-func actor(u User) notice.Actor { return notice.Actor{ID: u.ID, Name: u.Name, Role: u.Role} }
+// actor is the user as the audit trail names them: the full name when the
+// user register has it.
+func actor(u User) notice.Actor {
+	name := strings.TrimSpace(u.FullName)
+	if name == "" {
+		name = u.Name
+	}
+	return notice.Actor{ID: u.ID, Name: name, Role: u.Role, Matricula: strings.TrimSpace(u.Matricula)}
+}
 
 // stepBody is the JSON body of a workflow step.
 type stepBody struct {
@@ -252,18 +343,19 @@ type stepBody struct {
 	ImminentRisk bool             `json:"imminent_risk"`
 	SignedBy     string           `json:"signed_by"`
 	Witnesses    []notice.Witness `json:"witnesses"`
-	Punished     *bool            `json:"punished"`
-	Note         string           `json:"note"`
+	Declaration  string           `json:"declaration"`
+	Observation  string           `json:"observation"`
+	// FollowUp is the id of the constatação after the prazo (auto).
+	FollowUp string `json:"follow_up"`
+	Punished *bool  `json:"punished"`
+	Note     string `json:"note"`
 }
 
 func (h *Handler) step(k notice.ActionKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, u User) error {
 		var b stepBody
-		body := http.MaxBytesReader(w, r.Body, 64<<10)
-		dec := json.NewDecoder(body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
-			return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
+		if err := decode(w, r, &b); err != nil {
+			return err
 		}
 		doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
 		if err != nil {
@@ -274,11 +366,31 @@ func (h *Handler) step(k notice.ActionKind) handlerFunc {
 			return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
 		}
 		a := notice.Action{Kind: k, Actor: actor(u), At: h.svc.now(), PrazoDays: b.PrazoDays, ImminentRisk: b.ImminentRisk,
-			SignedBy: b.SignedBy, Witnesses: b.Witnesses, Punished: b.Punished, Note: b.Note}
-		if b.AgentName != "" || b.Matricula != "" {
-			a.Agent = &notice.Agent{Name: b.AgentName, Matricula: b.Matricula}
+			SignedBy: b.SignedBy, Witnesses: b.Witnesses, Declaration: b.Declaration, Observation: b.Observation, Punished: b.Punished, Note: b.Note}
+		if k == notice.ActIssue || (k == notice.ActEscalate && b.ImminentRisk) {
+			// The signing fiscal is the logged-in user.
+			ag, err := agentOf(u)
+			if err != nil {
+				return err
+			}
+			if (b.AgentName != "" && !strings.EqualFold(strings.Join(strings.Fields(b.AgentName), " "), ag.Name)) ||
+				(b.Matricula != "" && b.Matricula != ag.Matricula) {
+				return fail(http.StatusUnprocessableEntity, "quem assina é o usuário logado (%s, matrícula %s); não informe outro agente", ag.Name, ag.Matricula)
+			}
+			a.Agent = &ag
 		}
-		next, auto, err := h.svc.Cases.Apply(r.Context(), c, doc.ID, a)
+		if b.FollowUp != "" {
+			fu, err := h.svc.Cases.Constatacao(r.Context(), b.FollowUp)
+			if err != nil {
+				return err
+			}
+			a.FollowUp = &fu
+		}
+		var render cases.Render
+		if k == notice.ActIssue || k == notice.ActAcknowledge || k == notice.ActRefuse {
+			render = func(d notice.Document) ([]byte, error) { return h.svc.PDF(r.Context(), d) }
+		}
+		next, auto, err := h.svc.Cases.ApplyRender(r.Context(), c, doc.ID, a, render)
 		if err != nil {
 			return err
 		}
@@ -321,9 +433,27 @@ func (h *Handler) pdf(w http.ResponseWriter, r *http.Request, _ User) error {
 	if err != nil {
 		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
 	}
-	b, err := h.svc.PDF(r.Context(), d)
-	if err != nil {
-		return err
+	var b []byte
+	if v := r.URL.Query().Get("seq"); v != "" {
+		// ?seq=1: the act as issued; ?seq=2: as delivered.
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fail(http.StatusBadRequest, "seq deve ser o número da via armazenada (1 = como emitido)")
+		}
+		var meta notice.StoredPDF
+		if b, meta, err = h.svc.Cases.PDFVersion(r.Context(), d.ID, n); errors.Is(err, cases.ErrNoPDF) {
+			return fail(http.StatusNotFound, "o documento %s não tem PDF armazenado nº %d", d.ID, n)
+		} else if err != nil {
+			return err
+		}
+		w.Header().Set("X-Sossego-SHA256", meta.SHA256)
+	} else {
+		if b, err = h.svc.StoredPDF(r.Context(), d); err != nil {
+			return err
+		}
+		if d.PDF != nil {
+			w.Header().Set("X-Sossego-SHA256", d.PDF.SHA256)
+		}
 	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, d.ID))

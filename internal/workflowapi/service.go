@@ -87,6 +87,10 @@ type Service struct {
 	// Assignees, if set, lists the user ids an alert may be assigned to
 	// (the active fiscais); nil accepts any user name.
 	Assignees func(ctx context.Context) ([]string, error)
+	// Calibrations, if set, says whether a sensor's meter was calibrated
+	// at an instant; nil falls back to the register's meter grade and
+	// calibration date (constatacao.go).
+	Calibrations Calibrations
 }
 
 // ErrNotFound is wrapped when an alert, sensor or document is unknown.
@@ -196,6 +200,24 @@ func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 	return notice.Build(cs.Code, notice.FromAlert(cs.Alert), cs.Party, cs.Site, h, s.now())
 }
 
+// DraftFrom builds the first document for an alert from the constatação
+// that confirms it (notice.BuildFrom), with the same checks as Draft and
+// the history of the party the constatação names.
+func (s *Service) DraftFrom(ctx context.Context, cs *Case, k notice.Constatacao) (notice.Draft, error) {
+	if k.Measurement.Kind == notice.MeasureSensor {
+		if _, err := s.Draft(ctx, cs); err != nil { // the sensor's window must be one a notice may rest on
+			return notice.Draft{}, err
+		}
+	} else if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
+		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)
+	}
+	h, err := s.Cases.History(ctx, k.Source.Document, cs.Code.ID)
+	if err != nil {
+		return notice.Draft{}, err
+	}
+	return notice.BuildFrom(cs.Code, notice.FromAlert(cs.Alert), k, cs.Site, h, s.now())
+}
+
 func (s *Service) records(ctx context.Context, cs *Case) ([]store.Record, time.Time, time.Time, error) {
 	from := cs.Alert.WindowStart.Add(-s.margin())
 	to := cs.Alert.WindowEnd.Add(s.margin())
@@ -230,6 +252,20 @@ func chart(cs *Case, rs []store.Record) ([]byte, error) {
 	}
 	return pdf.Chart(pdf.ChartSpec{Title: "Sensor " + cs.Alert.Sensor + " — " + cs.Party.Name, Points: pts, LimitDB: lim,
 		EventStart: cs.Alert.WindowStart, EventEnd: cs.Alert.WindowEnd}, 18*vg.Centimeter, 7.5*vg.Centimeter, 150)
+}
+
+// StoredPDF returns the PDF of a document: the bytes stored at issue for
+// an issued act (never a re-render), a fresh rendering for a draft or an
+// act issued before PDFs were stored.
+func (s *Service) StoredPDF(ctx context.Context, doc notice.Document) ([]byte, error) {
+	b, _, err := s.Cases.PDF(ctx, doc.ID)
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, cases.ErrNoPDF):
+		return s.PDF(ctx, doc)
+	}
+	return nil, err
 }
 
 // PDF renders a stored document.

@@ -132,7 +132,8 @@ func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 	svc := &workflowapi.Service{Cases: cs, Alerts: as, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
 		Software: "sossego test", Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
 	e := &env{clk: clk, key: key, svc: svc, users: map[string]workflowapi.User{
-		"ana":  {ID: "u-ana", Name: "Ana Fiscal", Role: "fiscal"},
+		"ana":  {ID: "u-ana", Name: "ana", Role: "fiscal", FullName: "Ana Paula Ferreira", Matricula: "F-1234"},
+		"bia":  {ID: "u-bia", Name: "bia", Role: "fiscal"}, // no full name nor matrícula in the register
 		"otto": {ID: "u-otto", Name: "Otto Operador", Role: "operador"},
 	}}
 	h := workflowapi.New(svc, func(r *http.Request) (workflowapi.User, bool) {
@@ -186,8 +187,39 @@ func (e *env) refused(t *testing.T, user, method, path string, body any, want in
 }
 
 func witnesses(n int) []map[string]string {
-	all := []map[string]string{{"name": "João da Silva", "document": "RG 1.234.567"}, {"name": "Maria Souza", "document": "CPF 111.444.777-35"}}
+	all := []map[string]string{{"name": "João da Silva", "doc_type": "rg", "document": "1.234.567-8", "issuer": "SSP/PR"},
+		{"name": "Maria Souza", "doc_type": "cpf", "document": "111.444.777-35"}}
 	return all[:n]
+}
+
+// calibrated is a calibration register that vouches for every sensor.
+type calibrated struct{}
+
+func (calibrated) Status(string, time.Time) (bool, string) { return true, "certificado RBC válido" }
+
+// sensorWindow is a constatação body resting on the alert's own window.
+// establishment is the register's CNPJ of the source ("" = the
+// scenario's party).
+func sensorWindow(sc noticetest.Scenario, establishment string) map[string]any {
+	if establishment == "" {
+		establishment = sc.Party.Document
+	}
+	return map[string]any{
+		"source":      map[string]any{"kind": "establishment", "establishment_id": establishment},
+		"position":    map[string]any{"address": sc.Site.Address, "description": "calçada oposta"},
+		"at":          sc.Finding.WindowEnd.Add(10 * time.Minute),
+		"heard":       "música amplificada com graves audíveis da calçada",
+		"measurement": map[string]any{"kind": "sensor_window", "source_attested": true},
+	}
+}
+
+// onSite is a constatação body with an on-site class 1 reading.
+func onSite(sc noticetest.Scenario, when time.Time, laeq float64, followsUp string) map[string]any {
+	b := sensorWindow(sc, "98.765.432/0001-98")
+	b["at"], b["follows_up"] = when, followsUp
+	b["measurement"] = map[string]any{"kind": "on_site", "meter": map[string]any{"grade": "class1", "model": "XL2", "serial": "A2A-77",
+		"calibrated_at": "2026-01-10", "certificate": "RBC-7/2026"}, "laeq_db": laeq, "duration_s": 300, "residual_db": sc.Base}
+	return b
 }
 
 // TestUnsyncedClockNoNotice (the unsynchronised-clock goal): the same Lapa night
@@ -199,7 +231,9 @@ func TestUnsyncedClockNoNotice(t *testing.T) {
 	e := newEnvClock(t, fakeAlerts{lapa.Alert.ID: *lapa.Alert}, false)
 	id := lapa.Alert.ID
 	path := "/api/v1/alerts/" + url.PathEscape(id) + "/notice"
+	e.svc.Calibrations = calibrated{}
 	e.refused(t, "otto", "GET", path, nil, 409, "relógio do gateway lapa-centro-01 não sincronizado")
+	e.ok(t, "ana", "POST", "/api/v1/alerts/"+url.PathEscape(id)+"/constatacoes", sensorWindow(lapa, ""), 201)
 	e.refused(t, "ana", "POST", path, nil, 409, "Corrija a sincronização (NTP)")
 	if _, err := e.svc.Cases.ForAlert(context.Background(), id); !errors.Is(err, cases.ErrNotFound) {
 		t.Errorf("a document was stored for the alert: %v", err)
@@ -216,21 +250,25 @@ func TestUnsyncedClockNoNotice(t *testing.T) {
 	e2.refused(t, "otto", "GET", path, nil, 409, "5 leituras do alerta vieram com o relógio do gateway lapa-centro-01 não sincronizado")
 }
 
-// TestLapaEndToEnd: the Lapa night exceedance becomes a Notificação
-// Preliminar with every Art. 334 field, is issued, refused before two
-// witnesses, the prazo expires, the auto de infração references it with the
-// 2ª-infração penalty; the PDFs carry the fields; the evidence bag verifies
-// and a tampered copy fails.
+// TestLapaEndToEnd: the Lapa night exceedance is an indício until a fiscal
+// records a constatação; the sensor's window does not ground a notice (its
+// registered calibration is later than the alert), an on-site class 1
+// reading does. The Notificação Preliminar is edited, issued by the
+// logged-in fiscal, refused before two checked witnesses; the prazo
+// expires, a second constatação shows the noise went on, and the auto de
+// infração cites both. The issued PDFs are served as stored; the evidence
+// bag verifies and a tampered copy fails.
 func TestLapaEndToEnd(t *testing.T) {
 	lapa := noticetest.Lapa(set)
 	e := newEnv(t, fakeAlerts{lapa.Alert.ID: *lapa.Alert})
 	id := lapa.Alert.ID
 	path := "/api/v1/alerts/" + url.PathEscape(id) + "/notice"
+	kpath := "/api/v1/alerts/" + url.PathEscape(id) + "/constatacoes"
 
 	e.refused(t, "", "GET", path, nil, 401, "faça login")
 	d := e.ok(t, "otto", "GET", path, nil, 200)
 	draft := d["draft"].(map[string]any)
-	if d["stored"] != false || draft["kind"] != "notificacao_preliminar" {
+	if d["stored"] != false || draft["kind"] != "notificacao_preliminar" || d["grounded"] != false || !strings.Contains(d["why"].(string), "registre a constatação") {
 		t.Fatalf("draft %v", d)
 	}
 	var arts []string
@@ -241,42 +279,116 @@ func TestLapaEndToEnd(t *testing.T) {
 		t.Fatalf("fields %v", arts)
 	}
 	e.refused(t, "otto", "POST", path, nil, 403, "somente um fiscal")
+	e.refused(t, "ana", "POST", path, nil, 409, "o alerta é um indício, não uma infração")
+
+	// Constatações: refusals, then one that does not ground a notice, then one that does.
+	e.clk.Set(at(3, 7, 0, 30))
+	noSource := sensorWindow(lapa, "")
+	delete(noSource, "source")
+	badCPF := onSite(lapa, at(3, 7, 0, 0), 70, "")
+	badCPF["source"] = map[string]any{"kind": "other", "name": "José Vizinho", "document": "111.444.777-00", "address": "Rua XV, 102"}
+	unknown := sensorWindow(lapa, "")
+	unknown["source"] = map[string]any{"kind": "establishment", "establishment_id": "11.444.777/0001-61"}
+	for _, tc := range []struct {
+		user string
+		body any
+		code int
+		msg  string
+	}{
+		{"otto", sensorWindow(lapa, ""), 403, "somente um fiscal"},
+		{"bia", sensorWindow(lapa, ""), 422, "não tem nome completo e matrícula"},
+		{"ana", noSource, 422, "informe a fonte do ruído"},
+		{"ana", badCPF, 422, "dígito verificador do CPF não confere"},
+		{"ana", unknown, 422, "não está no cadastro"},
+		{"ana", map[string]any{"heard": 3}, 400, `deveria ser um texto, veio um número`},
+	} {
+		e.refused(t, tc.user, "POST", kpath, tc.body, tc.code, tc.msg)
+	}
+	if ks := e.ok(t, "otto", "GET", path, nil, 200)["alert_constatacoes"]; ks != nil {
+		t.Fatalf("a refused constatação was stored: %v", ks)
+	}
+	k1 := e.ok(t, "ana", "POST", kpath, sensorWindow(lapa, ""), 201)
+	if k1["grounds"] != false || !strings.Contains(k1["why"].(string), "posterior à medição") || k1["agent"].(map[string]any)["name"] != "Ana Paula Ferreira" {
+		t.Fatalf("sensor window with a later calibration: %v", k1)
+	}
+	e.refused(t, "ana", "POST", path, nil, 409, "Faça a medição no local com medidor classe 1 ou 2 calibrado")
+	unid := onSite(lapa, at(3, 7, 0, 0), 70, "")
+	unid["source"] = map[string]any{"kind": "unidentified"}
+	if k := e.ok(t, "ana", "POST", kpath, unid, 201); k["grounds"] != false || !strings.Contains(k["why"].(string), "não há a quem notificar") {
+		t.Fatalf("unidentified source: %v", k)
+	}
+	e.refused(t, "ana", "POST", path, map[string]any{"constatacao_id": k1["id"]}, 409, "posterior à medição")
+	k3 := e.ok(t, "ana", "POST", kpath, onSite(lapa, at(3, 7, 0, 10), 67.5, ""), 201)
+	if k3["grounds"] != true || k3["id"] != "lapa-CT-2026-000003" {
+		t.Fatalf("on-site reading: %v", k3)
+	}
+	e.clk.Set(at(3, 9, 9, 0))
 	created := e.ok(t, "ana", "POST", path, nil, 201)
 	np := created["id"].(string)
-	if np != "lapa-NP-2026-000001" {
-		t.Fatalf("id %s", np)
+	if np != "lapa-NP-2026-000001" || created["grounded"] != true {
+		t.Fatalf("created %v", created)
 	}
 	e.ok(t, "ana", "POST", path, nil, 200) // idempotent
 
+	// Draft edits.
+	npath := "/api/v1/notices/" + np
+	edit := func(changes ...map[string]string) map[string]any { return map[string]any{"changes": changes} }
+	e.refused(t, "otto", "PATCH", npath, edit(map[string]string{"field": "circumstances", "value": "x"}), 403, "somente um fiscal")
+	e.refused(t, "ana", "PATCH", npath, edit(map[string]string{"field": "prazo_days", "value": "0"}), 422, "ao menos 1 dia")
+	e.refused(t, "ana", "PATCH", npath, edit(map[string]string{"field": "prazo_days", "value": "10000"}), 422, "passa de 365 dias")
+	e.refused(t, "ana", "PATCH", npath, edit(map[string]string{"field": "party.document", "value": "12.345.678/0001-00"}), 422, "dígito verificador do CNPJ")
+	v := e.ok(t, "ana", "PATCH", npath, edit(map[string]string{"field": "lavratura_place", "value": "Sede da Prefeitura, Praça Gen. Carneiro"},
+		map[string]string{"field": "circumstances", "value": "Portas abertas, caixas de som voltadas para a rua."},
+		map[string]string{"field": "prazo_days", "value": "5"}), 200)
+	if len(v["edits"].([]any)) != 3 || v["prazo_days"].(float64) != 5 {
+		t.Fatalf("edited %v", v)
+	}
+
 	e.clk.Set(at(3, 9, 10, 0))
-	e.refused(t, "otto", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"agent_name": "Ana Fiscal", "matricula": "F-1234", "prazo_days": 5}, 403, "somente um fiscal")
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(2)}, 409, "ainda é rascunho")
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"agent_name": "Ana Fiscal", "prazo_days": 5}, 409, "matrícula")
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"agente": "x"}, 400, "corpo JSON inválido")
-	v := e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/issue", map[string]any{"agent_name": "Ana Fiscal", "matricula": "F-1234", "prazo_days": 5}, 200)
-	if v["state"] != "issued" || len(v["pending_fields"].([]any)) != 0 {
+	e.refused(t, "otto", "POST", npath+"/issue", nil, 403, "somente um fiscal")
+	e.refused(t, "ana", "POST", npath+"/recusa", map[string]any{"witnesses": witnesses(2)}, 409, "ainda é rascunho")
+	e.refused(t, "ana", "POST", npath+"/issue", map[string]any{"agent_name": "Outro Fiscal"}, 422, "quem assina é o usuário logado")
+	e.refused(t, "bia", "POST", npath+"/issue", nil, 422, "não tem nome completo e matrícula")
+	e.refused(t, "ana", "POST", npath+"/issue", map[string]any{"agente": "x"}, 400, "corpo JSON inválido")
+	v = e.ok(t, "ana", "POST", npath+"/issue", nil, 200)
+	if v["state"] != "issued" || v["state_label"] != "emitida" || len(v["pending_fields"].([]any)) != 0 || v["pdf"] == nil {
 		t.Fatalf("issued: %v", v)
 	}
+	e.refused(t, "ana", "PATCH", npath, edit(map[string]string{"field": "circumstances", "value": "x"}), 409, "um ato emitido não se altera")
 	e.clk.Set(at(3, 9, 10, 30))
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(1)}, 409, "precisa de 2 testemunhas")
-	v = e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/recusa", map[string]any{"witnesses": witnesses(2)}, 200)
+	decl := "O gerente recebeu a 1ª via e recusou-se a assinar."
+	e.refused(t, "ana", "POST", npath+"/recusa", map[string]any{"witnesses": []map[string]string{witnesses(1)[0], {"name": "Pedro Alves", "document": "abc"}},
+		"declaration": decl}, 409, "informe o tipo do documento")
+	e.refused(t, "ana", "POST", npath+"/recusa", map[string]any{"witnesses": witnesses(1), "declaration": decl}, 409, "precisa de 2 testemunhas")
+	e.refused(t, "ana", "POST", npath+"/recusa", map[string]any{"witnesses": witnesses(2)}, 409, "declaração do fiscal")
+	v = e.ok(t, "ana", "POST", npath+"/recusa", map[string]any{"witnesses": witnesses(2), "declaration": decl, "observation": "música ainda alta"}, 200)
 	dl := v["deadlines"].([]any)[0].(map[string]any)
-	if v["state"] != "refused" || dl["last_day"] != "14/03/2026" || dl["status"] != "running" {
+	if v["state"] != "refused" || dl["last_day"] != "14/03/2026" || dl["status"] != "running" || v["declaration"] != decl || v["observation"] != "música ainda alta" {
 		t.Fatalf("refused: %v", v)
 	}
-	e.clk.Set(at(3, 14, 18, 0))
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+np+"/auto", nil, 409, "corre até 14/03/2026")
+
+	// The prazo runs to 14/03; the auto needs a constatação after it.
+	e.clk.Set(at(3, 14, 23, 0))
+	early := e.ok(t, "ana", "POST", kpath, onSite(lapa, at(3, 14, 22, 30), 68, np), 201)
+	e.refused(t, "ana", "POST", npath+"/auto", map[string]any{"follow_up": early["id"]}, 409, "corre até 14/03/2026")
 	e.clk.Set(at(3, 16, 9, 0))
-	out := e.ok(t, "ana", "POST", "/api/v1/notices/"+np+"/auto", nil, 201)
+	e.refused(t, "ana", "POST", npath+"/auto", nil, 409, "registre a constatação após o prazo")
+	e.refused(t, "ana", "POST", npath+"/auto", map[string]any{"follow_up": early["id"]}, 409, "anterior ao fim do prazo")
+	e.refused(t, "ana", "POST", kpath, func() map[string]any { b := sensorWindow(lapa, ""); b["follows_up"] = np; return b }(), 422, "precisa de nova medição no local")
+	late := e.ok(t, "ana", "POST", kpath, onSite(lapa, at(3, 15, 23, 0), 66.8, np), 201)
+	out := e.ok(t, "ana", "POST", npath+"/auto", map[string]any{"follow_up": late["id"]}, 201)
 	auto := out["auto"].(map[string]any)
 	aid := auto["id"].(string)
 	ad := auto["draft"].(map[string]any)
 	pen := ad["penalty"].(map[string]any)
-	if ad["refers_to"].(map[string]any)["id"] != np || pen["ordinal"].(float64) != 2 || pen["percent"].(float64) != 25 || pen["appeal_allowed"] != false {
+	if ad["refers_to"].(map[string]any)["id"] != np || pen["ordinal"].(float64) != 2 || pen["percent"].(float64) != 25 || pen["appeal_allowed"] != false ||
+		len(ad["constatacoes"].([]any)) != 2 || out["notice"].(map[string]any)["follow_up"] != late["id"] {
 		t.Fatalf("auto %v", auto)
 	}
 	e.clk.Set(at(3, 16, 10, 0))
-	e.ok(t, "ana", "POST", "/api/v1/notices/"+aid+"/issue", map[string]any{"agent_name": "Ana Fiscal", "matricula": "F-1234"}, 200)
+	if v := e.ok(t, "ana", "POST", "/api/v1/notices/"+aid+"/issue", nil, 200); v["state_label"] != "emitido" {
+		t.Fatalf("auto issued: %v", v["state_label"])
+	}
 	av := e.ok(t, "ana", "POST", "/api/v1/notices/"+aid+"/ciente", map[string]any{"signed_by": "Carlos Dono"}, 200)
 	var recurso map[string]any
 	for _, x := range av["deadlines"].([]any) {
@@ -288,24 +400,44 @@ func TestLapaEndToEnd(t *testing.T) {
 		t.Fatalf("recurso %v", recurso)
 	}
 
-	// Audit trail.
+	// Audit trail: every act by the same named person.
 	code, b := e.do(t, "otto", "GET", "/api/v1/notices/"+np+"/audit", nil)
 	var trail []cases.Entry
-	if code != 200 || json.Unmarshal(b, &trail) != nil || len(trail) != 4 || trail[2].Action != "recusa" || trail[2].Actor.ID != "u-ana" {
+	if code != 200 || json.Unmarshal(b, &trail) != nil {
 		t.Fatalf("audit %d %s", code, b)
 	}
+	var acts []string
+	for _, en := range trail {
+		acts = append(acts, en.Action)
+		if en.Action != "create" && en.Actor.Name != "Ana Paula Ferreira" {
+			t.Errorf("%s by %q", en.Action, en.Actor.Name)
+		}
+	}
+	if got := strings.Join(acts, " "); got != "create edit edit edit issue recusa constatacao constatacao auto" {
+		t.Fatalf("audit actions %q", got)
+	}
 
-	// PDFs of both documents.
+	// PDFs of both documents: the bytes stored at issue.
 	for _, doc := range []struct {
 		id   string
 		want []string
 	}{
-		{np, []string{"NOTIFICAÇÃO PRELIMINAR", "(Art. 334, VI)", "Ana Fiscal, matrícula F-1234", "João da Silva", "Maria Souza"}},
-		{aid, []string{"AUTO DE INFRAÇÃO", "(Art. 337, III)", "Notificação Preliminar nº " + np, "2ª infração", "não cabe recurso"}},
+		{np, []string{"NOTIFICAÇÃO PRELIMINAR", "(Art. 334, VI)", "Ana Paula Ferreira, matrícula F-1234", "João da Silva", "Maria Souza",
+			"Sede da Prefeitura, Praça Gen. Carneiro", "Circunstâncias: Portas abertas", "lapa-CT-2026-000003", "XL2"}},
+		{aid, []string{"AUTO DE INFRAÇÃO", "(Art. 337, III)", "Notificação Preliminar nº " + np, "2ª infração", "não cabe recurso",
+			"lapa-CT-2026-000003", "lapa-CT-2026-000005", "15/03/2026 às 23:00"}},
 	} {
-		code, b := e.do(t, "otto", "GET", "/api/v1/notices/"+doc.id+"/pdf", nil)
-		if code != 200 || !bytes.HasPrefix(b, []byte("%PDF-")) {
-			t.Fatalf("pdf %s: %d", doc.id, code)
+		req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/notices/"+doc.id+"/pdf", nil)
+		req.Header.Set("X-Test-User", "otto")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		stored, meta, err := e.svc.Cases.PDF(context.Background(), doc.id)
+		if res.StatusCode != 200 || err != nil || !bytes.Equal(b, stored) || res.Header.Get("X-Sossego-SHA256") != meta.SHA256 {
+			t.Fatalf("pdf %s: %d, not the stored bytes (%v)", doc.id, res.StatusCode, err)
 		}
 		checkPDF(t, b, doc.want)
 	}
@@ -323,13 +455,35 @@ func TestLapaEndToEnd(t *testing.T) {
 	root := evidence.BagName(id) + "/"
 	info := string(files[root+"bag-info.txt"])
 	for _, s := range []string{"Sossego-Notice: " + aid, "Sossego-Gateway-Signatures: 144 lotes: 144 verificados, 0 falharam",
-		"| u-ana Ana Fiscal (fiscal) | recusa |", "Sossego-Code-Version: " + lapa.Code.Version} {
+		"| u-ana Ana Paula Ferreira (fiscal) | recusa |", "Sossego-Code-Version: " + lapa.Code.Version} {
 		if !strings.Contains(info, s) {
 			t.Errorf("bag-info lacks %q:\n%s", s, info)
 		}
 	}
 	if n := strings.Count(string(files[root+"data/readings.csv"]), "\n"); n != 24*60+1 {
 		t.Errorf("readings.csv: %d lines, want the 4-min window + 2×10 min margins = 1440 records + header", n)
+	}
+	// The acts as stored at issue (and at the recusa), byte for byte, and
+	// the constatações; no re-rendered document beside them.
+	for _, doc := range []string{np, aid} {
+		stored, meta, err := e.svc.Cases.PDFVersion(context.Background(), doc, 1)
+		if err != nil || !bytes.Equal(files[root+"data/acts/"+doc+"-1-"+meta.Stage+".pdf"], stored) {
+			t.Errorf("act %s not in the bag byte for byte (%v)", doc, err)
+		}
+	}
+	if files[root+"data/notice.pdf"] != nil || !strings.Contains(string(files[root+"data/acts/index.json"]), np) {
+		t.Error("a rendered notice beside the stored acts, or no act index")
+	}
+	if n := 0; true {
+		for name := range files {
+			if strings.HasPrefix(name, root+"data/constatacoes/") {
+				n++
+			}
+		}
+		ks, err := e.svc.Cases.Constatacoes(context.Background(), id)
+		if err != nil || n != len(ks) || n < 2 {
+			t.Errorf("%d constatações in the bag, the store has %d (%v)", n, len(ks), err)
+		}
 	}
 	bad := bytes.Clone(bag)
 	tampered := rezipFlip(t, bad, root+"data/readings.csv")
@@ -344,17 +498,21 @@ func TestMacabuEndToEnd(t *testing.T) {
 	sc := noticetest.Macabu(set)
 	e := newEnv(t, fakeAlerts{sc.Alert.ID: *sc.Alert})
 	path := "/api/v1/alerts/" + url.PathEscape(sc.Alert.ID) + "/notice"
+	e.svc.Calibrations = calibrated{}
 	e.clk.Set(at(3, 11, 9, 0))
+	if k := e.ok(t, "ana", "POST", "/api/v1/alerts/"+url.PathEscape(sc.Alert.ID)+"/constatacoes", sensorWindow(sc, "98.765.432/0001-98"), 201); k["grounds"] != true {
+		t.Fatalf("calibrated class 1 window: %v", k)
+	}
 	ip := e.ok(t, "ana", "POST", path, nil, 201)["id"].(string)
 	if !strings.HasPrefix(ip, "conceicao-de-macabu-IP-2026-") {
 		t.Fatalf("id %s", ip)
 	}
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/issue", map[string]any{"agent_name": "Ana", "matricula": "7", "prazo_days": 31}, 409, "máximo de 30 dias")
-	e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/issue", map[string]any{"agent_name": "Ana", "matricula": "7", "prazo_days": 10}, 200)
+	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/issue", map[string]any{"prazo_days": 31}, 409, "máximo de 30 dias")
+	e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/issue", map[string]any{"prazo_days": 10}, 200)
 	e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/ciente", map[string]any{"signed_by": "Dona Rosa"}, 200)
 	e.clk.Set(at(3, 20, 9, 0))
 	e.ok(t, "ana", "POST", "/api/v1/notices/"+ip+"/regularize", map[string]any{"note": "isolamento acústico instalado"}, 200)
-	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/auto", nil, 409, "regularizado")
+	e.refused(t, "ana", "POST", "/api/v1/notices/"+ip+"/auto", nil, 409, "regularizada")
 	code, bag := e.do(t, "ana", "GET", "/api/v1/alerts/"+url.PathEscape(sc.Alert.ID)+"/evidence", nil)
 	if code != 200 {
 		t.Fatalf("evidence %d", code)

@@ -135,3 +135,51 @@ func (s Scenario) Readings(from, to time.Time) []Reading {
 	}
 	return out
 }
+
+// Agent is the fiscal of the scenarios' constatações and notices.
+var Agent = notice.Agent{Name: "Ana Paula Ferreira", Matricula: "F-1234"}
+
+// Fiscal is the logged-in fiscal who signs as Agent.
+var Fiscal = notice.Actor{ID: "ana", Name: Agent.Name, Role: notice.RoleFiscal, Matricula: Agent.Matricula}
+
+// Constatacao is the fiscal's constatação that confirms the scenario's
+// finding with the sensor's own window (its class 1/2 meter calibrated,
+// the source attested), recorded 20 minutes after the window ended.
+func (s Scenario) Constatacao() notice.Constatacao {
+	f := s.Finding
+	laeq, lafmax := f.LAeqDB, f.LAFmaxDB
+	at := f.WindowEnd.Add(5 * time.Minute)
+	return notice.Constatacao{ID: s.Code.ID + "-CT-2026-000001", AlertID: f.AlertID, CodeID: s.Code.ID,
+		Source: notice.Source{Kind: notice.SourceEstablishment, EstablishmentID: digits(s.Party.Document), Name: s.Party.Name,
+			Document: s.Party.Document, Address: s.Party.Address, Type: s.Party.Type},
+		Position: notice.Position{Address: s.Site.Address, Description: "calçada em frente ao estabelecimento"},
+		At:       at, Heard: "música mecânica amplificada, com graves audíveis da calçada",
+		Measurement: notice.Measurement{Kind: notice.MeasureSensor, Sensor: f.Sensor, WindowStart: f.WindowStart, WindowEnd: f.WindowEnd,
+			SensorGrade: s.Site.Grade, CalibrationOK: true, CalibrationNote: "calibrado em " + s.Site.CalibratedAt, SourceAttested: true,
+			LAeqDB: &laeq, LAFmaxDB: &lafmax, LimitDB: f.LimitDB},
+		Agent: Agent, RecordedBy: Fiscal, RecordedAt: at}
+}
+
+// FollowUp is a constatação after the prazo of the notice noticeID: an
+// on-site reading at at with a class 1 meter, LAeq laeq.
+func (s Scenario) FollowUp(noticeID string, at time.Time, laeq float64) notice.Constatacao {
+	k := s.Constatacao()
+	k.ID = s.Code.ID + "-CT-2026-000002"
+	k.FollowsUp, k.At, k.RecordedAt = noticeID, at, at
+	res := s.Base
+	k.Heard = "a mesma música amplificada, após o prazo da notificação"
+	k.Measurement = notice.Measurement{Kind: notice.MeasureOnSite, Meter: &notice.Meter{Grade: alerts.GradeClass1, Model: "XL2",
+		Serial: "A2A-99999", CalibratedAt: "2026-01-10", Certificate: "RBC-0099/2026"}, LAeqDB: &laeq, DurationS: 300,
+		ResidualDB: &res, LimitDB: s.Finding.LimitDB}
+	return k
+}
+
+func digits(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			out = append(out, r)
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,4 @@
+package cases
+
+// SchemaVersion is the number of schema steps, for the tests.
+var SchemaVersion = len(migrations)

@@ -1,0 +1,319 @@
+package workflowapi
+
+// Constatações and draft edits.
+//
+//	POST  /api/v1/alerts/{id}/constatacoes   fiscal: record a constatação (body: constatacaoBody)
+//	GET   /api/v1/alerts/{id}/constatacoes   any: the alert's constatações, each with whether it grounds a notice
+//	PATCH /api/v1/notices/{id}               fiscal: edit a draft ({"changes": [{"field": …, "value": …}]})
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/docid"
+	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/tz"
+)
+
+// Calibrations tells whether a sensor's meter had a valid calibration at
+// an instant (the calibration register satisfies it); why is pt-BR.
+type Calibrations interface {
+	Status(sensorID string, at time.Time) (ok bool, why string)
+}
+
+// CalibrationValidity is how long the register's calibration date counts
+// when no calibration register is wired.
+const CalibrationValidity = 12 // months
+
+// calibration is the calibration verdict of a sensor's meter at at: the
+// calibration register's when wired, else the register's meter grade and
+// calibration date (valid for CalibrationValidity months).
+func (s *Service) calibration(sn registry.Sensor, at time.Time) (bool, string) {
+	if s.Calibrations != nil {
+		ok, why := s.Calibrations.Status(sn.ID, at)
+		if ok && why == "" {
+			why = "calibração válida no registro de calibrações"
+		}
+		return ok, why
+	}
+	m := sn.Meter
+	if m.Grade != alerts.GradeClass1 && m.Grade != alerts.GradeClass2 {
+		return false, "medidor de triagem, sem classe"
+	}
+	cal, err := time.ParseInLocation("2006-01-02", m.CalibratedAt, tz.Brasilia())
+	if err != nil {
+		return false, "o cadastro do sensor não informa a data de calibração"
+	}
+	calBR := cal.Format("02/01/2006")
+	switch {
+	case cal.After(at):
+		return false, fmt.Sprintf("a calibração cadastrada (%s) é posterior à medição", calBR)
+	case !at.Before(cal.AddDate(0, CalibrationValidity, 0)):
+		return false, fmt.Sprintf("a calibração cadastrada (%s) venceu em %s", calBR, cal.AddDate(0, CalibrationValidity, 0).Format("02/01/2006"))
+	}
+	note := "calibrado em " + calBR
+	if m.Certificate != "" {
+		note += ", certificado " + m.Certificate
+	}
+	return true, note + " (cadastro do sensor)"
+}
+
+// constatacaoBody is the JSON body of a constatação.
+type constatacaoBody struct {
+	FollowsUp string `json:"follows_up"`
+	Source    struct {
+		Kind            notice.SourceKind `json:"kind"`
+		EstablishmentID string            `json:"establishment_id"`
+		Name            string            `json:"name"`
+		Document        string            `json:"document"`
+		Address         string            `json:"address"`
+	} `json:"source"`
+	Position    notice.Position `json:"position"`
+	At          time.Time       `json:"at"`
+	Heard       string          `json:"heard"`
+	Measurement struct {
+		Kind           notice.MeasurementKind `json:"kind"`
+		SourceAttested bool                   `json:"source_attested"`
+		Meter          *notice.Meter          `json:"meter"`
+		LAeqDB         *float64               `json:"laeq_db"`
+		LAFmaxDB       *float64               `json:"lafmax_db"`
+		DurationS      int                    `json:"duration_s"`
+		ResidualDB     *float64               `json:"residual_db"`
+		Evidence       string                 `json:"evidence"`
+	} `json:"measurement"`
+}
+
+// ConstatacaoView is a stored constatação and whether it grounds a notice.
+type ConstatacaoView struct {
+	notice.Constatacao
+	Grounds bool `json:"grounds"`
+	// Why says, when it does not ground a notice, why and what is needed.
+	Why string `json:"why,omitempty"`
+}
+
+func constatacaoView(k notice.Constatacao) ConstatacaoView {
+	v := ConstatacaoView{Constatacao: k, Grounds: true}
+	if err := k.Grounds(); err != nil {
+		v.Grounds, v.Why = false, strings.TrimPrefix(err.Error(), notice.ErrNoGround.Error()+": ")
+	}
+	return v
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
+	}
+	return nil
+}
+
+// agentOf is the signing fiscal: the logged-in user's full name and
+// matrícula.
+func agentOf(u User) (notice.Agent, error) {
+	if strings.TrimSpace(u.FullName) == "" || strings.TrimSpace(u.Matricula) == "" {
+		return notice.Agent{}, fail(http.StatusUnprocessableEntity, "o seu cadastro de usuário (%s) não tem nome completo e matrícula: "+
+			"peça ao administrador que os preencha (página de usuários ou sossego users edit); quem assina é o usuário logado", u.ID)
+	}
+	return notice.Agent{Name: strings.TrimSpace(u.FullName), Matricula: strings.TrimSpace(u.Matricula)}, nil
+}
+
+func (h *Handler) postConstatacao(w http.ResponseWriter, r *http.Request, u User) error {
+	var b constatacaoBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	cs, err := h.svc.Load(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	ag, err := agentOf(u)
+	if err != nil {
+		return err
+	}
+	now := h.svc.now()
+	k, err := h.svc.Constatacao(cs, b, ag, actor(u), now)
+	if err != nil {
+		return err
+	}
+	if err := notice.CheckConstatacao(k, now); err != nil {
+		return err
+	}
+	if k, err = h.svc.Cases.RecordConstatacao(r.Context(), k); err != nil {
+		return err
+	}
+	h.changed(Change{AlertID: cs.Alert.ID, NoticeID: k.FollowsUp, Action: "constatacao", By: u.ID, At: now})
+	writeJSON(w, http.StatusCreated, constatacaoView(k))
+	return nil
+}
+
+// Constatacao assembles a constatação from its body and the case: the
+// register's establishment, the sensor's window and calibration verdict,
+// the limit in force at its time.
+func (s *Service) Constatacao(cs *Case, b constatacaoBody, ag notice.Agent, by notice.Actor, now time.Time) (notice.Constatacao, error) {
+	k := notice.Constatacao{AlertID: cs.Alert.ID, CodeID: cs.Code.ID, FollowsUp: strings.TrimSpace(b.FollowsUp),
+		Position: b.Position, At: b.At, Heard: strings.TrimSpace(b.Heard), Agent: ag, RecordedBy: by, RecordedAt: now}
+	k.Position.Address = strings.TrimSpace(k.Position.Address)
+	k.Source = notice.Source{Kind: b.Source.Kind, Name: strings.TrimSpace(b.Source.Name), Document: strings.TrimSpace(b.Source.Document),
+		Address: strings.TrimSpace(b.Source.Address)}
+	estType := cs.Alert.EstablishmentType
+	switch b.Source.Kind {
+	case notice.SourceEstablishment:
+		id := docid.Normalize(b.Source.EstablishmentID)
+		k.Source.EstablishmentID = id
+		if id != "" {
+			e, ok := s.establishment(cs, id)
+			if !ok {
+				return k, fmt.Errorf("%w: fonte: o estabelecimento %q não está no cadastro; escolha um da lista ou informe a fonte como “outra”",
+					notice.ErrInput, b.Source.EstablishmentID)
+			}
+			k.Source.Name, k.Source.Document, k.Source.Address, k.Source.Type = e.Name, e.Document, e.Address, e.Type
+			if e.Type != "" {
+				estType = e.Type
+			}
+		}
+	case notice.SourceUnidentified:
+		k.Source = notice.Source{Kind: notice.SourceUnidentified}
+	}
+	m := b.Measurement
+	k.Measurement = notice.Measurement{Kind: m.Kind, Evidence: strings.TrimSpace(m.Evidence)}
+	switch m.Kind {
+	case notice.MeasureSensor:
+		if k.FollowsUp != "" {
+			return k, fmt.Errorf("%w: a constatação após o prazo precisa de nova medição no local ou da declaração do fiscal; a janela do alerta é anterior à notificação", notice.ErrInput)
+		}
+		a := cs.Alert
+		laeq, lafmax := a.LAeqDB, a.LAFmaxDB
+		k.Measurement.Sensor, k.Measurement.WindowStart, k.Measurement.WindowEnd = a.Sensor, a.WindowStart, a.WindowEnd
+		k.Measurement.SensorGrade, k.Measurement.SourceAttested = cs.Site.Grade, m.SourceAttested
+		k.Measurement.LAeqDB, k.Measurement.LAFmaxDB = &laeq, &lafmax
+		if sn, ok := s.Registry.Sensor(a.Sensor); ok {
+			k.Measurement.CalibrationOK, k.Measurement.CalibrationNote = s.calibration(sn, a.WindowStart)
+		}
+		if a.LimitDB > 0 {
+			lim := a.LimitDB
+			k.Measurement.LimitDB = &lim
+		}
+	case notice.MeasureOnSite:
+		k.Measurement.Meter, k.Measurement.LAeqDB, k.Measurement.LAFmaxDB = m.Meter, m.LAeqDB, m.LAFmaxDB
+		k.Measurement.DurationS, k.Measurement.ResidualDB = m.DurationS, m.ResidualDB
+	}
+	if m.Kind == notice.MeasureOnSite || m.Kind == notice.MeasureStatement {
+		if !k.At.IsZero() {
+			if l, ok := cs.Code.ActiveLimit(cs.Site.Zone, estType, k.At); ok && l.DBA > 0 {
+				lim := l.DBA
+				k.Measurement.LimitDB = &lim
+			}
+		}
+	}
+	return k, nil
+}
+
+// establishment finds an establishment of the register by its CNPJ/CPF:
+// the alert's sensor's first, then any sensor's.
+func (s *Service) establishment(cs *Case, id string) (registry.Establishment, bool) {
+	var sensors []registry.Sensor
+	if sn, ok := s.Registry.Sensor(cs.Alert.Sensor); ok {
+		sensors = append(sensors, sn)
+	}
+	if all, ok := s.Registry.(interface{ Sensors() []registry.Sensor }); ok {
+		sensors = append(sensors, all.Sensors()...)
+	}
+	for _, sn := range sensors {
+		for _, e := range sn.Establishments {
+			if docid.Normalize(e.Document) == id {
+				return e, true
+			}
+		}
+	}
+	return registry.Establishment{}, false
+}
+
+func (h *Handler) getConstatacoes(w http.ResponseWriter, r *http.Request, _ User) error {
+	id, err := h.knownAlert(r)
+	if err != nil {
+		return err
+	}
+	ks, err := h.svc.Cases.Constatacoes(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]ConstatacaoView, len(ks))
+	for i, k := range ks {
+		out[i] = constatacaoView(k)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// grounding picks the constatação a new notice rests on: the one named in
+// the request, or the latest first-document constatação of the alert; the
+// error says what is missing.
+func (h *Handler) grounding(r *http.Request, alertID, want string) (notice.Constatacao, error) {
+	ks, err := h.svc.Cases.Constatacoes(r.Context(), alertID)
+	if err != nil {
+		return notice.Constatacao{}, err
+	}
+	var last *notice.Constatacao
+	for i := range ks {
+		k := ks[i]
+		if want != "" && k.ID == want {
+			if k.FollowsUp != "" {
+				return k, fail(http.StatusConflict, "a constatação %s acompanha o prazo da %s: ela fundamenta o auto, não uma nova notificação", k.ID, k.FollowsUp)
+			}
+			return k, k.Grounds()
+		}
+		if want == "" && k.FollowsUp == "" {
+			last = &ks[i]
+		}
+	}
+	if want != "" {
+		return notice.Constatacao{}, fmt.Errorf("constatação %q do alerta %s: %w", want, alertID, cases.ErrNotFound)
+	}
+	if last == nil {
+		return notice.Constatacao{}, fmt.Errorf("%w: o alerta é um indício, não uma infração: antes da notificação, registre a constatação do fiscal "+
+			"(fonte, onde o fiscal estava, data e hora, o que foi ouvido e a medição que confirma)", notice.ErrNoGround)
+	}
+	return *last, last.Grounds()
+}
+
+type editBody struct {
+	Changes []notice.FieldChange `json:"changes"`
+}
+
+func (h *Handler) editNotice(w http.ResponseWriter, r *http.Request, u User) error {
+	var b editBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+	}
+	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
+	if !ok {
+		return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+	}
+	at := h.svc.now()
+	next, edits, err := h.svc.Cases.Edit(r.Context(), c, doc.ID, actor(u), at, b.Changes)
+	if err != nil {
+		return err
+	}
+	if len(edits) > 0 {
+		h.docChanged("edit", next, u, at)
+	}
+	v, err := h.view(r, next, true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
