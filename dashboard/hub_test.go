@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -345,14 +346,19 @@ func TestHubDropsSlowClient(t *testing.T) {
 	fast := f.connect(t, "op")
 	slow := f.connect(t, "fis") // never reads again until dropped
 	f.waitClients(t, 2)
-	// The fast client reads everything in the background.
+	// The fast client reads everything in the background, and each tick
+	// waits until it got the update of the tick before: a client that keeps
+	// up is one update behind at most, however busy the machine (flooding it
+	// with ticks back to back would drop it too, rightly).
 	fastDone := make(chan error, 1)
+	var fastMsgs atomic.Int64
 	go func() {
 		for {
 			if _, _, err := fast.ReadMessage(); err != nil {
 				fastDone <- err
 				return
 			}
+			fastMsgs.Add(1)
 		}
 	}()
 	big := strings.Repeat("x", 4000)
@@ -363,7 +369,20 @@ func TestHubDropsSlowClient(t *testing.T) {
 		for s := 0; s < 50; s++ {
 			f.hub.PublishLevel(Level{Sensor: fmt.Sprintf("s%d-%s", s, big), LAeq: DB(i % 100)})
 		}
+		seen := fastMsgs.Load()
 		f.tickNow()
+		deadline := time.Now().Add(time.Minute)
+		for fastMsgs.Load() == seen && f.hub.Stats().Dropped == 0 {
+			select {
+			case err := <-fastDone:
+				t.Fatalf("fast client disconnected at tick %d: %v", i, err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tick %d: the fast client got no update in a minute", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 	f.waitClients(t, 1)
 	if s := f.hub.Stats(); s.Dropped != 1 {

@@ -269,7 +269,7 @@ func TestUIDesktopFiscal(t *testing.T) {
 	dashtest.Screenshot(t, ctx, "overview-desktop")
 
 	// Sensor detail: chart from the readings API, live updates.
-	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
+	dashtest.Run(t, ctx, dashtest.Click(`[data-sensor="lapa-bar-01"]`),
 		dashtest.WaitJS(chartDrawn, "chart with LAeq and limit"))
 	// Environment: the last 24 h from the env API, latest values,
 	// sparklines and the hourly table.

@@ -270,3 +270,12 @@ func (d *Downloads) Next(t testing.TB) Download {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Click waits for the first element matching the CSS selector and clicks it
+// in the page, in one step: live views re-render elements (a sensor card on
+// each update), and a node looked up first and clicked after may be gone by
+// then ("Could not find node with given id").
+func Click(sel string) chromedp.Action[chromedp.Void] {
+	return WaitJS(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel),
+		"a click on "+sel)
+}

@@ -270,6 +270,7 @@
       S.triage.set(c.alert_id, t);
     }
     if (S.view && S.view.caseUpdate) S.view.caseUpdate(c);
+    window.dispatchEvent(new CustomEvent("sossego:case", { detail: c })); // cases.js refreshes the alert cards' case lines
     if (c.by === S.me.user) return; // the acting page already says it
     const what = CASE_ACTIONS[c.action] || c.action;
     const doc = c.notice_id ? ` (${c.title ? c.title + " " : ""}${c.notice_id})` : "";
@@ -358,6 +359,7 @@
     else if ((m = hash.match(/^#\/codigos(?:\/(.+))?$/))) { nav("codes"); S.view = codesView(m[1] ? decodeURIComponent(m[1]) : ""); }
     else if (hash.startsWith("#/notificacoes") && window.sossegoNotify) { nav("notify"); S.view = window.sossegoNotify.page($("#view")); }
     else if (hash.startsWith("#/relatorios") && window.sossegoPages && window.sossegoPages.relatorios) { nav("reports"); S.view = window.sossegoPages.relatorios($("#view")); }
+    else if (hash.startsWith("#/casos") && window.sossegoPages && window.sossegoPages.casos) { nav("cases"); S.view = window.sossegoPages.casos($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
   }
   window.addEventListener("hashchange", route);
@@ -856,6 +858,7 @@
       const el = h("article", { class: "alert " + a.state + (S.fresh && S.fresh.has(a.id) ? " new" : ""), "data-alert": a.id },
         summary(a),
         h("div", { class: "triage muted", "data-triage": a.id }, triageText(a.id)),
+        window.sossegoCases ? window.sossegoCases.alertLine(a) : null, // cases.js: "Caso: … — prazo até …"
         fiscal ? actions(a) : null,
         h("div", { class: "assign-box", "data-assign": a.id, hidden: true }),
         h("div", { class: "result", "data-result": a.id, role: "status" }),

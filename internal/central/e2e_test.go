@@ -284,7 +284,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 		dashtest.ScreenshotTo(t, ctx, shots, "overview", true)
 
 		// Sensor detail: 15 minutes of history plus the live values, the limit line.
-		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-sensor="lapa-bar-01"]`)),
+		dashtest.Run(t, ctx, dashtest.Click(`[data-sensor="lapa-bar-01"]`),
 			dashtest.WaitJS(`!!document.querySelector('#chart .uplot canvas') && Number(document.querySelector('#chart').dataset.laeq) > 0 && document.querySelector('#chart').dataset.limit !== '' && [...document.querySelectorAll('#chart .u-legend .u-label')].some((e) => e.textContent === 'limite em vigor')`, "chart with LAeq and the limit"),
 			dashtest.WaitJS(`/^8\d,\d$/.test(document.querySelector('#detail-laeq').textContent)`, "the loud value on the sensor page"),
 			dashtest.WaitJS(`Number(document.querySelector('.stats .stat:last-child b').textContent) > 300`, "the history in the window"))

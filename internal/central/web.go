@@ -27,6 +27,7 @@ type web struct {
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
 	cases *cases.Store
+	index *cases.Index // the case list ("Casos")
 	svc   *workflowapi.Service
 	// reports: reports, exports and limit series (nil: not served).
 	reports *dashboard.Reports
@@ -70,6 +71,14 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 		return fmt.Errorf("central: cases: %w", err)
 	}
 	w.cases = c
+	if w.index, err = cases.NewIndex(ctx, c, set.Code); err != nil {
+		return fmt.Errorf("central: cases: %w", err)
+	}
+	go func() {
+		if err := w.index.Warm(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("casos: leitura inicial dos documentos falhou; a lista tenta de novo no primeiro pedido", "erro", err)
+		}
+	}()
 	key, err := evidence.LoadOrCreateKey(o.DataDir)
 	if err != nil {
 		return fmt.Errorf("central: evidence key: %w", err)
@@ -119,6 +128,10 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 		for _, p := range workflowapi.Routes() {
 			apiMux.Handle(p, wf)
 		}
+	}
+	if w.index != nil {
+		dashboard.NewCasesAPI(dashboard.CasesOptions{Source: caseSource{w.index}, States: caseStates(), Municipalities: set.IDs,
+			Log: log.With("componente", "casos")}).Register(mux, w.auth)
 	}
 	mux.Handle("/api/v1/", w.auth.Protect(w.auth.RequireRole(users.Roles...)(apiMux)))
 }
