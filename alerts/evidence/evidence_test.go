@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"math"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/internal/wire"
 )
 
 var set = noticetest.Codes()
@@ -21,39 +24,67 @@ func testKey(seed byte) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))
 }
 
-// lapaPackage is the Lapa night exceedance with 10 minutes of margin on
-// each side, batches of 10 records signed by the gateway (one batch with a
-// broken signature), a notice and a chart.
+func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
+
+// gatewayOld and gatewayNew are the Lapa gateway's keys: rotated at the
+// middle of the alert window.
+var gatewayOld, gatewayNew = testKey(7), testKey(8)
+
+// lapaPackage is the Lapa night exceedance with margin on each side:
+// batches of 10 records signed by the gateway with the key in force when
+// each was received (rotated mid-window), the batch with seq 1003 carrying
+// a broken signature, env readings, the meter with its calibration, one act
+// and a constatação.
 func lapaPackage(margin time.Duration) *evidence.Package {
 	sc := noticetest.Lapa(set)
 	f := sc.Finding
-	gw := testKey(7)
 	from, to := f.WindowStart.Add(-margin), f.WindowEnd.Add(margin)
+	rotation := f.WindowStart.Add(f.WindowEnd.Sub(f.WindowStart) / 2)
 	var recs []evidence.Record
 	var batches []evidence.Batch
-	for i, r := range sc.Readings(from, to) {
+	rs := sc.Readings(from, to)
+	for i := 0; i < len(rs); i += 10 {
 		seq := uint64(1000 + i/10)
-		recs = append(recs, evidence.Record{T: r.T, DurMs: 1000, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin,
-			Gateway: sc.Gateway, Seq: seq, Grade: "class2", Synced: i%500 != 0})
-		if i%10 == 0 {
-			body := []byte(`{"v":1,"kind":"levels","gateway":"` + sc.Gateway + `","seq":` + itoa(seq) + `,"clock":{"synced":true,"offset_ms":1.5,"source":"ntp"},"device":{"model":"NSRT_mk4","serial":"NSRT-0001","grade":"class2"}}`)
-			sig := ed25519.Sign(gw, body)
-			if seq == 1003 {
-				sig[0] ^= 1
-			}
-			batches = append(batches, evidence.Batch{Gateway: sc.Gateway, Seq: seq, Body: body, Sig: sig, VerifiedAtIngest: seq != 1003,
-				PublicKey: gw.Public().(ed25519.PublicKey)})
+		b := wire.Batch{V: 1, Kind: "levels", Municipality: "lapa", Gateway: sc.Gateway, Sensor: sc.Site.Sensor, Seq: seq, SentAt: rs[i].T,
+			Device: wire.Device{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2"}, Clock: wire.Clock{Synced: true, OffsetMs: 1.5, Source: "ntp"}}
+		for j, r := range rs[i:min(i+10, len(rs))] {
+			b.Records = append(b.Records, wire.Record{T: r.T, DurMs: 1000, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin})
+			recs = append(recs, evidence.Record{T: r.T, DurMs: 1000, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin,
+				Gateway: sc.Gateway, Seq: seq, Grade: "class2", Synced: (i+j)%500 != 0})
 		}
+		body, _ := json.Marshal(&b)
+		received := b.Records[len(b.Records)-1].T.Add(1500 * time.Millisecond)
+		key := gatewayOld
+		if !received.Before(rotation) {
+			key = gatewayNew
+		}
+		sig := ed25519.Sign(key, body)
+		if seq == 1003 {
+			sig[0] ^= 1
+		}
+		batches = append(batches, evidence.Batch{Gateway: sc.Gateway, Seq: seq, Body: body, Sig: sig, VerifiedAtIngest: seq != 1003, ReceivedAt: received})
 	}
+	t1, h1 := 24.5, 61.2
+	env := []evidence.EnvReading{{T: f.WindowStart, Gateway: sc.Gateway, Seq: 1, TemperatureC: &t1, HumidityPct: &h1}}
+	pdf := []byte("%PDF-1.3 notificação preliminar de teste\n%%EOF\n")
+	ps := sha256.Sum256(pdf)
+	unc := 0.7
 	return &evidence.Package{AlertID: f.AlertID, Organization: "Prefeitura Municipal de Lapa", CodeTitle: sc.Code.Title(), Finding: f,
-		Party: sc.Party, Site: sc.Site, From: from, To: to, Records: recs, Batches: batches,
-		NoticePDF: []byte("%PDF-1.3 notificação preliminar de teste\n%%EOF\n"), NoticeID: "lapa-NP-2026-000001",
-		Chart: []byte("\x89PNG\r\n\x1a\n fake chart"), Custody: []evidence.Custody{
+		Party: sc.Party, Site: sc.Site, From: from, To: to, Margin: margin, Records: recs, Batches: batches, Env: env,
+		Meter: evidence.Meter{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2", Source: "cadastro de sensores",
+			Calibration: &evidence.Calibration{Certificate: "RBC-1234/2026", Laboratory: "Lab Acústica", Date: "2026-01-10", Expiry: "2027-01-10", UncertaintyDB: &unc}},
+		GatewayKeys: []evidence.GatewayKey{
+			{Gateway: sc.Gateway, PublicKey: pubOf(gatewayOld), ValidUntil: rotation},
+			{Gateway: sc.Gateway, PublicKey: pubOf(gatewayNew), ValidFrom: rotation},
+		},
+		Acts: []evidence.Act{{ID: "lapa-NP-2026-000001", Kind: "notificacao_preliminar", IssuedAt: time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC),
+			PDF: pdf, SHA256: hex.EncodeToString(ps[:])}},
+		Constatacoes: []evidence.Constatacao{{ID: "c-1", At: time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC), JSON: []byte(`{"id":"c-1","texto":"som alto"}`)}},
+		NoticeID:     "lapa-NP-2026-000001",
+		Chart:        []byte("\x89PNG\r\n\x1a\n fake chart"), Custody: []evidence.Custody{
 			{At: time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC), Actor: "u-ana", Role: "fiscal", Action: "issue", Detail: "lapa-NP-2026-000001"}},
-		Software: "sossego test", Created: time.Date(2026, 3, 12, 11, 0, 0, 0, time.UTC)}
+		Software: "sossego test", Created: time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC)}
 }
-
-func itoa(v uint64) string { b, _ := json.Marshal(v); return string(b) }
 
 func export(t testing.TB, p *evidence.Package, key ed25519.PrivateKey) ([]byte, evidence.Summary) {
 	t.Helper()
@@ -69,18 +100,34 @@ func verify(b []byte, trusted ed25519.PublicKey) *evidence.Report {
 	return evidence.Verify(bytes.NewReader(b), int64(len(b)), trusted)
 }
 
+// goodBag is lapaPackage without the broken signature.
+func goodPackage(margin time.Duration) *evidence.Package {
+	p := lapaPackage(margin)
+	for i := range p.Batches {
+		if p.Batches[i].Seq == 1003 {
+			key := gatewayOld
+			if !p.Batches[i].ReceivedAt.Before(p.GatewayKeys[1].ValidFrom) {
+				key = gatewayNew
+			}
+			p.Batches[i].Sig = ed25519.Sign(key, p.Batches[i].Body)
+			p.Batches[i].VerifiedAtIngest = true
+		}
+	}
+	return p
+}
+
 func TestExportVerifies(t *testing.T) {
 	key := testKey(1)
-	p := lapaPackage(10 * time.Minute)
+	p := goodPackage(10 * time.Minute)
 	b, sum := export(t, p, key)
-	rep := verify(b, key.Public().(ed25519.PublicKey))
-	if !rep.OK || !rep.Trusted {
+	rep := verify(b, pubOf(key))
+	if !rep.OK || !rep.Trusted || rep.TrustNote != "chave atual do serviço" {
 		t.Fatalf("fresh bag does not verify: %+v", rep)
 	}
-	if rep.AlertID != p.AlertID || rep.PayloadFiles != 9 {
+	if rep.AlertID != p.AlertID || rep.Batches != 144 || rep.BatchesVerified != 144 || rep.ReadingsChecked != len(p.Records) {
 		t.Errorf("report %+v", rep)
 	}
-	again, _ := export(t, lapaPackage(10*time.Minute), key)
+	again, _ := export(t, goodPackage(10*time.Minute), key)
 	if !bytes.Equal(b, again) {
 		t.Error("export is not deterministic")
 	}
@@ -101,50 +148,146 @@ func TestExportVerifies(t *testing.T) {
 	}
 	want := 10 * math.Log10(e/n)
 	if sum.Records != 240 || math.Abs(*sum.LAeqDB-want) > 1e-9 || *sum.LAFmaxDB != mx || sum.ExceedanceS != exceed ||
-		math.Abs(*sum.MarginDB-(want-60)) > 1e-9 || sum.CoveragePct != 100 || sum.Gaps != 0 {
+		math.Abs(*sum.MarginDB-(want-60)) > 1e-9 || sum.CoveragePct != 100 || sum.Gaps != 0 || sum.MarginS != 600 {
 		t.Errorf("summary %+v (want LAeq %.3f, LAFmax %.1f, exceedance %.0f)", sum, want, mx, exceed)
 	}
 	if *sum.L10DB < *sum.L90DB || *sum.L90DB < 66 || *sum.L10DB > 70.5 {
 		t.Errorf("L10 %.1f L90 %.1f", *sum.L10DB, *sum.L90DB)
 	}
 
-	// Contents: every record, the signatures and whether each verified.
 	files := unzip(t, b)
 	root := evidence.BagName(p.AlertID) + "/"
 	csv := string(files[root+"data/readings.csv"])
 	if lines := strings.Count(csv, "\n"); lines != len(p.Records)+1 {
 		t.Errorf("readings.csv has %d lines, want %d", lines, len(p.Records)+1)
 	}
-	bl := strings.Split(strings.TrimSpace(string(files[root+"data/batches.ndjson"])), "\n")
-	bad := 0
-	for _, l := range bl {
-		var r struct {
-			Seq         uint64 `json:"seq"`
-			VerifiedNow *bool  `json:"verified_now"`
-		}
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.VerifiedNow == nil || (!*r.VerifiedNow) != (r.Seq == 1003) {
-			t.Errorf("batch %d verified_now %v", r.Seq, r.VerifiedNow)
-		}
-		if !*r.VerifiedNow {
-			bad++
-		}
-	}
 	info := string(files[root+"bag-info.txt"])
 	for _, s := range []string{"External-Identifier: " + p.AlertID, "Sossego-Code-Version: " + p.Finding.CodeVersion,
-		"Custody-Event: 2026-03-09T13:00:00Z | u-ana (fiscal) | issue", "Sossego-Gateway-Signatures: 144 lotes: 143 verificados, 1 falharam"} {
+		"Custody-Event: 2026-03-09T13:00:00Z | u-ana (fiscal) | issue", "Sossego-Gateway-Signatures: 144 lotes: 144 verificados, 0 falharam",
+		"Bagging-Date: 2026-03-09", "Sossego-Margin: 10m0s", "Sossego-Signing-Key-Fingerprint: " + evidence.Fingerprint(pubOf(key)),
+		"Sossego-Calibration: certificado RBC-1234/2026, Lab Acústica, 2026-01-10, validade 2027-01-10"} {
 		if !strings.Contains(info, s) {
-			t.Errorf("bag-info lacks %q", s)
+			t.Errorf("bag-info lacks %q:\n%s", s, info)
 		}
 	}
-	if bad != 1 || len(bl) != 144 {
-		t.Errorf("batches %d, bad %d", len(bl), bad)
+	if strings.Contains(info, "Previous-Bag") {
+		t.Error("a first bag names a previous one")
+	}
+	// The act byte for byte, the constatação, env, the keys, the method.
+	if !bytes.Equal(files[root+"data/acts/lapa-NP-2026-000001.pdf"], p.Acts[0].PDF) || string(files[root+"data/constatacoes/c-1.json"]) != string(p.Constatacoes[0].JSON) {
+		t.Error("act or constatação not carried byte for byte")
+	}
+	if files[root+"data/notice.pdf"] != nil {
+		t.Error("a draft rendering beside a stored act")
+	}
+	if !strings.Contains(string(files[root+"data/env.csv"]), ",24.50,61.20,,") {
+		t.Errorf("env.csv: %s", files[root+"data/env.csv"])
+	}
+	var gk []struct {
+		Fingerprint string    `json:"fingerprint"`
+		File        string    `json:"file"`
+		ValidUntil  time.Time `json:"valid_until"`
+	}
+	if err := json.Unmarshal(files[root+"data/keys/gateways.json"], &gk); err != nil || len(gk) != 2 || gk[0].Fingerprint != evidence.Fingerprint(pubOf(gatewayOld)) ||
+		gk[1].File != "data/keys/lapa-centro-01-2.pem" || files[root+gk[1].File] == nil {
+		t.Errorf("gateways.json %+v %v", gk, err)
+	}
+	for _, s := range []string{"Descritor", "ponderação A", "F (rápida, 125 ms)", "Ruído residual", "NBR 10151", "classe 1 ou 2", "10m0s antes e depois"} {
+		if !strings.Contains(string(files[root+"data/METODO.txt"]), s) {
+			t.Errorf("METODO.txt lacks %q", s)
+		}
+	}
+	v := string(files[root+"VERIFICAR.txt"])
+	for _, s := range []string{"sossego evidence verify", "sha256sum -c manifest-sha256.txt", "openssl pkeyutl -verify", "sh data/verificar-lotes.sh", evidence.Fingerprint(pubOf(key))} {
+		if !strings.Contains(v, s) {
+			t.Errorf("VERIFICAR.txt lacks %q", s)
+		}
+	}
+	if n := strings.Count(string(files[root+"data/verificar-lotes.sh"]), "\n"); n > 20 {
+		t.Errorf("verificar-lotes.sh has %d lines", n)
 	}
 }
 
-func unzip(t *testing.T, b []byte) map[string][]byte {
+func TestExportReportsBrokenGatewaySignature(t *testing.T) {
+	key := testKey(1)
+	p := lapaPackage(2 * time.Minute)
+	b, _ := export(t, p, key)
+	rep := verify(b, pubOf(key))
+	if rep.OK || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "lote 1003 do gateway lapa-centro-01: a assinatura ed25519 não confere com a chave data/keys/lapa-centro-01-1.pem") {
+		t.Fatalf("%+v", rep.Problems)
+	}
+	info := string(unzip(t, b)[evidence.BagName(p.AlertID)+"/bag-info.txt"])
+	if !strings.Contains(info, "1 falharam") {
+		t.Errorf("bag-info: %s", info)
+	}
+}
+
+func TestLaterExportNamesEarlier(t *testing.T) {
+	key := testKey(1)
+	first, _ := export(t, goodPackage(time.Minute), key)
+	s := sha256.Sum256(first)
+	p := goodPackage(time.Minute)
+	p.Acts = append(p.Acts, evidence.Act{ID: "lapa-AI-2026-000001", Kind: "auto_de_infracao", IssuedAt: p.Created.Add(48 * time.Hour), PDF: []byte("%PDF auto")})
+	p.Created = p.Created.Add(48 * time.Hour)
+	p.Previous = &evidence.Previous{SHA256: hex.EncodeToString(s[:]), Date: time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC)}
+	second, _ := export(t, p, key)
+	if bytes.Equal(first, second) {
+		t.Fatal("same bytes after a new act")
+	}
+	info := string(unzip(t, second)[evidence.BagName(p.AlertID)+"/bag-info.txt"])
+	if !strings.Contains(info, "Sossego-Previous-Bag-SHA256: "+hex.EncodeToString(s[:])) || !strings.Contains(info, "Bagging-Date: 2026-03-11") {
+		t.Errorf("bag-info:\n%s", info)
+	}
+	if rep := verify(second, pubOf(key)); !rep.OK {
+		t.Error(rep.Problems)
+	}
+}
+
+func TestExportRefusesAlteredStoredAct(t *testing.T) {
+	p := goodPackage(time.Minute)
+	p.Acts[0].PDF = append(bytes.Clone(p.Acts[0].PDF), ' ')
+	var buf bytes.Buffer
+	if _, err := evidence.Export(&buf, p, testKey(1), nil); err == nil || !strings.Contains(err.Error(), "não confere com o SHA-256 registrado") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestStreamedEqualsSlice(t *testing.T) {
+	key := testKey(1)
+	p := goodPackage(time.Minute)
+	want, _ := export(t, p, key)
+	q := goodPackage(time.Minute)
+	recs, batches := q.Records, q.Batches
+	q.Records, q.Batches = nil, nil
+	q.Stream = func(yield func(evidence.Record) bool) error {
+		for _, r := range recs {
+			if !yield(r) {
+				break
+			}
+		}
+		return nil
+	}
+	q.LoadBatches = func(keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
+		by := map[evidence.BatchKey]evidence.Batch{}
+		for _, b := range batches {
+			by[evidence.BatchKey{Gateway: b.Gateway, Seq: b.Seq}] = b
+		}
+		for _, k := range keys {
+			if b, ok := by[k]; ok {
+				if err := yield(b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	got, _ := export(t, q, key)
+	if !bytes.Equal(got, want) {
+		t.Error("streamed export differs from the one from slices")
+	}
+}
+
+func unzip(t testing.TB, b []byte) map[string][]byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
@@ -160,142 +303,6 @@ func unzip(t *testing.T, b []byte) map[string][]byte {
 		rc.Close()
 	}
 	return out
-}
-
-// rezip rewrites the bag with edit applied to the members (deterministic).
-func rezip(t *testing.T, b []byte, edit func(name string, data []byte) (string, []byte, bool)) []byte {
-	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		rc, _ := f.Open()
-		data, _ := io.ReadAll(rc)
-		rc.Close()
-		name, data, keep := edit(f.Name, data)
-		if !keep {
-			continue
-		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: f.Modified})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-	}
-	zw.Close()
-	return buf.Bytes()
-}
-
-func TestTamperingIsDetected(t *testing.T) {
-	key := testKey(1)
-	p := lapaPackage(2 * time.Minute)
-	b, _ := export(t, p, key)
-	root := evidence.BagName(p.AlertID) + "/"
-	var members []string
-	for name := range unzip(t, b) {
-		members = append(members, strings.TrimPrefix(name, root))
-	}
-	if len(members) != 14 {
-		t.Fatalf("%d members: %v", len(members), members)
-	}
-	for _, m := range members {
-		for _, where := range []string{"first", "middle", "last"} {
-			t.Run("flip/"+m+"/"+where, func(t *testing.T) {
-				bad := rezip(t, b, func(name string, data []byte) (string, []byte, bool) {
-					if name == root+m && len(data) > 0 {
-						data = bytes.Clone(data)
-						i := map[string]int{"first": 0, "middle": len(data) / 2, "last": len(data) - 1}[where]
-						data[i] ^= 0x01
-					}
-					return name, data, true
-				})
-				rep := verify(bad, nil)
-				if rep.OK {
-					t.Fatalf("flipped byte in %s not detected", m)
-				}
-				all := strings.Join(rep.Problems, "\n")
-				if !strings.Contains(all, m) && !strings.Contains(all, "assinatura") {
-					t.Errorf("problem does not name %s: %s", m, all)
-				}
-			})
-		}
-		t.Run("remove/"+m, func(t *testing.T) {
-			bad := rezip(t, b, func(name string, data []byte) (string, []byte, bool) { return name, data, name != root+m })
-			rep := verify(bad, nil)
-			if rep.OK || !strings.Contains(strings.Join(rep.Problems, "\n"), m) {
-				t.Fatalf("removing %s: %+v", m, rep.Problems)
-			}
-		})
-	}
-	for _, extra := range []string{"data/extra.txt", "extra.txt", "data/sub/x.csv"} {
-		t.Run("add/"+extra, func(t *testing.T) {
-			bad := rezip(t, b, func(name string, data []byte) (string, []byte, bool) { return name, data, true })
-			bad = appendMember(t, bad, root+extra, []byte("inserido depois"))
-			rep := verify(bad, nil)
-			if rep.OK || !strings.Contains(strings.Join(rep.Problems, "\n"), extra) {
-				t.Fatalf("adding %s: %+v", extra, rep.Problems)
-			}
-		})
-	}
-	t.Run("outside the bag", func(t *testing.T) {
-		rep := verify(appendMember(t, b, "outro/arquivo.txt", []byte("x")), nil)
-		if rep.OK || !strings.Contains(strings.Join(rep.Problems, "\n"), "fora do diretório") {
-			t.Fatalf("%+v", rep.Problems)
-		}
-	})
-	t.Run("re-signed by another key", func(t *testing.T) {
-		other, _ := export(t, lapaPackage(2*time.Minute), testKey(9))
-		rep := verify(other, key.Public().(ed25519.PublicKey))
-		if rep.OK || !strings.Contains(strings.Join(rep.Problems, "\n"), "não é a chave do serviço") {
-			t.Fatalf("%+v", rep.Problems)
-		}
-		if !verify(other, nil).OK {
-			t.Fatal("without a trusted key the self-consistent bag verifies")
-		}
-	})
-	t.Run("truncated", func(t *testing.T) {
-		rep := verify(b[:len(b)/2], nil)
-		if rep.OK || !strings.Contains(rep.Problems[0], "não é um zip válido") {
-			t.Fatalf("%+v", rep.Problems)
-		}
-	})
-	// A flipped byte anywhere in the compressed stream of a member is caught
-	// too (CRC or inflate error, or a hash mismatch).
-	t.Run("raw bytes", func(t *testing.T) {
-		zr, _ := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-		for _, f := range zr.File {
-			off, err := f.DataOffset()
-			if err != nil || f.CompressedSize64 == 0 {
-				continue
-			}
-			for _, d := range []int64{0, int64(f.CompressedSize64) / 2, int64(f.CompressedSize64) - 1} {
-				bad := bytes.Clone(b)
-				bad[off+d] ^= 0x40
-				if verify(bad, nil).OK {
-					t.Errorf("raw flip at %s+%d not detected", f.Name, d)
-				}
-			}
-		}
-	})
-}
-
-func appendMember(t *testing.T, b []byte, name string, data []byte) []byte {
-	t.Helper()
-	zr, _ := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		if err := zw.Copy(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, _ := zw.Create(name)
-	w.Write(data)
-	zw.Close()
-	return buf.Bytes()
 }
 
 func TestKeyFile(t *testing.T) {
@@ -318,16 +325,73 @@ func TestKeyFile(t *testing.T) {
 	}
 }
 
-func FuzzVerify(f *testing.F) {
-	key := testKey(1)
-	b, _ := export(f, lapaPackage(30*time.Second), key)
-	f.Add(b)
-	f.Add([]byte("PK\x03\x04"))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rep := evidence.Verify(bytes.NewReader(data), int64(len(data)), key.Public().(ed25519.PublicKey))
-		if rep.OK && (!rep.Trusted || rep.KeyID == "") {
-			t.Fatalf("OK without a trusted signature: %+v", rep)
+func TestKeyRotation(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	kr, err := evidence.LoadOrCreateKeyRing(dir, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := goodPackage(time.Minute)
+	old, _ := export(t, p, kr.Signer)
+	t1 := t0.Add(24 * time.Hour)
+	kr2, err := evidence.RotateKey(dir, t1, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kr2.Fingerprint() == kr.Fingerprint() || len(kr2.History) != 2 || !kr2.History[0].ValidUntil.Equal(t1) || !kr2.History[1].ValidFrom.Equal(t1) {
+		t.Fatalf("history %+v", kr2.History)
+	}
+	loaded, err := evidence.LoadOrCreateKeyRing(dir, t1.Add(time.Hour))
+	if err != nil || !loaded.Signer.Equal(kr2.Signer) || len(loaded.History) != 2 {
+		t.Fatalf("reload %v %+v", err, loaded)
+	}
+	hist, err := evidence.LoadKeyHistory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := evidence.Trust{Keys: hist}
+	if rep := evidence.VerifyZip(bytes.NewReader(old), int64(len(old)), trust); !rep.OK || !strings.Contains(rep.TrustNote, "substituída em") {
+		t.Fatalf("bag by the retired key: %+v", rep)
+	}
+	// Revoking: the compromised key's bags fail.
+	kr3, err := evidence.RotateKey(dir, t1.Add(48*time.Hour), true, "chave copiada por terceiros")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedBy2, _ := export(t, p, kr2.Signer)
+	rep := evidence.VerifyZip(bytes.NewReader(signedBy2), int64(len(signedBy2)), evidence.Trust{Keys: kr3.History})
+	if rep.OK || !strings.Contains(strings.Join(rep.Problems, "\n"), "REVOGADA") || !strings.Contains(strings.Join(rep.Problems, "\n"), "chave copiada por terceiros") {
+		t.Fatalf("revoked key: %+v", rep.Problems)
+	}
+	if rep := evidence.VerifyZip(bytes.NewReader(old), int64(len(old)), evidence.Trust{Keys: kr3.History}); !rep.OK {
+		t.Fatalf("the first key was retired, not revoked: %v", rep.Problems)
+	}
+	// The history as the API publishes it parses back.
+	b, _ := json.Marshal(map[string]any{"public_key": kr3.Current().PublicKey, "fingerprint": kr3.Fingerprint(), "history": kr3.History})
+	if h, err := evidence.ParseKeyHistory(b); err != nil || len(h) != 3 {
+		t.Fatalf("parse %v %d", err, len(h))
+	}
+	if _, err := evidence.ParseKeyHistory([]byte(`[{"public_key":"` + kr3.Current().PublicKey + `","fingerprint":"SHA256:00"}]`)); err == nil {
+		t.Error("a fingerprint that does not match its key accepted")
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	pub := pubOf(testKey(1))
+	fp := evidence.Fingerprint(pub)
+	h := sha256.Sum256(pub)
+	if fp != "SHA256:"+hex.EncodeToString(h[:]) {
+		t.Fatal(fp)
+	}
+	for _, in := range []string{fp, strings.ToUpper(fp), evidence.GroupedFingerprint(fp), strings.TrimPrefix(fp, "SHA256:")} {
+		if got, err := evidence.NormalizeFingerprint(in); err != nil || got != fp {
+			t.Errorf("%q: %q %v", in, got, err)
 		}
-	})
+	}
+	for _, in := range []string{"", "SHA256:abcd", fp[:len(fp)-1] + "g", fp + "00"} {
+		if _, err := evidence.NormalizeFingerprint(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
 }

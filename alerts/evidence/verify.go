@@ -6,91 +6,339 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/sossego/sossego/internal/wire"
 )
 
 // Limits that keep Verify safe on hostile input.
 const (
-	maxMembers  = 10000
-	maxTagBytes = 8 << 20  // a tag file larger than this is refused
-	maxTotal    = 16 << 30 // uncompressed bytes read in all
+	maxMembers  = 20000
+	maxTagBytes = 8 << 20   // a tag file larger than this is refused
+	maxKeptFile = 256 << 20 // a payload file Verify reads whole (readings, batches) larger than this is refused
+	maxTotal    = 16 << 30  // uncompressed bytes read in all
 )
 
-// Report is the outcome of Verify. OK is true only when Problems is empty.
+// Report is the outcome of Verify. OK is true only when Problems is empty:
+// every hash, the Payload-Oxum, every gateway signature and the service's
+// signature check, and that signature is by a key the verifier trusts.
 type Report struct {
 	OK           bool     `json:"ok"`
-	Problems     []string `json:"problems"` // pt-BR, one per finding, exact file names
+	Problems     []string `json:"problems"`           // pt-BR, one per finding, exact file names
+	Warnings     []string `json:"warnings,omitempty"` // pt-BR: true, but not a failure (unsigned batches)
 	Bag          string   `json:"bag"`
 	AlertID      string   `json:"alert_id,omitempty"`
 	PayloadFiles int      `json:"payload_files"`
 	PayloadBytes int64    `json:"payload_bytes"`
-	KeyID        string   `json:"key_id,omitempty"`
-	// Trusted is true when a trusted key was given and the bag is signed
-	// by it.
+	// KeyFingerprint is the fingerprint of the key the bag is signed with,
+	// set when that signature checks.
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// Trusted is true when that key is one the verifier was given.
 	Trusted bool `json:"trusted"`
+	// TrustNote says which trusted key it is (current, retired on …).
+	TrustNote       string `json:"trust_note,omitempty"`
+	Batches         int    `json:"batches"`
+	BatchesVerified int    `json:"batches_verified"`
+	ReadingsChecked int    `json:"readings_checked"` // readings.csv rows found equal in their signed batch
+}
+
+// KeyID is the short id of the signing key (display).
+func (r *Report) KeyID() string {
+	if r.KeyFingerprint == "" {
+		return ""
+	}
+	return "sha256:" + strings.TrimPrefix(r.KeyFingerprint, "SHA256:")[:16]
 }
 
 func (r *Report) add(format string, a ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, a...))
 }
 
-// Verify checks a zipped bag: its structure, every payload and tag hash,
-// the Payload-Oxum, and the ed25519 signature over the tag manifest with the
-// key the bag names. With trusted set, the bag must be signed by that key.
-// It never panics on malformed input; every problem is reported in pt-BR.
+// Trust is what the verifier trusts: service keys (a key history, as
+// GET /api/v1/evidence/key and the data directory give it; a revoked key
+// is a failure) and fingerprints (as printed on the notices).
+type Trust struct {
+	Keys         []PublicKeyInfo
+	Fingerprints []string // Fingerprint form
+}
+
+// TrustKey trusts one key.
+func TrustKey(pub ed25519.PublicKey) Trust {
+	if len(pub) != ed25519.PublicKeySize {
+		return Trust{}
+	}
+	return Trust{Keys: []PublicKeyInfo{NewPublicKeyInfo(pub, time.Time{}, time.Time{})}}
+}
+
+func (t Trust) empty() bool { return len(t.Keys) == 0 && len(t.Fingerprints) == 0 }
+
+// Verify checks a zipped bag against one trusted key (nil: none, and then
+// the bag never verifies: nothing says who signed it).
 func Verify(r io.ReaderAt, size int64, trusted ed25519.PublicKey) *Report {
+	return VerifyZip(r, size, TrustKey(trusted))
+}
+
+// VerifyZip checks a zipped bag: a strict zip (nothing before, between or
+// after the members), its structure, every payload and tag hash, the
+// Payload-Oxum, every gateway signature with the key in force when the
+// batch was received, that readings.csv is what the gateways signed, and
+// the service's ed25519 signature over the tag manifest by a trusted key.
+// It never panics on malformed input; every problem is reported in pt-BR.
+func VerifyZip(r io.ReaderAt, size int64, t Trust) *Report {
 	rep := &Report{}
-	defer func() { rep.OK = len(rep.Problems) == 0 }()
+	defer finish(rep)
+	cdOff, err := strictZip(r, size)
+	if err != nil {
+		rep.add("o arquivo não é um zip válido de pacote: %v", err)
+		return rep
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		rep.add("o arquivo não é um zip válido (%v): o pacote está corrompido ou incompleto", err)
 		return rep
 	}
 	if len(zr.File) > maxMembers {
-		rep.add("o zip tem %d membros; um pacote de evidências tem poucos arquivos", len(zr.File))
+		rep.add("o zip tem %d membros; um pacote de evidências tem no máximo %d", len(zr.File), maxMembers)
 		return rep
 	}
-	bag := &bagFiles{rep: rep, files: map[string]*zip.File{}}
-	bag.index(zr.File)
-	bagit, info, manifest, tagm, sig := bag.tag("bagit.txt"), bag.tag("bag-info.txt"), bag.tag("manifest-sha256.txt"),
-		bag.tag("tagmanifest-sha256.txt"), bag.tag(sigName)
-	if bagit != nil && string(bagit) != bagitTxt {
-		rep.add("bagit.txt alterado: deve declarar exatamente BagIt-Version: 1.0 e Tag-File-Character-Encoding: UTF-8")
-	}
-	fields := parseInfo(info)
-	if v := fields["External-Identifier"]; len(v) > 0 {
-		rep.AlertID = v[0]
-	}
-	if tagm != nil {
-		bag.checkTagManifest(tagm)
-	}
-	if manifest != nil {
-		bag.checkPayload(manifest, fields, info != nil)
-	}
-	if tagm != nil && sig != nil && info != nil {
-		checkSignature(rep, fields, tagm, sig, trusted)
-	}
-	sort.Strings(rep.Problems)
+	bag := &bagFiles{rep: rep, files: map[string]opener{}, sizes: map[string]int64{}}
+	bag.indexZip(r, zr.File, cdOff)
+	bag.check(t)
 	return rep
 }
 
-// bagFiles is a bag's zip members by their path inside the bag directory,
-// with the bytes read so far (bounded by maxTotal).
-type bagFiles struct {
-	rep   *Report
-	files map[string]*zip.File
-	total int64
+// VerifyDir checks an unpacked bag: dir is the bag's directory (with
+// bagit.txt) or a directory holding exactly one such directory.
+func VerifyDir(dir string, t Trust) *Report {
+	rep := &Report{}
+	defer finish(rep)
+	root, err := bagRoot(dir)
+	if err != nil {
+		rep.add("%v", err)
+		return rep
+	}
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		rep.add("não consegui abrir a pasta %s: %v", root, err)
+		return rep
+	}
+	defer rt.Close()
+	bag := &bagFiles{rep: rep, files: map[string]opener{}, sizes: map[string]int64{}}
+	rep.Bag = filepath.Base(root)
+	n := 0
+	err = fs.WalkDir(rt.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			rep.add("pasta ilegível em %s: %v", p, err)
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			rep.add("%s não é um arquivo comum (link simbólico ou especial): não faz parte de um pacote", p)
+			return nil
+		}
+		if n++; n > maxMembers {
+			return errors.New("arquivos demais")
+		}
+		name := p
+		bag.files[name] = func() (io.ReadCloser, error) { return rt.Open(name) }
+		if fi, err := d.Info(); err == nil {
+			bag.sizes[name] = min(fi.Size(), maxKeptFile)
+		}
+		return nil
+	})
+	if err != nil {
+		rep.add("a pasta tem mais de %d arquivos; um pacote de evidências tem menos", maxMembers)
+		return rep
+	}
+	bag.check(t)
+	return rep
 }
 
-// index takes the zip's members: one top directory (the bag's name), safe
-// relative names, no duplicates; anything else is a problem.
-func (b *bagFiles) index(members []*zip.File) {
+// VerifyPath checks a zip file or an unpacked bag directory.
+func VerifyPath(p string, t Trust) (*Report, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return VerifyDir(p, t), nil
+	}
+	return VerifyZip(f, st.Size(), t), nil
+}
+
+func finish(rep *Report) {
+	if r := recover(); r != nil { // a bug here must not take the verdict "íntegro" with it
+		rep.add("erro interno ao conferir o pacote: %v", r)
+	}
+	sort.Strings(rep.Problems)
+	rep.OK = len(rep.Problems) == 0
+	if !rep.OK {
+		rep.Trusted = rep.Trusted && rep.KeyFingerprint != ""
+	}
+}
+
+func bagRoot(dir string) (string, error) {
+	if _, err := os.Lstat(filepath.Join(dir, "bagit.txt")); err == nil {
+		return dir, nil
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("não consegui ler a pasta %s: %v", dir, err)
+	}
+	var found []string
+	for _, e := range es {
+		if e.IsDir() {
+			if _, err := os.Lstat(filepath.Join(dir, e.Name(), "bagit.txt")); err == nil {
+				found = append(found, e.Name())
+			}
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("a pasta %s não é um pacote BagIt: falta bagit.txt (nem ela nem uma única subpasta o tem)", dir)
+	}
+	return filepath.Join(dir, found[0]), nil
+}
+
+// strictZip refuses anything but a plain zip: the first local header at
+// offset 0, members back to back, the central directory right after them
+// and the end record last, without a comment. archive/zip alone accepts
+// bytes prepended or hidden between members.
+func strictZip(r io.ReaderAt, size int64) (int64, error) {
+	if size < 22 {
+		return 0, errors.New("arquivo curto demais (incompleto)")
+	}
+	var sig [4]byte
+	if _, err := r.ReadAt(sig[:], 0); err != nil || string(sig[:]) != "PK\x03\x04" {
+		return 0, errors.New("o arquivo não começa com um membro zip (bytes acrescentados no início?)")
+	}
+	var end [22]byte
+	if _, err := r.ReadAt(end[:], size-22); err != nil {
+		return 0, fmt.Errorf("fim do zip ilegível: %v", err)
+	}
+	if string(end[:4]) != "PK\x05\x06" {
+		return 0, errors.New("o arquivo não termina no registro final do zip (truncado, ou bytes acrescentados no fim?)")
+	}
+	if binary.LittleEndian.Uint16(end[20:]) != 0 {
+		return 0, errors.New("o zip tem um comentário; o pacote não tem")
+	}
+	cdSize, cdOff, endOff := int64(binary.LittleEndian.Uint32(end[12:])), int64(binary.LittleEndian.Uint32(end[16:])), size-22
+	if cdOff == 0xFFFFFFFF || cdSize == 0xFFFFFFFF { // zip64
+		var loc [20]byte
+		if size < 42 {
+			return 0, errors.New("zip64 incompleto")
+		}
+		if _, err := r.ReadAt(loc[:], size-42); err != nil || string(loc[:4]) != "PK\x06\x07" {
+			return 0, errors.New("zip64 sem localizador do registro final")
+		}
+		endOff = int64(binary.LittleEndian.Uint64(loc[8:]))
+		var e64 [56]byte
+		if endOff < 0 || endOff > size-42-56 {
+			return 0, errors.New("zip64 com registro final fora do arquivo")
+		}
+		if _, err := r.ReadAt(e64[:], endOff); err != nil || string(e64[:4]) != "PK\x06\x06" {
+			return 0, errors.New("zip64 com registro final ilegível")
+		}
+		cdSize, cdOff = int64(binary.LittleEndian.Uint64(e64[40:])), int64(binary.LittleEndian.Uint64(e64[48:]))
+		if endOff+56 != size-42 {
+			return 0, errors.New("bytes estranhos entre os registros finais do zip64")
+		}
+	}
+	if cdOff < 0 || cdSize < 0 || cdOff+cdSize != endOff {
+		return 0, errors.New("o diretório central do zip não está onde o registro final diz (bytes acrescentados no início ou no meio?)")
+	}
+	return cdOff, nil
+}
+
+// contiguous checks the members lie back to back from offset 0 up to the
+// central directory.
+func contiguous(r io.ReaderAt, files []*zip.File, cdOff int64) error {
+	type m struct {
+		f   *zip.File
+		off int64
+	}
+	ms := make([]m, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m{f, off})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].off < ms[j].off })
+	pos := int64(0)
+	for _, x := range ms {
+		var h [30]byte
+		if _, err := r.ReadAt(h[:], pos); err != nil || string(h[:4]) != "PK\x03\x04" {
+			return fmt.Errorf("bytes estranhos antes de %s", x.f.Name)
+		}
+		data := pos + 30 + int64(binary.LittleEndian.Uint16(h[26:])) + int64(binary.LittleEndian.Uint16(h[28:]))
+		if data != x.off {
+			return fmt.Errorf("bytes estranhos antes de %s", x.f.Name)
+		}
+		pos = data + int64(x.f.CompressedSize64)
+		if binary.LittleEndian.Uint16(h[6:])&0x8 != 0 { // data descriptor
+			var d [4]byte
+			if _, err := r.ReadAt(d[:], pos); err == nil && string(d[:]) == "PK\x07\x08" {
+				pos += 4
+			}
+			if x.f.CompressedSize64 >= 0xFFFFFFFF || x.f.UncompressedSize64 >= 0xFFFFFFFF {
+				pos += 20
+			} else {
+				pos += 12
+			}
+		}
+	}
+	if pos != cdOff {
+		return errors.New("bytes estranhos entre o último membro e o diretório central")
+	}
+	return nil
+}
+
+type opener func() (io.ReadCloser, error)
+
+// bagFiles is a bag's files by their path inside the bag directory, with
+// the bytes read so far (bounded by maxTotal).
+type bagFiles struct {
+	rep   *Report
+	files map[string]opener
+	total atomic.Int64
+	kept  map[string][]byte // payload files parsed after hashing
+	sizes map[string]int64  // declared sizes (zip) or file sizes (directory), to size buffers
+	// listed is every batch batches.txt holds.
+	listed map[BatchKey]bool
+	mu     sync.Mutex // kept, while payload files are hashed in parallel
+}
+
+// indexZip takes the zip's members: one top directory (the bag's name),
+// safe relative names, no duplicates, back to back.
+func (b *bagFiles) indexZip(r io.ReaderAt, members []*zip.File, cdOff int64) {
 	root := ""
 	for _, f := range members {
 		name := f.Name
@@ -116,14 +364,22 @@ func (b *bagFiles) index(members []*zip.File) {
 			b.rep.add("arquivo %q aparece duas vezes no zip", rest)
 			continue
 		}
-		b.files[rest] = f
+		if f.Mode()&fs.ModeSymlink != 0 {
+			b.rep.add("%s é um link simbólico no zip: não faz parte de um pacote", rest)
+			continue
+		}
+		b.files[rest] = f.Open
+		b.sizes[rest] = int64(min(f.UncompressedSize64, maxKeptFile))
 	}
 	b.rep.Bag = root
+	if err := contiguous(r, members, cdOff); err != nil {
+		b.rep.add("o zip não é contíguo: %v", err)
+	}
 }
 
-// read returns a member's bytes, refusing more than limit.
+// read returns a file's bytes, refusing more than limit.
 func (b *bagFiles) read(name string, limit int64) ([]byte, error) {
-	rc, err := b.files[name].Open()
+	rc, err := b.files[name]()
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +391,7 @@ func (b *bagFiles) read(name string, limit int64) ([]byte, error) {
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("maior que %d bytes", limit)
 	}
-	b.total += int64(len(data))
+	b.total.Add(int64(len(data)))
 	return data, nil
 }
 
@@ -147,10 +403,39 @@ func (b *bagFiles) tag(name string) []byte {
 	}
 	data, err := b.read(name, maxTagBytes)
 	if err != nil {
-		b.rep.add("%s ilegível ou corrompido no zip: %v", name, err)
+		b.rep.add("%s ilegível ou corrompido: %v", name, err)
 		return nil
 	}
 	return data
+}
+
+// keptFiles are the payload files Verify reads whole to check what they
+// say (signatures, keys, readings), after their hash.
+var keptFiles = map[string]bool{"data/batches.txt": true, "data/readings.csv": true, "data/keys/gateways.json": true,
+	"data/keys/service.json": true, "data/acts/index.json": true}
+
+func (b *bagFiles) check(t Trust) {
+	rep := b.rep
+	b.kept = map[string][]byte{}
+	bagit, info, manifest, tagm, sig := b.tag("bagit.txt"), b.tag("bag-info.txt"), b.tag("manifest-sha256.txt"),
+		b.tag("tagmanifest-sha256.txt"), b.tag(sigName)
+	if bagit != nil && string(bagit) != bagitTxt {
+		rep.add("bagit.txt alterado: deve declarar exatamente BagIt-Version: 1.0 e Tag-File-Character-Encoding: UTF-8")
+	}
+	fields := parseInfo(info)
+	if v := fields["External-Identifier"]; len(v) > 0 {
+		rep.AlertID = v[0]
+	}
+	if tagm != nil {
+		b.checkTagManifest(tagm)
+	}
+	if manifest != nil {
+		b.checkPayload(manifest, fields, info != nil)
+	}
+	if tagm != nil && sig != nil && info != nil {
+		b.checkSignature(fields, tagm, sig, t)
+	}
+	b.checkContents()
 }
 
 // checkTagManifest: every tag file except the signature is listed, each
@@ -159,11 +444,22 @@ func (b *bagFiles) checkTagManifest(tagm []byte) {
 	isListedTag := func(name string) bool {
 		return !strings.HasPrefix(name, "data/") && name != sigName && name != "tagmanifest-sha256.txt"
 	}
-	listed := checkManifest(b.rep, "tagmanifest-sha256.txt", tagm, isListedTag, b.files,
-		func(name string) ([]byte, error) { return b.read(name, maxTagBytes) }, nil)
+	listed := checkManifest(b.rep, "tagmanifest-sha256.txt", tagm, isListedTag, b.files, func(name string) (string, error) {
+		d, err := b.read(name, maxTagBytes)
+		if err != nil {
+			return "", err
+		}
+		s := sha256.Sum256(d)
+		return hex.EncodeToString(s[:]), nil
+	})
 	for name := range b.files {
 		if isListedTag(name) && !listed[name] {
 			b.rep.add("arquivo de controle %s não consta de tagmanifest-sha256.txt (arquivo acrescentado)", name)
+		}
+	}
+	for _, need := range []string{"bag-info.txt", "bagit.txt", "manifest-sha256.txt", verificarTxt} {
+		if b.files[need] != nil && !listed[need] {
+			return // reported above
 		}
 	}
 }
@@ -171,22 +467,35 @@ func (b *bagFiles) checkTagManifest(tagm []byte) {
 // checkPayload: every data/ file is listed, each hash right, nothing else
 // in the bag, and Payload-Oxum matches what was read.
 func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, haveInfo bool) {
-	var n int64
-	listed := checkManifest(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
-		b.files, nil, func(name string) (string, int64, error) {
-			rc, err := b.files[name].Open()
+	var octets atomic.Int64
+	listed := checkManifestParallel(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
+		b.files, func(name string) (string, error) {
+			rc, err := b.files[name]()
 			if err != nil {
-				return "", 0, err
+				return "", err
 			}
 			defer rc.Close()
 			h := sha256.New()
-			c, err := io.Copy(h, io.LimitReader(rc, maxTotal-b.total))
-			b.total += c
-			n += c
-			if err != nil {
-				return "", c, err
+			left := maxTotal - b.total.Load()
+			var src io.Reader = io.LimitReader(rc, left)
+			var keep *bytes.Buffer
+			if keptFiles[name] {
+				keep = &bytes.Buffer{}
+				keep.Grow(int(min(max(b.sizes[name], 0), maxKeptFile)) + bytes.MinRead)
+				src = io.TeeReader(io.LimitReader(rc, min(maxKeptFile, left)), keep)
 			}
-			return hex.EncodeToString(h.Sum(nil)), c, nil
+			c, err := io.Copy(h, src)
+			b.total.Add(c)
+			octets.Add(c)
+			if err != nil {
+				return "", err
+			}
+			if keep != nil {
+				b.mu.Lock()
+				b.kept[name] = keep.Bytes()
+				b.mu.Unlock()
+			}
+			return hex.EncodeToString(h.Sum(nil)), nil
 		})
 	for name := range b.files {
 		if strings.HasPrefix(name, "data/") && !listed[name] {
@@ -196,6 +505,7 @@ func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, hav
 			b.rep.add("arquivo %s não faz parte do pacote (arquivo acrescentado)", name)
 		}
 	}
+	n := octets.Load()
 	b.rep.PayloadFiles, b.rep.PayloadBytes = len(listed), n
 	if ox := fields["Payload-Oxum"]; len(ox) == 1 {
 		if want := fmt.Sprintf("%d.%d", n, len(listed)); ox[0] != want {
@@ -207,8 +517,9 @@ func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, hav
 }
 
 // checkSignature checks the signature over the tag manifest with the key
-// the bag names, and whether that key is the trusted one.
-func checkSignature(rep *Report, fields map[string][]string, tagm, sig []byte, trusted ed25519.PublicKey) {
+// the bag names, and that the key is one the verifier trusts.
+func (b *bagFiles) checkSignature(fields map[string][]string, tagm, sig []byte, t Trust) {
+	rep := b.rep
 	keys := fields["Sossego-Signing-Key"]
 	var pub ed25519.PublicKey
 	if len(keys) == 1 {
@@ -220,37 +531,109 @@ func checkSignature(rep *Report, fields map[string][]string, tagm, sig []byte, t
 	switch {
 	case pub == nil:
 		rep.add("bag-info.txt não traz uma chave pública ed25519 válida em Sossego-Signing-Key")
+		return
 	case err != nil || len(s) != ed25519.SignatureSize || string(sig) != base64.StdEncoding.EncodeToString(s)+"\n":
 		rep.add("%s não contém uma assinatura ed25519 válida (base64)", sigName)
+		return
 	case !ed25519.Verify(pub, tagm, s):
-		rep.add("a assinatura ed25519 não confere com tagmanifest-sha256.txt: o pacote foi alterado depois de assinado")
-	default:
-		fp := sha256.Sum256(pub)
-		rep.KeyID = "sha256:" + hex.EncodeToString(fp[:8])
-		if trusted == nil {
+		rep.add("a assinatura ed25519 de %s não confere com tagmanifest-sha256.txt: o pacote foi alterado depois de assinado", sigName)
+		return
+	}
+	fp := Fingerprint(pub)
+	rep.KeyFingerprint = fp
+	if v := fields["Sossego-Signing-Key-Fingerprint"]; len(v) != 1 || v[0] != fp {
+		rep.add("bag-info.txt: Sossego-Signing-Key-Fingerprint não corresponde à chave que assinou (%s)", fp)
+	}
+	if t.empty() {
+		rep.add("a assinatura confere com a chave que vem no próprio pacote (%s), mas nenhuma chave confiável foi informada: "+
+			"sem comparar com a impressão digital impressa na notificação (--impressao) ou com a chave publicada pelo serviço "+
+			"(--chave-publica, GET /api/v1/evidence/key), não se sabe QUEM assinou", fp)
+		return
+	}
+	for _, k := range t.Keys {
+		if k.Fingerprint != fp {
+			continue
+		}
+		if k.Revoked {
+			rep.add("o pacote foi assinado pela chave %s, REVOGADA em %s (%s): nada assinado por ela é confiável", fp,
+				k.ValidUntil.In(saoPaulo).Format("02/01/2006 15:04"), dash(k.Reason))
 			return
 		}
-		if bytes.Equal(pub, trusted) {
-			rep.Trusted = true
+		rep.Trusted = true
+		if !k.ValidUntil.IsZero() {
+			rep.TrustNote = "chave anterior do serviço, substituída em " + k.ValidUntil.In(saoPaulo).Format("02/01/2006 15:04")
 		} else {
-			tfp := sha256.Sum256(trusted)
-			rep.add("o pacote foi assinado pela chave %s, que não é a chave do serviço (sha256:%s)", rep.KeyID, hex.EncodeToString(tfp[:8]))
+			rep.TrustNote = "chave atual do serviço"
+		}
+		return
+	}
+	for _, f := range t.Fingerprints {
+		if f == fp {
+			rep.Trusted = true
+			rep.TrustNote = "impressão digital informada"
+			return
 		}
 	}
+	var want []string
+	for _, k := range t.Keys {
+		want = append(want, k.Fingerprint)
+	}
+	want = append(want, t.Fingerprints...)
+	rep.add("o pacote foi assinado pela chave %s, que não é uma chave confiável do serviço (%s): foi assinado de novo por outra chave", fp, strings.Join(want, ", "))
 }
 
 func isTag(name string) bool {
 	switch name {
-	case "bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt", sigName:
+	case "bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt", sigName, verificarTxt:
 		return true
 	}
 	return false
 }
 
-// checkManifest parses a manifest and checks each listed file. Either read
-// (small files) or hashFile (streamed) is given.
-func checkManifest(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]*zip.File,
-	read func(string) ([]byte, error), hashFile func(string) (string, int64, error)) map[string]bool {
+// checkManifestParallel is checkManifest hashing two files at a time
+// (the largest first: the readings and the batches are most of a bag).
+func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+	sum func(string) (string, error)) map[string]bool {
+	type job struct {
+		name, want string
+		got        string
+		err        error
+	}
+	var jobs []*job
+	listed := checkManifest(rep, mname, data, allowed, files, func(name string) (string, error) {
+		return "", errDeferred
+	}, func(name, want string) { jobs = append(jobs, &job{name: name, want: want}) })
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for j := range next {
+				j.got, j.err = sum(j.name)
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		switch {
+		case j.err != nil:
+			rep.add("%s ilegível ou corrompido: %v", j.name, j.err)
+		case j.got != j.want:
+			rep.add("%s foi alterado: SHA-256 %s, esperado %s (%s)", j.name, j.got[:16]+"…", j.want[:16]+"…", mname)
+		}
+	}
+	return listed
+}
+
+var errDeferred = errors.New("deferred")
+
+// checkManifest parses a manifest and checks each listed file with sum
+// (or hands it to deferred, when given).
+func checkManifest(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+	sum func(string) (string, error), deferred ...func(name, want string)) map[string]bool {
 	listed := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -258,8 +641,8 @@ func checkManifest(rep *Report, mname string, data []byte, allowed func(string) 
 	for sc.Scan() {
 		ln++
 		line := sc.Text()
-		sum, name, ok := strings.Cut(line, "  ")
-		if !ok || len(sum) != 64 || !isHex(sum) || name == "" {
+		want, name, ok := strings.Cut(line, "  ")
+		if !ok || len(want) != 64 || !isHex(want) || name == "" {
 			rep.add("%s, linha %d: formato inválido (esperado \"<sha256>  <arquivo>\")", mname, ln)
 			continue
 		}
@@ -273,28 +656,20 @@ func checkManifest(rep *Report, mname string, data []byte, allowed func(string) 
 		}
 		listed[name] = true
 		if files[name] == nil {
-			rep.add("falta o arquivo %s listado em %s (arquivo removido)", name, mname)
+			rep.add("falta o arquivo %s listado em %s (arquivo removido ou renomeado)", name, mname)
 			continue
 		}
-		var got string
-		if read != nil {
-			b, err := read(name)
-			if err != nil {
-				rep.add("%s ilegível ou corrompido no zip: %v", name, err)
-				continue
-			}
-			s := sha256.Sum256(b)
-			got = hex.EncodeToString(s[:])
-		} else {
-			s, _, err := hashFile(name)
-			if err != nil {
-				rep.add("%s ilegível ou corrompido no zip: %v", name, err)
-				continue
-			}
-			got = s
+		if len(deferred) > 0 {
+			deferred[0](name, want)
+			continue
 		}
-		if got != sum {
-			rep.add("%s foi alterado: SHA-256 %s, esperado %s (%s)", name, got[:16]+"…", sum[:16]+"…", mname)
+		got, err := sum(name)
+		if err != nil {
+			rep.add("%s ilegível ou corrompido: %v", name, err)
+			continue
+		}
+		if got != want {
+			rep.add("%s foi alterado: SHA-256 %s, esperado %s (%s)", name, got[:16]+"…", want[:16]+"…", mname)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -317,4 +692,353 @@ func parseInfo(b []byte) map[string][]string {
 		}
 	}
 	return out
+}
+
+// checkContents re-checks what the payload says: the service key file
+// matches the signing key, every gateway batch signature with the key in
+// force when it was received, and every readings.csv row against the
+// signed batch it names.
+func (b *bagFiles) checkContents() {
+	rep := b.rep
+	if sj, ok := b.kept["data/keys/service.json"]; ok && rep.KeyFingerprint != "" {
+		var doc struct {
+			Fingerprint string `json:"fingerprint"`
+		}
+		if json.Unmarshal(sj, &doc) != nil || doc.Fingerprint != rep.KeyFingerprint {
+			rep.add("data/keys/service.json não traz a chave que assinou o pacote (%s)", rep.KeyFingerprint)
+		}
+	}
+	keys, ok := b.gatewayKeys()
+	if !ok {
+		return
+	}
+	bt, ok := b.kept["data/batches.txt"]
+	if !ok {
+		if b.files["data/batches.txt"] == nil {
+			rep.add("falta o arquivo data/batches.txt (os lotes assinados pelos gateways)")
+		}
+		return
+	}
+	bodies := b.checkBatches(bt, keys)
+	if rc, ok := b.kept["data/readings.csv"]; ok {
+		b.checkReadings(rc, bodies)
+	} else if b.files["data/readings.csv"] == nil {
+		rep.add("falta o arquivo data/readings.csv")
+	}
+}
+
+type gwKey struct {
+	keyDoc
+	pub  ed25519.PublicKey
+	wire *wire.PublicKey
+}
+
+func (b *bagFiles) gatewayKeys() (map[string]gwKey, bool) {
+	rep := b.rep
+	gj, ok := b.kept["data/keys/gateways.json"]
+	if !ok {
+		if b.files["data/keys/gateways.json"] == nil {
+			rep.add("falta o arquivo data/keys/gateways.json (as chaves dos gateways)")
+		}
+		return nil, false
+	}
+	var docs []keyDoc
+	if err := json.Unmarshal(gj, &docs); err != nil {
+		rep.add("data/keys/gateways.json ilegível: %v", err)
+		return nil, false
+	}
+	out := map[string]gwKey{}
+	for i, d := range docs {
+		k, err := base64.StdEncoding.DecodeString(d.PublicKey)
+		if err != nil || len(k) != ed25519.PublicKeySize || Fingerprint(k) != d.Fingerprint {
+			rep.add("data/keys/gateways.json, item %d (gateway %s): chave ou impressão digital inválida", i+1, d.Gateway)
+			continue
+		}
+		file := strings.TrimPrefix(d.File, "data/keys/")
+		if b.files[d.File] == nil || file == d.File || strings.Contains(file, "/") {
+			rep.add("data/keys/gateways.json, item %d: falta o arquivo %s da chave do gateway %s", i+1, d.File, d.Gateway)
+			continue
+		}
+		if pb, err := b.read(d.File, 4096); err != nil || !pemIs(pb, k) {
+			rep.add("%s não contém a chave do gateway %s que data/keys/gateways.json informa (%s)", d.File, d.Gateway, d.Fingerprint)
+			continue
+		}
+		wk, _ := wire.NewPublicKey(k)
+		out[file] = gwKey{keyDoc: d, pub: k, wire: wk}
+	}
+	return out, true
+}
+
+func pemIs(b []byte, want ed25519.PublicKey) bool {
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		return false
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return false
+	}
+	pk, ok := k.(ed25519.PublicKey)
+	return ok && pk.Equal(want)
+}
+
+type signedBatch struct {
+	line     int
+	gateway  string
+	seq      uint64
+	received time.Time
+	key      string
+	body     []byte
+	sig      []byte
+}
+
+// batchRecord is what readings.csv is compared with.
+type batchRecord struct {
+	T        time.Time `json:"t"`
+	DurMs    int64     `json:"dur_ms"`
+	LAeq     float64   `json:"laeq_db"`
+	LAFmax   float64   `json:"lafmax_db"`
+	LAFmin   float64   `json:"lafmin_db"`
+	LCpeak   *float64  `json:"lcpeak_db"`
+	Overload bool      `json:"overload"`
+}
+
+type bodyRecords struct {
+	Gateway string        `json:"gateway"`
+	Seq     uint64        `json:"seq"`
+	Records []batchRecord `json:"records"`
+}
+
+// checkBatches verifies every batch's signature with the key in force
+// when it was received and returns the records of the verified ones.
+func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
+	rep := b.rep
+	var batches []signedBatch
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		f := strings.Fields(string(line))
+		if len(f) != 6 {
+			rep.add("data/batches.txt, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", i+1)
+			continue
+		}
+		seq, err1 := strconv.ParseUint(f[1], 10, 64)
+		rec, err2 := time.Parse(time.RFC3339Nano, f[2])
+		body, err3 := base64.StdEncoding.DecodeString(f[4])
+		var sig []byte
+		var err4 error
+		if f[5] != "-" {
+			sig, err4 = base64.StdEncoding.DecodeString(f[5])
+		}
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			rep.add("data/batches.txt, linha %d: campo ilegível (seq, data de recebimento ou base64)", i+1)
+			continue
+		}
+		batches = append(batches, signedBatch{line: i + 1, gateway: f[0], seq: seq, received: rec, key: f[3], body: body, sig: sig})
+	}
+	rep.Batches = len(batches)
+	b.listed = make(map[BatchKey]bool, len(batches))
+	for _, sb := range batches {
+		b.listed[BatchKey{sb.gateway, sb.seq}] = true
+	}
+	type verdict struct {
+		problem string
+		warn    string
+		recs    []recLine
+	}
+	verdicts := make([]verdict, len(batches))
+	const workers = 2
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var bv wire.BatchVerifier
+			var envs []wire.Envelope
+			var idx []int
+			lo, hi := w*len(batches)/workers, (w+1)*len(batches)/workers
+			for start := lo; start < hi; start += 512 {
+				end := min(start+512, hi)
+				envs, idx = envs[:0], idx[:0]
+				envs = make([]wire.Envelope, end-start)
+				for i := start; i < end; i++ {
+					sb := &batches[i]
+					v := &verdicts[i]
+					idx = append(idx, -1)
+					k, ok := keys[sb.key]
+					switch {
+					case len(sb.sig) == 0:
+						v.warn = fmt.Sprintf("lote %d do gateway %s sem assinatura: suas leituras não são atestadas pelo gateway", sb.seq, sb.gateway)
+						continue
+					case !ok:
+						v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave %q, que não está em data/keys/gateways.json", sb.line, sb.seq, sb.gateway, sb.key)
+						continue
+					case k.Gateway != sb.gateway:
+						v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave de outro gateway (%s)", sb.line, sb.seq, sb.gateway, k.Gateway)
+						continue
+					case !(GatewayKey{ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil}).covers(sb.received):
+						v.problem = fmt.Sprintf("lote %d do gateway %s: recebido em %s, fora do período de validade da chave data/keys/%s", sb.seq, sb.gateway,
+							sb.received.UTC().Format(time.RFC3339), sb.key)
+						continue
+					}
+					envs[i-start] = wire.Envelope{V: 1, Kid: sb.gateway, Body: sb.body, Sig: sb.sig}
+					idx[i-start] = bv.Add(k.wire, &envs[i-start])
+				}
+				res := bv.Verify()
+				for i := start; i < end; i++ {
+					sb := &batches[i]
+					v := &verdicts[i]
+					if idx[i-start] < 0 {
+						continue
+					}
+					if res[idx[i-start]] != nil {
+						v.problem = fmt.Sprintf("lote %d do gateway %s: a assinatura ed25519 não confere com a chave data/keys/%s (em vigor quando foi recebido)", sb.seq, sb.gateway, sb.key)
+						continue
+					}
+					var br bodyRecords
+					if err := jsonv2.Unmarshal(sb.body, &br); err != nil || br.Gateway != sb.gateway || br.Seq != sb.seq {
+						v.problem = fmt.Sprintf("lote %d do gateway %s: o corpo assinado não é um lote desse gateway com esse número", sb.seq, sb.gateway)
+						continue
+					}
+					v.recs = recLines(br.Records)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[BatchKey][]recLine, len(batches))
+	unsigned := 0
+	for i, v := range verdicts {
+		if v.problem != "" {
+			rep.Problems = append(rep.Problems, v.problem)
+		}
+		if v.warn != "" {
+			unsigned++
+			if unsigned <= 5 {
+				rep.Warnings = append(rep.Warnings, v.warn)
+			}
+		}
+		if v.recs != nil {
+			rep.BatchesVerified++
+			out[BatchKey{batches[i].gateway, batches[i].seq}] = v.recs
+		}
+	}
+	if unsigned > 5 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
+	}
+	return out
+}
+
+// recLine is a signed record as readings.csv must show it: its start
+// (t_utc) and its values (dur_ms … overload), in the CSV's own format.
+type recLine struct{ t, vals string }
+
+func recLines(rs []batchRecord) []recLine {
+	out := make([]recLine, len(rs))
+	var buf []byte
+	for i, r := range rs {
+		buf = r.T.UTC().AppendFormat(buf[:0], "2006-01-02T15:04:05.000Z")
+		n := len(buf)
+		buf = strconv.AppendInt(buf, r.DurMs, 10)
+		for _, v := range []float64{r.LAeq, r.LAFmax, r.LAFmin} {
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, v, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		if r.LCpeak != nil {
+			buf = strconv.AppendFloat(buf, *r.LCpeak, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		buf = strconv.AppendBool(buf, r.Overload)
+		s := string(buf)
+		out[i] = recLine{t: s[:n], vals: s[n:]}
+	}
+	return out
+}
+
+// checkReadings compares each row of readings.csv with the record of the
+// same second in the signed batch it names.
+func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]recLine) {
+	rep := b.rep
+	if !bytes.HasPrefix(data, []byte(readingsHeader)) {
+		rep.add("data/readings.csv: cabeçalho alterado")
+		return
+	}
+	var bad []string
+	nbad := 0
+	fail := func(ln int, why string) {
+		nbad++
+		if len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf("linha %d: %s", ln, why))
+		}
+	}
+	rest := data[len(readingsHeader):]
+	var f [14][]byte
+	for ln := 2; len(rest) > 0; ln++ {
+		line := rest
+		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+			line, rest = rest[:k], rest[k+1:]
+		} else {
+			rest = nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		n := 0
+		for n < 14 {
+			k := bytes.IndexByte(line, ',')
+			if k < 0 || n == 13 {
+				f[n] = line
+				n++
+				if k >= 0 {
+					n = 15 // too many fields
+				}
+				break
+			}
+			f[n], line = line[:k], line[k+1:]
+			n++
+		}
+		if n != 14 {
+			fail(ln, "formato inválido")
+			continue
+		}
+		seq, err := strconv.ParseUint(string(f[9]), 10, 64)
+		if err != nil {
+			fail(ln, "número do lote ilegível")
+			continue
+		}
+		gw := string(f[8])
+		recs, ok := bodies[BatchKey{gw, seq}]
+		if !ok {
+			if b.unsignedOrFailed(gw, seq) {
+				continue // reported with the batch
+			}
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não está em data/batches.txt", seq, gw))
+			continue
+		}
+		t := string(f[0])
+		j := sort.Search(len(recs), func(j int) bool { return recs[j].t >= t })
+		if j == len(recs) || recs[j].t != t {
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, gw, t))
+			continue
+		}
+		got := bytes.Join(f[2:8], []byte(","))
+		if string(got) != recs[j].vals {
+			fail(ln, fmt.Sprintf("difere do lote assinado %d do gateway %s (%s no CSV, %s no lote)", seq, gw, got, recs[j].vals))
+			continue
+		}
+		rep.ReadingsChecked++
+	}
+	if nbad > 0 {
+		more := ""
+		if nbad > len(bad) {
+			more = fmt.Sprintf(" (e mais %d)", nbad-len(bad))
+		}
+		rep.add("data/readings.csv não confere com os lotes assinados pelos gateways em %d linhas: %s%s", nbad, strings.Join(bad, "; "), more)
+	}
+}
+
+// unsignedOrFailed: the batch is in batches.txt but was not verified (a
+// warning or a problem of its own).
+func (b *bagFiles) unsignedOrFailed(gateway string, seq uint64) bool {
+	return b.listed[BatchKey{gateway, seq}]
 }

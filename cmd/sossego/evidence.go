@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -28,15 +30,27 @@ func init() {
 }
 
 const evidenceUsage = `uso:
-  sossego evidence export --alert ID [-o ARQUIVO.zip] [--data-dir DIR] [--registry ARQUIVO] [--codes-dir DIR]
-  sossego evidence verify ARQUIVO.zip [--data-dir DIR | --chave ARQUIVO]
+  sossego evidence export --alert ID [-o ARQUIVO.zip] [--data-dir DIR] [--registry ARQUIVO] [--codes-dir DIR] [--margem 10m]
+  sossego evidence verify ARQUIVO.zip|PASTA [--impressao SHA256:…] [--chave-publica ARQUIVO|BASE64] [--data-dir DIR]
+  sossego evidence key show [--data-dir DIR] [--json]
+  sossego evidence key rotate [--data-dir DIR] [--revogar --motivo TEXTO]
 
-export  gera o pacote BagIt (RFC 8493) do alerta: todas as leituras de 1 s da janela com
-        margens, resumo, regra citada, medidor e calibração, relógio, lotes assinados pelos
-        gateways, documento da fiscalização em PDF, gráfico, cadeia de custódia; assina com a
-        chave do serviço (DIR/` + evidence.KeyFile + `, criada no primeiro uso).
-verify  confere a estrutura, cada hash e a assinatura, e diz exatamente o que está errado;
-        com --data-dir ou --chave exige que o pacote tenha sido assinado por este serviço.
+export  gera o pacote BagIt (RFC 8493) do alerta: as leituras de 1 s da janela do alerta ± a
+        margem, leituras ambientais, resumo, regra citada, medidor e calibração, método
+        (METODO.txt), lotes assinados pelos gateways com as chaves em vigor quando foram
+        recebidos, chave do serviço, atos do caso, gráfico, cadeia de custódia e VERIFICAR.txt;
+        assina com a chave do serviço (DIR/` + evidence.KeyFile + `, criada no primeiro uso).
+        O mesmo estado do caso gera os mesmos bytes; um pacote posterior a novos atos
+        cita o SHA-256 do anterior.
+verify  confere um zip ou uma pasta descompactada: estrutura, cada hash, o Payload-Oxum, a
+        assinatura de cada lote dos gateways, as leituras contra os lotes assinados e a
+        assinatura do serviço. Só diz "íntegro" se a chave que assinou for confiável:
+        --impressao (a impressão digital impressa na notificação), --chave-publica (a chave
+        publicada em GET /api/v1/evidence/key, em arquivo ou base64) ou --data-dir (as chaves
+        deste serviço, com o histórico).
+key     mostra a chave de evidências do serviço e o histórico, ou a substitui por uma nova
+        (rotate): a anterior fica no histórico, com a data; com --revogar, pacotes assinados
+        por ela deixam de ser aceitos.
 `
 
 func runEvidence(ctx context.Context, args []string, io stdio) int {
@@ -52,6 +66,8 @@ func runEvidence(ctx context.Context, args []string, io stdio) int {
 		return evidenceExport(ctx, args[1:], io)
 	case "verify":
 		return evidenceVerify(args[1:], io)
+	case "key", "chave":
+		return evidenceKey(args[1:], io)
 	}
 	fmt.Fprintf(io.err, "sossego evidence: subcomando desconhecido %q\n\n%s", args[0], evidenceUsage)
 	return 2
@@ -117,12 +133,13 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 		return fail("%v", err)
 	}
 	defer cs.Close()
-	key, err := evidence.LoadOrCreateKey(*dataDir)
+	kr, err := evidence.LoadOrCreateKeyRing(*dataDir, time.Now())
 	if err != nil {
 		return fail("%v", err)
 	}
-	svc := &workflowapi.Service{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
-		Margin: *margin, Software: "sossego evidence export"}
+	svc := &workflowapi.Service{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
+		Margin: *margin, Software: "sossego evidence export", Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st,
+			Ledger: &evidence.FileLedger{Dir: filepath.Join(*dataDir, evidence.LedgerDir)}}}
 	if *out == "" {
 		*out = evidence.BagName(*alert) + ".zip"
 	}
@@ -150,10 +167,9 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return fail("%v", err)
 	}
-	pub := key.Public().(ed25519.PublicKey)
 	fmt.Fprintf(io.out, "pacote de evidências gravado em %s\n", *out)
 	fmt.Fprintf(io.out, "  %d registros de 1 s (%d na janela do alerta), LAeq %s dB, limite %s dB\n", sum.RecordsTotal, sum.Records, num(sum.LAeqDB), num(sum.LimitDB))
-	fmt.Fprintf(io.out, "  assinado com a chave do serviço %s\n", keyID(pub))
+	fmt.Fprintf(io.out, "  assinado com a chave do serviço %s\n", kr.Fingerprint())
 	return 0
 }
 
@@ -162,11 +178,6 @@ func num(v *float64) string {
 		return "—"
 	}
 	return strings.Replace(fmt.Sprintf("%.1f", *v), ".", ",", 1)
-}
-
-func keyID(pub ed25519.PublicKey) string {
-	h := sha256.Sum256(pub)
-	return "sha256:" + hex.EncodeToString(h[:8])
 }
 
 // progressBar draws "empacotando leituras [#####.....] 43.210/86.400 (50%)"
@@ -193,8 +204,10 @@ func progressBar(w io.Writer) func(done, total int) {
 
 func evidenceVerify(args []string, io stdio) int {
 	fl := newFlags("evidence verify", evidenceUsage, io)
-	dataDir := fl.String("data-dir", "", "diretório de dados: exige a assinatura da chave deste serviço")
-	keyPath := fl.String("chave", "", "arquivo da chave do serviço (exige a assinatura dela)")
+	dataDir := fl.String("data-dir", "", "diretório de dados: confia nas chaves deste serviço (com o histórico)")
+	pubKey := fl.String("chave-publica", "", "chave pública do serviço: arquivo (PEM, base64 ou o JSON de GET /api/v1/evidence/key) ou base64")
+	keyPath := fl.String("chave", "", "arquivo da chave privada do serviço (confia na chave pública dela)")
+	fp := fl.String("impressao", "", "impressão digital da chave do serviço (SHA256:…, como impressa na notificação)")
 	file, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		file, rest = args[0], args[1:]
@@ -205,55 +218,165 @@ func evidenceVerify(args []string, io stdio) int {
 	if file == "" && fl.NArg() == 1 {
 		file = fl.Arg(0)
 	} else if fl.NArg() > 0 || file == "" {
-		fmt.Fprint(io.err, "sossego evidence verify: informe um arquivo\n\n"+evidenceUsage)
+		fmt.Fprint(io.err, "sossego evidence verify: informe um arquivo ou uma pasta\n\n"+evidenceUsage)
 		return 2
 	}
-	var trusted ed25519.PublicKey
-	switch {
-	case *keyPath != "":
+	fail := func(format string, a ...any) int {
+		for i, v := range a {
+			if err, ok := v.(error); ok {
+				a[i] = describe(err)
+			}
+		}
+		fmt.Fprintf(io.err, "sossego evidence verify: "+format+"\n", a...)
+		return 1
+	}
+	var trust evidence.Trust
+	if *fp != "" {
+		f, err := evidence.NormalizeFingerprint(*fp)
+		if err != nil {
+			return fail("%v", err)
+		}
+		trust.Fingerprints = append(trust.Fingerprints, f)
+	}
+	if *pubKey != "" {
+		ks, err := readPublicKeys(*pubKey)
+		if err != nil {
+			return fail("--chave-publica: %v", err)
+		}
+		trust.Keys = append(trust.Keys, ks...)
+	}
+	if *keyPath != "" {
 		k, err := evidence.LoadKey(*keyPath)
 		if err != nil {
-			fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
-			return 1
+			return fail("%v", err)
 		}
-		trusted = k.Public().(ed25519.PublicKey)
-	case *dataDir != "":
-		k, err := evidence.LoadKey(filepath.Join(*dataDir, evidence.KeyFile))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(io.err, "sossego evidence verify: %s não tem chave de evidências (%s)\n", *dataDir, evidence.KeyFile)
-			} else {
-				fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
+		trust.Keys = append(trust.Keys, evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{}))
+	}
+	if *dataDir != "" {
+		hist, err := evidence.LoadKeyHistory(*dataDir)
+		if errors.Is(err, fs.ErrNotExist) { // an older data directory: the key alone
+			k, kerr := evidence.LoadKey(filepath.Join(*dataDir, evidence.KeyFile))
+			if errors.Is(kerr, fs.ErrNotExist) {
+				return fail("%s não tem chave de evidências (%s)", *dataDir, evidence.KeyFile)
 			}
-			return 1
+			if kerr != nil {
+				return fail("%v", kerr)
+			}
+			hist, err = []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{})}, nil
 		}
-		trusted = k.Public().(ed25519.PublicKey)
+		if err != nil {
+			return fail("%v", err)
+		}
+		trust.Keys = append(trust.Keys, hist...)
 	}
-	f, err := os.Open(file)
+	rep, err := evidence.VerifyPath(file, trust)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
-		return 1
+		return fail("%v", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		fmt.Fprintf(io.err, "sossego evidence verify: %s\n", describe(err))
-		return 1
-	}
-	rep := evidence.Verify(f, st.Size(), trusted)
 	if !rep.OK {
 		fmt.Fprintf(io.out, "PACOTE INVÁLIDO: %s\n", file)
 		for _, p := range rep.Problems {
 			fmt.Fprintf(io.out, "  - %s\n", p)
 		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(io.out, "  aviso: %s\n", w)
+		}
 		return 1
 	}
-	fmt.Fprintf(io.out, "pacote íntegro: %s\n  alerta %s; %d arquivos de dados (%d bytes) conferidos; assinatura ed25519 válida (chave %s)\n",
-		file, rep.AlertID, rep.PayloadFiles, rep.PayloadBytes, rep.KeyID)
-	if trusted != nil {
-		fmt.Fprintln(io.out, "  assinado pela chave deste serviço")
+	fmt.Fprintf(io.out, "pacote íntegro: %s\n  alerta %s; %d arquivos de dados (%d bytes) conferidos\n", file, rep.AlertID, rep.PayloadFiles, rep.PayloadBytes)
+	fmt.Fprintf(io.out, "  %d de %d lotes dos gateways com assinatura conferida; %d leituras iguais às dos lotes assinados\n",
+		rep.BatchesVerified, rep.Batches, rep.ReadingsChecked)
+	fmt.Fprintf(io.out, "  assinado pela chave confiável %s (%s)\n", rep.KeyFingerprint, rep.TrustNote)
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(io.out, "  aviso: %s\n", w)
+	}
+	return 0
+}
+
+// readPublicKeys reads --chave-publica: base64 of the key, or a file with
+// it (base64, PEM, or the key history JSON the service publishes).
+func readPublicKeys(v string) ([]evidence.PublicKeyInfo, error) {
+	b, err := os.ReadFile(v)
+	if err != nil {
+		if k, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(v)); derr == nil && len(k) == ed25519.PublicKeySize {
+			return []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(k, time.Time{}, time.Time{})}, nil
+		}
+		return nil, fmt.Errorf("não é um arquivo legível nem uma chave ed25519 em base64: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	switch {
+	case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "["):
+		return evidence.ParseKeyHistory(b)
+	case strings.HasPrefix(t, "-----BEGIN"):
+		blk, _ := pem.Decode(b)
+		if blk == nil {
+			return nil, errors.New("PEM ilegível")
+		}
+		k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+		pk, ok := k.(ed25519.PublicKey)
+		if err != nil || !ok {
+			return nil, errors.New("o PEM não é uma chave pública ed25519")
+		}
+		return []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(pk, time.Time{}, time.Time{})}, nil
+	}
+	k, err := base64.StdEncoding.DecodeString(t)
+	if err != nil || len(k) != ed25519.PublicKeySize {
+		return nil, errors.New("o arquivo não traz uma chave ed25519 (base64, PEM ou JSON de GET /api/v1/evidence/key)")
+	}
+	return []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(k, time.Time{}, time.Time{})}, nil
+}
+
+func evidenceKey(args []string, io stdio) int {
+	if len(args) == 0 || (args[0] != "show" && args[0] != "rotate") {
+		fmt.Fprint(io.err, "sossego evidence key: use show ou rotate\n\n"+evidenceUsage)
+		return 2
+	}
+	fl := newFlags("evidence key "+args[0], evidenceUsage, io)
+	dataDir := fl.String("data-dir", "./var/sossego", "diretório de dados do serviço central")
+	asJSON := fl.Bool("json", false, "saída em JSON (como GET /api/v1/evidence/key)")
+	revoke := fl.Bool("revogar", false, "a chave atual foi comprometida: pacotes assinados por ela deixam de ser aceitos")
+	reason := fl.String("motivo", "", "motivo da revogação (com --revogar)")
+	if code, ok := fl.parse(args[1:]); !ok {
+		return code
+	}
+	if *revoke && strings.TrimSpace(*reason) == "" {
+		fmt.Fprint(io.err, "sossego evidence key rotate: com --revogar, informe --motivo\n")
+		return 2
+	}
+	var kr *evidence.KeyRing
+	var err error
+	if args[0] == "rotate" {
+		kr, err = evidence.RotateKey(*dataDir, time.Now(), *revoke, *reason)
 	} else {
-		fmt.Fprintln(io.out, "  atenção: sem --data-dir ou --chave não se confere QUEM assinou, só que nada mudou depois da assinatura")
+		kr, err = evidence.LoadOrCreateKeyRing(*dataDir, time.Now())
+	}
+	if err != nil {
+		fmt.Fprintf(io.err, "sossego evidence key: %s\n", describe(err))
+		return 1
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(evidence.PublishedKey(kr), "", "  ")
+		fmt.Fprintf(io.out, "%s\n", b)
+		return 0
+	}
+	if args[0] == "rotate" {
+		fmt.Fprintln(io.out, "nova chave de evidências criada; a anterior ficou no histórico")
+	}
+	fmt.Fprintf(io.out, "chave de evidências do serviço (ed25519)\n  impressão digital: %s\n  chave pública:     %s\n  histórico:\n",
+		evidence.GroupedFingerprint(kr.Fingerprint()), kr.Current().PublicKey)
+	for _, h := range kr.History {
+		state := "em vigor"
+		switch {
+		case h.Revoked:
+			state = "REVOGADA em " + h.ValidUntil.Local().Format("02/01/2006 15:04") + ": " + h.Reason
+		case !h.ValidUntil.IsZero():
+			state = "substituída em " + h.ValidUntil.Local().Format("02/01/2006 15:04")
+		}
+		from := "—"
+		if !h.ValidFrom.IsZero() {
+			from = h.ValidFrom.Local().Format("02/01/2006 15:04")
+		}
+		fmt.Fprintf(io.out, "    %s  desde %s, %s\n", h.Fingerprint, from, state)
 	}
 	return 0
 }

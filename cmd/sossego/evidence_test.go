@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -98,7 +100,8 @@ func TestEvidenceExportVerify(t *testing.T) {
 		t.Fatalf("key file: %v %v", st, err)
 	}
 	code, stdout, _ = runCLI(t, "", "evidence", "verify", out, "--data-dir", dir)
-	if code != 0 || !strings.Contains(stdout, "pacote íntegro") || !strings.Contains(stdout, "assinado pela chave deste serviço") {
+	if code != 0 || !strings.Contains(stdout, "pacote íntegro") || !strings.Contains(stdout, "assinado pela chave confiável SHA256:") ||
+		!strings.Contains(stdout, "744 de 744 lotes dos gateways com assinatura conferida; 7440 leituras iguais") {
 		t.Fatalf("verify: %d %s", code, stdout)
 	}
 
@@ -119,7 +122,7 @@ func TestEvidenceExportVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, _ = runCLI(t, "", "evidence", "verify", out, "--data-dir", other)
-	if code != 1 || !strings.Contains(stdout, "não é a chave do serviço") {
+	if code != 1 || !strings.Contains(stdout, "não é uma chave confiável do serviço") {
 		t.Fatalf("foreign key: %d %s", code, stdout)
 	}
 
@@ -166,4 +169,119 @@ func editMember(t *testing.T, b []byte, suffix string, edit func([]byte) []byte)
 	}
 	zw.Close()
 	return buf.Bytes()
+}
+
+// TestEvidenceTrustReproducibleAndKeys: without a trusted key verify never
+// says íntegro; the fingerprint the notice prints or the published key
+// pins it; the zip and its unpacked directory verify alike; the same case
+// state exports the same bytes; after a key rotation the earlier bag still
+// verifies against the data directory's history, and a revoked key's bag
+// does not.
+func TestEvidenceTrustReproducibleAndKeys(t *testing.T) {
+	dir, a := makeEvidenceDataDir(t, t.TempDir(), 2*time.Minute)
+	out := filepath.Join(t.TempDir(), "ev.zip")
+	if code, so, se := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-o", out, "--data-dir", dir, "-q"); code != 0 {
+		t.Fatalf("export: %s %s", so, se)
+	}
+	code, so, _ := runCLI(t, "", "evidence", "key", "show", "--data-dir", dir, "--json")
+	var pub evidence.Published
+	if code != 0 || json.Unmarshal([]byte(so), &pub) != nil || len(pub.History) != 1 || !strings.HasPrefix(pub.Fingerprint, "SHA256:") {
+		t.Fatalf("key show: %d %s", code, so)
+	}
+	keyJSON := filepath.Join(t.TempDir(), "chave.json")
+	os.WriteFile(keyJSON, []byte(so), 0o644)
+	pemFile := filepath.Join(t.TempDir(), "chave.pem")
+	os.WriteFile(pemFile, []byte(pub.PEM), 0o644)
+
+	code, so, _ = runCLI(t, "", "evidence", "verify", out)
+	if code != 1 || strings.Contains(so, "íntegro:") || !strings.Contains(so, "nenhuma chave confiável foi informada") {
+		t.Fatalf("no trust: %d %s", code, so)
+	}
+	for _, args := range [][]string{{"--impressao", evidence.GroupedFingerprint(pub.Fingerprint)}, {"--chave-publica", keyJSON},
+		{"--chave-publica", pemFile}, {"--chave-publica", pub.PublicKey}} {
+		code, so, se := runCLI(t, "", append([]string{"evidence", "verify", out}, args...)...)
+		if code != 0 || !strings.Contains(so, "pacote íntegro") {
+			t.Errorf("%v: %d %s %s", args, code, so, se)
+		}
+	}
+	code, so, _ = runCLI(t, "", "evidence", "verify", out, "--impressao", "SHA256:"+strings.Repeat("ab", 32))
+	if code != 1 || !strings.Contains(so, "não é uma chave confiável") {
+		t.Errorf("wrong fingerprint: %d %s", code, so)
+	}
+	if code, _, se := runCLI(t, "", "evidence", "verify", out, "--impressao", "1234"); code != 1 || !strings.Contains(se, "impressão digital \"1234\" inválida") {
+		t.Errorf("short fingerprint: %d %s", code, se)
+	}
+
+	// The unpacked directory.
+	zb, _ := os.ReadFile(out)
+	udir := t.TempDir()
+	zr, _ := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+	for _, f := range zr.File {
+		p := filepath.Join(udir, filepath.FromSlash(f.Name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		rc, _ := f.Open()
+		d, _ := io.ReadAll(rc)
+		rc.Close()
+		os.WriteFile(p, d, 0o644)
+	}
+	if code, so, _ := runCLI(t, "", "evidence", "verify", udir, "--data-dir", dir); code != 0 || !strings.Contains(so, "pacote íntegro") {
+		t.Errorf("directory: %d %s", code, so)
+	}
+
+	// Same state, same bytes; the ledger keeps one entry.
+	again := filepath.Join(t.TempDir(), "ev2.zip")
+	if code, so, se := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-o", again, "--data-dir", dir, "-q"); code != 0 {
+		t.Fatalf("export again: %s %s", so, se)
+	}
+	if zb2, _ := os.ReadFile(again); !bytes.Equal(zb, zb2) {
+		t.Error("the same case state exported different bytes")
+	}
+
+	// Rotation: the earlier bag stays verifiable with the history; a new
+	// export is signed by the new key and, the state having changed (the
+	// key), names the earlier bag.
+	if code, so, se := runCLI(t, "", "evidence", "key", "rotate", "--data-dir", dir); code != 0 || !strings.Contains(so, "substituída em") {
+		t.Fatalf("rotate: %d %s %s", code, so, se)
+	}
+	if code, so, _ := runCLI(t, "", "evidence", "verify", out, "--data-dir", dir); code != 0 || !strings.Contains(so, "chave anterior do serviço") {
+		t.Errorf("after rotation: %d %s", code, so)
+	}
+	third := filepath.Join(t.TempDir(), "ev3.zip")
+	if code, so, se := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-o", third, "--data-dir", dir, "-q"); code != 0 {
+		t.Fatalf("export after rotation: %s %s", so, se)
+	}
+	h := sha256.Sum256(zb)
+	if files := unzipCLI(t, third); !strings.Contains(string(files["bag-info.txt"]), "Sossego-Previous-Bag-SHA256: "+hex.EncodeToString(h[:])) {
+		t.Errorf("the later bag does not name the earlier one:\n%s", files["bag-info.txt"])
+	}
+	if code, so, se := runCLI(t, "", "evidence", "key", "rotate", "--data-dir", dir, "--revogar", "--motivo", "servidor invadido"); code != 0 {
+		t.Fatalf("revoke: %s %s", so, se)
+	}
+	if code, so, _ := runCLI(t, "", "evidence", "verify", third, "--data-dir", dir); code != 1 || !strings.Contains(so, "REVOGADA") {
+		t.Errorf("revoked key: %d %s", code, so)
+	}
+	if code, _, se := runCLI(t, "", "evidence", "key", "rotate", "--data-dir", dir, "--revogar"); code != 2 || !strings.Contains(se, "--motivo") {
+		t.Errorf("revoke without reason: %d %s", code, se)
+	}
+}
+
+func unzipCLI(t *testing.T, p string) map[string][]byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		d, _ := io.ReadAll(rc)
+		rc.Close()
+		_, rest, _ := strings.Cut(f.Name, "/")
+		out[rest] = d
+	}
+	return out
 }

@@ -476,7 +476,7 @@ func (in *Ingester) processAll(ms []Message, bv *wire.BatchVerifier) []item {
 		ops[i] = in.open(m)
 		idx[i] = -1
 		if ops[i].verify {
-			idx[i] = bv.Add(ops[i].gw.VerifyKey(), ops[i].env)
+			idx[i] = bv.Add(ops[i].gw.VerifyKeyAt(m.ReceivedAt), ops[i].env)
 		}
 	}
 	verdicts := in.verifyBatch(bv)
@@ -487,7 +487,7 @@ func (in *Ingester) processAll(ms []Message, bv *wire.BatchVerifier) []item {
 			if verdicts != nil {
 				return verdicts[idx[i]]
 			}
-			return op.gw.VerifyKey().Verify(op.env)
+			return op.gw.VerifyKeyAt(op.m.ReceivedAt).Verify(op.env)
 		}
 		items[i] = in.finish(op, verify)
 	}

@@ -76,10 +76,49 @@ type Gateway struct {
 	// (username = gateway id). Empty: the gateway must present a TLS client
 	// certificate whose CN is its id.
 	MQTTPasswordHash string `yaml:"mqtt_password_hash,omitempty"`
+	// KeyValidFrom is when PublicKey came into force (RFC 3339; empty:
+	// always). A batch received before it is checked with the previous key
+	// in force then.
+	KeyValidFrom string `yaml:"key_valid_from,omitempty"`
+	// PreviousKeys are the gateway's rotated or revoked keys, kept so that
+	// every batch stays verifiable with the key in force when it was
+	// received (evidence packages carry them).
+	PreviousKeys []PreviousKey `yaml:"previous_keys,omitempty"`
 
 	key  ed25519.PublicKey
 	vkey *wire.PublicKey
+	keys []KeyPeriod // oldest first; the last is the current key
 	line int
+}
+
+// PreviousKey is a key the gateway no longer signs with.
+type PreviousKey struct {
+	PublicKey  string `yaml:"public_key"`
+	ValidFrom  string `yaml:"valid_from,omitempty"` // RFC 3339; empty: from the start
+	ValidUntil string `yaml:"valid_until"`          // RFC 3339, exclusive: when it was rotated or revoked
+	// Revoked marks a compromised key (rather than one retired in a
+	// planned rotation); batches received while it was in force stay
+	// verifiable, and the evidence says it was revoked.
+	Revoked bool   `yaml:"revoked,omitempty"`
+	Reason  string `yaml:"reason,omitempty"`
+}
+
+// KeyPeriod is one of a gateway's keys with the time it was in force,
+// [From, Until); a zero bound is open.
+type KeyPeriod struct {
+	Key     ed25519.PublicKey
+	From    time.Time
+	Until   time.Time
+	Revoked bool
+	Reason  string
+	Current bool
+
+	vkey *wire.PublicKey
+}
+
+// Covers reports whether the key was in force at t.
+func (k KeyPeriod) Covers(t time.Time) bool {
+	return (k.From.IsZero() || !t.Before(k.From)) && (k.Until.IsZero() || t.Before(k.Until))
 }
 
 // Key returns the decoded public key (nil when none is registered).
@@ -88,6 +127,30 @@ func (g Gateway) Key() ed25519.PublicKey { return g.key }
 // VerifyKey returns the public key prepared for signature checks (nil when
 // none is registered).
 func (g Gateway) VerifyKey() *wire.PublicKey { return g.vkey }
+
+// Keys returns every key the gateway has had, oldest first, with its
+// validity (the current one last).
+func (g Gateway) Keys() []KeyPeriod { return slices.Clone(g.keys) }
+
+// KeyAt returns the key in force at t: the one a batch received at t was
+// (or must be) checked with.
+func (g Gateway) KeyAt(t time.Time) (KeyPeriod, bool) {
+	for i := len(g.keys) - 1; i >= 0; i-- {
+		if g.keys[i].Covers(t) {
+			return g.keys[i], true
+		}
+	}
+	return KeyPeriod{}, false
+}
+
+// VerifyKeyAt is KeyAt prepared for signature checks (nil when no key was
+// in force at t).
+func (g Gateway) VerifyKeyAt(t time.Time) *wire.PublicKey {
+	if k, ok := g.KeyAt(t); ok {
+		return k.vkey
+	}
+	return nil
+}
 
 // SignatureRequired reports whether batches must carry a valid signature.
 func (g Gateway) SignatureRequired() bool { return g.RequireSignature == nil || *g.RequireSignature }
@@ -470,6 +533,7 @@ func checkGateway(g Gateway, errs *problems) Gateway {
 	} else if g.SignatureRequired() {
 		errs.add(g.line, "gateway %q: public_key ausente; cadastre a chave ou use require_signature: false", g.ID)
 	}
+	g.keys = checkKeyHistory(g, errs)
 	switch h := g.MQTTPasswordHash; {
 	case h == "" || strings.HasPrefix(h, "$2"):
 	case strings.HasPrefix(h, "$7$") || strings.HasPrefix(h, "$6$"):
@@ -478,6 +542,75 @@ func checkGateway(g Gateway, errs *problems) Gateway {
 		errs.add(g.line, "gateway %q: mqtt_password_hash deve ser um hash bcrypt ($2a$/$2b$/$2y$…), não a senha; gere-o com `htpasswd -nbB %s SENHA`", g.ID, g.ID)
 	}
 	return g
+}
+
+// checkKeyHistory checks the previous keys and the current key's start:
+// each a usable ed25519 key, periods in order and not overlapping, the
+// current key not among them. It returns every key with its period.
+func checkKeyHistory(g Gateway, errs *problems) []KeyPeriod {
+	parse := func(what, v string) (time.Time, bool) {
+		if v == "" {
+			return time.Time{}, true
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			errs.add(g.line, "gateway %q: %s %q não é uma data e hora RFC 3339 (ex.: 2026-06-01T00:00:00Z)", g.ID, what, v)
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	var out []KeyPeriod
+	seen := map[string]bool{g.PublicKey: g.PublicKey != ""}
+	for i, p := range g.PreviousKeys {
+		where := fmt.Sprintf("previous_keys[%d]", i)
+		k, err := base64.StdEncoding.DecodeString(p.PublicKey)
+		var vk *wire.PublicKey
+		if err == nil && len(k) == ed25519.PublicKeySize {
+			vk, err = wire.NewPublicKey(ed25519.PublicKey(k))
+		}
+		if err != nil || len(k) != ed25519.PublicKeySize {
+			errs.add(g.line, "gateway %q: %s.public_key deve ser uma chave ed25519 utilizável de 32 bytes em base64", g.ID, where)
+			continue
+		}
+		if seen[p.PublicKey] {
+			errs.add(g.line, "gateway %q: %s.public_key repete outra chave do gateway; cada chave aparece uma vez", g.ID, where)
+			continue
+		}
+		seen[p.PublicKey] = true
+		from, ok1 := parse(where+".valid_from", p.ValidFrom)
+		until, ok2 := parse(where+".valid_until", p.ValidUntil)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if until.IsZero() {
+			errs.add(g.line, "gateway %q: %s.valid_until obrigatório: quando a chave deixou de valer (rotação ou revogação)", g.ID, where)
+			continue
+		}
+		if !from.IsZero() && !from.Before(until) {
+			errs.add(g.line, "gateway %q: %s: valid_from deve ser anterior a valid_until", g.ID, where)
+			continue
+		}
+		if n := len(out); n > 0 && (from.IsZero() || from.Before(out[n-1].Until)) {
+			errs.add(g.line, "gateway %q: %s começa antes do fim da chave anterior; liste as chaves em ordem, sem sobreposição", g.ID, where)
+			continue
+		}
+		out = append(out, KeyPeriod{Key: ed25519.PublicKey(k), From: from, Until: until, Revoked: p.Revoked, Reason: p.Reason, vkey: vk})
+	}
+	from, ok := parse("key_valid_from", g.KeyValidFrom)
+	if !ok {
+		return out
+	}
+	if n := len(out); n > 0 && g.key != nil {
+		if from.IsZero() {
+			from = out[n-1].Until
+		} else if from.Before(out[n-1].Until) {
+			errs.add(g.line, "gateway %q: key_valid_from é anterior ao fim da última chave em previous_keys", g.ID)
+		}
+	}
+	if g.key != nil {
+		out = append(out, KeyPeriod{Key: g.key, From: from, Current: true, vkey: g.vkey})
+	}
+	return out
 }
 
 // checkSensor checks a sensor's code, zone, location, address and meter.

@@ -14,7 +14,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -74,7 +73,9 @@ type Service struct {
 	Readings Readings
 	Batches  RawBatches // nil: no signatures in the bag
 	Codes    Codes
-	Key      ed25519.PrivateKey // evidence signing key
+	Key      ed25519.PrivateKey // evidence signing key (or KeyRing's)
+	// Evidence holds the evidence export's optional sources (evidence.go).
+	Evidence EvidenceSources
 	// Margin before and after the alert window in the evidence and the
 	// chart. Default 10 minutes.
 	Margin   time.Duration
@@ -284,86 +285,6 @@ func (s *Service) PDF(ctx context.Context, doc notice.Document) ([]byte, error) 
 		at = doc.IssuedAt
 	}
 	return pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(c, &doc, s.now()), Chart: png, Generated: at})
-}
-
-// Export writes the evidence bag of an alert to w. progress may be nil.
-func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
-	if len(s.Key) != ed25519.PrivateKeySize {
-		return evidence.Summary{}, errors.New("chave de assinatura do serviço não configurada")
-	}
-	cs, err := s.Load(ctx, alertID)
-	if err != nil {
-		return evidence.Summary{}, err
-	}
-	rs, from, to, err := s.records(ctx, cs)
-	if err != nil {
-		return evidence.Summary{}, err
-	}
-	if len(rs) == 0 {
-		return evidence.Summary{}, fmt.Errorf("não há leituras do sensor %s entre %s e %s", cs.Alert.Sensor, from.Format(time.RFC3339), to.Format(time.RFC3339))
-	}
-	p := &evidence.Package{AlertID: cs.Alert.ID, Organization: "Prefeitura Municipal de " + cs.Code.Municipality, CodeTitle: cs.Code.Title(),
-		Finding: notice.FromAlert(cs.Alert), Party: cs.Party, Site: cs.Site, From: from, To: to, Software: s.Software, Created: s.now()}
-	p.Records = make([]evidence.Record, len(rs))
-	type key struct {
-		gw  string
-		seq uint64
-	}
-	seen := map[key]bool{}
-	for i, r := range rs {
-		p.Records[i] = evidence.Record{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin, LCpeak: r.LCpeak,
-			Overload: r.Overload, Gateway: r.Gateway, Seq: r.Seq, Grade: r.Grade, Synced: r.Synced, Hist: r.Hist}
-		k := key{r.Gateway, r.Seq}
-		if s.Batches == nil || seen[k] {
-			continue
-		}
-		seen[k] = true
-		body, sig, ok, err := s.Batches.RawBatch(ctx, r.Gateway, r.Seq)
-		if err != nil {
-			return evidence.Summary{}, fmt.Errorf("lote %s/%d: %w", r.Gateway, r.Seq, err)
-		}
-		b := evidence.Batch{Gateway: r.Gateway, Seq: r.Seq, Body: body, Sig: sig, VerifiedAtIngest: ok}
-		if g, found := s.Registry.Gateway(r.Gateway); found {
-			b.PublicKey = g.Key()
-		}
-		p.Batches = append(p.Batches, b)
-	}
-	if p.Chart, err = chart(cs, rs); err != nil {
-		return evidence.Summary{}, err
-	}
-	doc, err := s.Cases.ForAlert(ctx, alertID)
-	switch {
-	case err == nil:
-		if kids, err := s.Cases.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
-			doc = kids[len(kids)-1] // the auto, when there is one
-		}
-		p.NoticeID = doc.ID
-		for _, id := range []string{doc.Draft.RefersToID(), doc.ID} {
-			if id == "" {
-				continue
-			}
-			es, err := s.Cases.Audit(ctx, id)
-			if err != nil {
-				return evidence.Summary{}, err
-			}
-			for _, e := range es {
-				p.Custody = append(p.Custody, evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role,
-					Action: e.Action, Detail: e.DocumentID + ": " + string(e.From) + " → " + string(e.To)})
-			}
-		}
-	case errors.Is(err, cases.ErrNotFound):
-		d, err := s.Draft(ctx, cs)
-		if err != nil {
-			return evidence.Summary{}, err
-		}
-		doc = notice.Document{Draft: d, State: notice.StateDraft}
-	default:
-		return evidence.Summary{}, err
-	}
-	if p.NoticePDF, err = pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(cs.Code, &doc, s.now()), Chart: p.Chart, Generated: s.now()}); err != nil {
-		return evidence.Summary{}, err
-	}
-	return evidence.Export(w, p, s.Key, progress)
 }
 
 func evidenceName(alertID string) string { return evidence.BagName(alertID) + ".zip" }

@@ -463,6 +463,28 @@ func TestLapaEndToEnd(t *testing.T) {
 	if n := strings.Count(string(files[root+"data/readings.csv"]), "\n"); n != 24*60+1 {
 		t.Errorf("readings.csv: %d lines, want the 4-min window + 2×10 min margins = 1440 records + header", n)
 	}
+	// The acts as stored at issue (and at the recusa), byte for byte, and
+	// the constatações; no re-rendered document beside them.
+	for _, doc := range []string{np, aid} {
+		stored, meta, err := e.svc.Cases.PDFVersion(context.Background(), doc, 1)
+		if err != nil || !bytes.Equal(files[root+"data/acts/"+doc+"-1-"+meta.Stage+".pdf"], stored) {
+			t.Errorf("act %s not in the bag byte for byte (%v)", doc, err)
+		}
+	}
+	if files[root+"data/notice.pdf"] != nil || !strings.Contains(string(files[root+"data/acts/index.json"]), np) {
+		t.Error("a rendered notice beside the stored acts, or no act index")
+	}
+	if n := 0; true {
+		for name := range files {
+			if strings.HasPrefix(name, root+"data/constatacoes/") {
+				n++
+			}
+		}
+		ks, err := e.svc.Cases.Constatacoes(context.Background(), id)
+		if err != nil || n != len(ks) || n < 2 {
+			t.Errorf("%d constatações in the bag, the store has %d (%v)", n, len(ks), err)
+		}
+	}
 	bad := bytes.Clone(bag)
 	tampered := rezipFlip(t, bad, root+"data/readings.csv")
 	if rep := evidence.Verify(bytes.NewReader(tampered), int64(len(tampered)), nil); rep.OK {
