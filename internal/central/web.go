@@ -2,10 +2,12 @@ package central
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/evidence"
@@ -29,6 +31,7 @@ type web struct {
 	cases *cases.Store
 	index *cases.Index // the case list ("Casos")
 	svc   *workflowapi.Service
+	keys  *evidence.KeyRing // the evidence packages' signing key and its history
 	// reports: reports, exports and limit series (nil: not served).
 	reports *dashboard.Reports
 }
@@ -79,13 +82,15 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 			log.Warn("casos: leitura inicial dos documentos falhou; a lista tenta de novo no primeiro pedido", "erro", err)
 		}
 	}()
-	key, err := evidence.LoadOrCreateKey(o.DataDir)
+	kr, err := evidence.LoadOrCreateKeyRing(o.DataDir, time.Now())
 	if err != nil {
 		return fmt.Errorf("central: evidence key: %w", err)
 	}
+	w.keys = kr
 	w.svc = &workflowapi.Service{Cases: c, Alerts: cs, Registry: workflowapi.RegistryFunc(reg.Current), Readings: st,
-		Batches: st, Codes: set, Key: key, Software: "sossego central", Log: log.With("componente", "fiscalização"),
-		OnChange: w.publishChange, Assignees: w.fiscais}
+		Batches: st, Codes: set, Key: kr.Signer, Software: "sossego central", Log: log.With("componente", "fiscalização"),
+		OnChange: w.publishChange, Assignees: w.fiscais,
+		Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)}}}
 	return nil
 }
 
@@ -129,11 +134,26 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 			apiMux.Handle(p, wf)
 		}
 	}
+	if w.keys != nil {
+		// Public, like the health probe: a perito compares it with a package
+		// without an account.
+		mux.Handle("GET /api/v1/evidence/key", dashboard.EvidenceKeyHandler(w.publishedKey, log.With("componente", "evidências")))
+	}
 	if w.index != nil {
 		dashboard.NewCasesAPI(dashboard.CasesOptions{Source: caseSource{w.index}, States: caseStates(), Municipalities: set.IDs,
 			Log: log.With("componente", "casos")}).Register(mux, w.auth)
 	}
 	mux.Handle("/api/v1/", w.auth.Protect(w.auth.RequireRole(users.Roles...)(apiMux)))
+}
+
+// publishedKey is the evidence key as GET /api/v1/evidence/key serves it.
+func (w *web) publishedKey() (dashboard.EvidenceKey, error) {
+	var out dashboard.EvidenceKey
+	b, err := json.Marshal(evidence.PublishedKey(w.keys))
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal(b, &out)
 }
 
 func sessionUser(r *http.Request) (workflowapi.User, bool) {
