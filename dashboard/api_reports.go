@@ -34,7 +34,9 @@ import (
 // (internal/longterm).
 type ReportTier interface {
 	Fold(ctx context.Context, sensor string, e *stats.Engine, from, to time.Time) error
-	EachMinute(ctx context.Context, sensor string, from, to time.Time, f func(stats.Minute) error) error
+	// EachMinuteRow reads minutes with their percentiles and without
+	// their histograms (exports); the row is reused after f returns.
+	EachMinuteRow(ctx context.Context, sensor string, from, to time.Time, f func(*stats.MinuteRow) error) error
 	EachHour(ctx context.Context, sensor string, from, to time.Time, f func(stats.Hour) error) error
 }
 
@@ -604,7 +606,7 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		ex.begin(id, res, from, to)
 		var err error
 		if res == "1min" {
-			err = rp.o.Tier.EachMinute(ctx, id, from, to, func(m stats.Minute) error { ex.minute(m); return ex.err() })
+			err = rp.o.Tier.EachMinuteRow(ctx, id, from, to, func(m *stats.MinuteRow) error { ex.minute(m); return ex.err() })
 		} else {
 			for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
 				var recs []store.Record
@@ -696,7 +698,6 @@ type exporter struct {
 	json  bool
 	first bool
 	b     []byte
-	pct   [4]float64
 	// The local time of a minute is its hour's prefix (offsets change only
 	// on whole hours) and the minute: formatted once per hour.
 	hour   int64
@@ -718,8 +719,6 @@ func (e *exporter) appendMinute(dst []byte, t time.Time) []byte {
 	dst = append(dst, byte('0'+m/10), byte('0'+m%10))
 	return append(dst, e.suffix...)
 }
-
-var exportPercentiles = [4]float64{10, 50, 90, 95}
 
 func (e *exporter) err() error {
 	_, err := e.w.Write(nil)
@@ -764,16 +763,9 @@ func jsonNum(dst []byte, v float64, prec int) []byte {
 	return strconv.AppendFloat(dst, v, 'f', prec, 64)
 }
 
-func (e *exporter) minute(m stats.Minute) {
-	lv, ok := m.LAeq()
-	if !ok {
+func (e *exporter) minute(m *stats.MinuteRow) {
+	if m.DurMs <= 0 || math.IsNaN(m.LAeq) {
 		return
-	}
-	var ps [4]*float64
-	if m.Hist.Percentiles(exportPercentiles[:], e.pct[:]) {
-		for i := range ps {
-			ps[i] = &e.pct[i]
-		}
 	}
 	basis := "laf"
 	if m.FastMs < m.DurMs {
@@ -789,21 +781,15 @@ func (e *exporter) minute(m stats.Minute) {
 		e.b = m.Start.UTC().AppendFormat(e.b, time.RFC3339)
 		e.b = append(e.b, `","seconds_present":`...)
 		e.b = jsonNum(e.b, float64(m.DurMs)/1000, 3)
-		for i, k := range []string{"laeq_db", "lafmax_db", "lafmin_db", "l10_db", "l50_db", "l90_db", "l95_db"} {
-			e.b = append(append(append(e.b, `,"`...), k...), `":`...)
-			switch i {
-			case 0:
-				e.b = jsonNum(e.b, lv, 2)
-			case 1:
-				e.b = jsonNum(e.b, m.Max, 2)
-			case 2:
-				e.b = jsonNum(e.b, m.Min, 2)
-			default:
-				if p := ps[i-3]; p != nil {
-					e.b = jsonNum(e.b, *p, 1)
-				} else {
-					e.b = append(e.b, "null"...)
-				}
+		e.b = jsonNum(append(e.b, `,"laeq_db":`...), m.LAeq, 2)
+		e.b = jsonNum(append(e.b, `,"lafmax_db":`...), m.Max, 2)
+		e.b = jsonNum(append(e.b, `,"lafmin_db":`...), m.Min, 2)
+		for i, k := range [...]string{`,"l10_db":`, `,"l50_db":`, `,"l90_db":`, `,"l95_db":`} {
+			e.b = append(e.b, k...)
+			if m.HasPct {
+				e.b = jsonNum(e.b, m.Pct[i], 1)
+			} else {
+				e.b = append(e.b, "null"...)
 			}
 		}
 		e.b = append(append(append(e.b, `,"percentile_basis":"`...), basis...), `"}`...)
@@ -811,13 +797,13 @@ func (e *exporter) minute(m stats.Minute) {
 	} else {
 		e.b = e.appendMinute(e.b, m.Start)
 		e.b = csvNum(append(e.b, ';'), float64(m.DurMs)/1000, 0)
-		e.b = csvNum(append(e.b, ';'), lv, 2)
+		e.b = csvNum(append(e.b, ';'), m.LAeq, 2)
 		e.b = csvNum(append(e.b, ';'), m.Max, 2)
 		e.b = csvNum(append(e.b, ';'), m.Min, 2)
-		for _, p := range ps {
+		for i := range m.Pct {
 			e.b = append(e.b, ';')
-			if p != nil {
-				e.b = csvNum(e.b, *p, 1)
+			if m.HasPct {
+				e.b = csvNum(e.b, m.Pct[i], 1)
 			}
 		}
 		e.b = append(append(append(e.b, ';'), basis...), '\n')
