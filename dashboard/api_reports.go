@@ -275,7 +275,11 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 			apiError(w, http.StatusUnprocessableEntity, err.Error())
 			return
 		}
-		e := stats.New(stats.Options{From: from, To: to, Limit: limit, Loc: loc})
+		opt := stats.Options{From: from, To: to, Limit: limit, Loc: loc}
+		if code != nil {
+			opt.Calendar = stats.CodeCalendar(code)
+		}
+		e := stats.New(opt)
 		if err := rp.o.Tier.Fold(ctx, s.ID, e, from, to); err != nil {
 			if ctx.Err() != nil {
 				return
@@ -447,7 +451,13 @@ func writeReportCSV(w *bufio.Writer, reps []SensorReport) {
 			row(r.Sensor, "periodo_legal", r.From, r.To, p.PeriodLabel, p.LimitDBA, p.Figures, nil)
 		}
 		for _, o := range r.Occurrences {
-			row(r.Sensor, "ocorrencia", o.Start, o.End, o.PeriodLabel, o.LimitDBA, o.Figures, nil)
+			label := o.PeriodLabel
+			if o.Holiday != "" {
+				label += " (feriado: " + o.Holiday + ")"
+			} else if o.HolidayEve {
+				label += " (véspera de feriado)"
+			}
+			row(r.Sensor, "ocorrencia", o.Start, o.End, label, o.LimitDBA, o.Figures, nil)
 		}
 		for _, d := range r.Days {
 			day, _ := time.ParseInLocation(time.DateOnly, d.Date, loc)
@@ -458,9 +468,21 @@ func writeReportCSV(w *bufio.Writer, reps []SensorReport) {
 			if end.After(r.To) {
 				end = r.To
 			}
-			row(r.Sensor, "dia", start, end, "", nil, d.Figures, &d.DEN)
+			row(r.Sensor, "dia", start, end, dayLabel(d.DayInfo), nil, d.Figures, &d.DEN)
 		}
 	}
+}
+
+// dayLabel is what the code's calendar says of a day, pt-BR ("" for an
+// ordinary day).
+func dayLabel(d stats.DayInfo) string {
+	switch {
+	case d.Holiday != "":
+		return "feriado: " + d.Holiday
+	case d.HolidayEve:
+		return "véspera de feriado"
+	}
+	return ""
 }
 
 // LimitSeries is the limit in force for a sensor over [from, to) as steps

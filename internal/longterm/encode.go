@@ -209,6 +209,12 @@ type minuteRec struct {
 // eachMinute decodes the minutes blob of the hour starting at start,
 // calling f with each present minute's index and figures.
 func eachMinute(blob []byte, start time.Time, f func(i int, m *minuteRec)) error {
+	return decodeMinutes(blob, start, true, f)
+}
+
+// decodeMinutes is eachMinute; without energy, Energy is left 0 (the rows
+// of an export need the LAeq only, and 10^x was a fifth of their reading).
+func decodeMinutes(blob []byte, start time.Time, energy bool, f func(i int, m *minuteRec)) error {
 	if len(blob) == 0 || blob[0] != minutesFormat && blob[0] != minutesFormat1 {
 		return fmt.Errorf("%w: minutes format", errFormat)
 	}
@@ -238,7 +244,10 @@ func eachMinute(blob []byte, start time.Time, f func(i int, m *minuteRec)) error
 		if r.err || i >= 60 {
 			return fmt.Errorf("%w: minutes of %s", errFormat, start.UTC().Format(time.RFC3339))
 		}
-		m.DurMs, m.Energy, m.Max, m.Min, m.FastMs = dur, float64(dur)*math.Pow(10, lv/10), mx, mn, fast
+		m.DurMs, m.Max, m.Min, m.FastMs = dur, mx, mn, fast
+		if energy {
+			m.Energy = float64(dur) * math.Pow(10, lv/10)
+		}
 		m.laeq = lv
 		f(i, &m)
 	}

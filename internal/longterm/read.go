@@ -181,7 +181,7 @@ func (s *Store) EachMinuteRow(ctx context.Context, sensor string, from, to time.
 			return fmt.Errorf("%w: minutes format %d of %s (schema step 2 not applied?)", errFormat, mins[0], sensor)
 		}
 		start := time.Unix(hour*3600, 0).UTC()
-		err := eachMinute(mins, start, func(i int, m *minuteRec) {
+		err := decodeMinutes(mins, start, false, func(i int, m *minuteRec) {
 			t := start.Add(time.Duration(i) * time.Minute)
 			if ferr != nil || t.Before(from) || !t.Before(to) {
 				return
