@@ -230,12 +230,14 @@ func (rp *Reports) sensorsOf(w http.ResponseWriter, sensor, municipality string)
 
 // SensorReport is one sensor's report in the JSON answer.
 type SensorReport struct {
-	Sensor       string            `json:"sensor"`
-	Municipality string            `json:"municipality"`
-	Code         string            `json:"code"`
-	Zone         string            `json:"zone"`
-	Address      string            `json:"address,omitempty"`
-	Limits       []stats.LimitStep `json:"limits"`
+	Sensor       string `json:"sensor"`
+	Municipality string `json:"municipality"`
+	// MunicipalityName is the code's municipality and state ("Lapa/PR").
+	MunicipalityName string            `json:"municipality_name,omitempty"`
+	Code             string            `json:"code"`
+	Zone             string            `json:"zone"`
+	Address          string            `json:"address,omitempty"`
+	Limits           []stats.LimitStep `json:"limits"`
 	stats.Report
 }
 
@@ -289,6 +291,9 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 		}
 		sr := SensorReport{Sensor: s.ID, Municipality: s.Municipality(), Code: s.Code, Zone: s.Zone, Address: s.Address,
 			Limits: stats.LimitSeries(from, to, limit, loc), Report: e.Result()}
+		if code != nil {
+			sr.MunicipalityName = code.Municipality + "/" + code.State
+		}
 		out = append(out, sr)
 		if format == "pdf" {
 			ps := pdf.ReportSensor{ID: s.ID, Address: s.Address, Zone: s.Zone, Report: sr.Report, Limits: sr.Limits,

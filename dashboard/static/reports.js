@@ -18,6 +18,11 @@
     return el;
   };
   const db = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  // pt-BR label of a zone (GET /api/v1/labels, loaded by app.js).
+  const zoneName = (z) => {
+    const l = window.sossego && window.sossego.state && window.sossego.state.labels;
+    return (l && l.zone && l.zone[z]) || String(z).replaceAll("_", " ");
+  };
   // What the code's calendar says of a day.
   const dayKind = (d) => d.holiday ? "feriado: " + d.holiday : d.holiday_eve ? "véspera de feriado" : d.business_day === false ? "não útil" : "útil";
   const pct = (v) => (100 * (v || 0)).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + " %";
@@ -152,7 +157,7 @@
       const basis = BASIS[r.percentile_basis] || "";
       box.append(...[
         h("h2", {}, `Sensor ${r.sensor}`),
-        h("p", { class: "muted" }, [r.address, r.municipality, r.zone ? "zona " + r.zone : ""].filter(Boolean).join(" · ")),
+        h("p", { class: "muted" }, [r.address, r.municipality_name || r.municipality, r.zone ? "zona: " + zoneName(r.zone) : ""].filter(Boolean).join(" · ")),
         h("div", { class: "stats" },
           stat(`LAeq, cobertura ${pct(r.coverage)}`, db(r.laeq_db) + " dB", "nível equivalente do período inteiro, por energia"),
           stat("L90 do período, dos histogramas", db(r.l90_db) + " dB", "nível excedido em 90 % do tempo, " + basis),
