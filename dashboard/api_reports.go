@@ -34,7 +34,9 @@ import (
 // (internal/longterm).
 type ReportTier interface {
 	Fold(ctx context.Context, sensor string, e *stats.Engine, from, to time.Time) error
-	EachMinute(ctx context.Context, sensor string, from, to time.Time, f func(stats.Minute) error) error
+	// EachMinuteRow reads minutes with their percentiles and without
+	// their histograms (exports); the row is reused after f returns.
+	EachMinuteRow(ctx context.Context, sensor string, from, to time.Time, f func(*stats.MinuteRow) error) error
 	EachHour(ctx context.Context, sensor string, from, to time.Time, f func(stats.Hour) error) error
 }
 
@@ -228,12 +230,14 @@ func (rp *Reports) sensorsOf(w http.ResponseWriter, sensor, municipality string)
 
 // SensorReport is one sensor's report in the JSON answer.
 type SensorReport struct {
-	Sensor       string            `json:"sensor"`
-	Municipality string            `json:"municipality"`
-	Code         string            `json:"code"`
-	Zone         string            `json:"zone"`
-	Address      string            `json:"address,omitempty"`
-	Limits       []stats.LimitStep `json:"limits"`
+	Sensor       string `json:"sensor"`
+	Municipality string `json:"municipality"`
+	// MunicipalityName is the code's municipality and state ("Lapa/PR").
+	MunicipalityName string            `json:"municipality_name,omitempty"`
+	Code             string            `json:"code"`
+	Zone             string            `json:"zone"`
+	Address          string            `json:"address,omitempty"`
+	Limits           []stats.LimitStep `json:"limits"`
 	stats.Report
 }
 
@@ -273,7 +277,11 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 			apiError(w, http.StatusUnprocessableEntity, err.Error())
 			return
 		}
-		e := stats.New(stats.Options{From: from, To: to, Limit: limit, Loc: loc})
+		opt := stats.Options{From: from, To: to, Limit: limit, Loc: loc}
+		if code != nil {
+			opt.Calendar = stats.CodeCalendar(code)
+		}
+		e := stats.New(opt)
 		if err := rp.o.Tier.Fold(ctx, s.ID, e, from, to); err != nil {
 			if ctx.Err() != nil {
 				return
@@ -283,6 +291,9 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 		}
 		sr := SensorReport{Sensor: s.ID, Municipality: s.Municipality(), Code: s.Code, Zone: s.Zone, Address: s.Address,
 			Limits: stats.LimitSeries(from, to, limit, loc), Report: e.Result()}
+		if code != nil {
+			sr.MunicipalityName = code.Municipality + "/" + code.State
+		}
 		out = append(out, sr)
 		if format == "pdf" {
 			ps := pdf.ReportSensor{ID: s.ID, Address: s.Address, Zone: s.Zone, Report: sr.Report, Limits: sr.Limits,
@@ -445,7 +456,13 @@ func writeReportCSV(w *bufio.Writer, reps []SensorReport) {
 			row(r.Sensor, "periodo_legal", r.From, r.To, p.PeriodLabel, p.LimitDBA, p.Figures, nil)
 		}
 		for _, o := range r.Occurrences {
-			row(r.Sensor, "ocorrencia", o.Start, o.End, o.PeriodLabel, o.LimitDBA, o.Figures, nil)
+			label := o.PeriodLabel
+			if o.Holiday != "" {
+				label += " (feriado: " + o.Holiday + ")"
+			} else if o.HolidayEve {
+				label += " (véspera de feriado)"
+			}
+			row(r.Sensor, "ocorrencia", o.Start, o.End, label, o.LimitDBA, o.Figures, nil)
 		}
 		for _, d := range r.Days {
 			day, _ := time.ParseInLocation(time.DateOnly, d.Date, loc)
@@ -456,9 +473,21 @@ func writeReportCSV(w *bufio.Writer, reps []SensorReport) {
 			if end.After(r.To) {
 				end = r.To
 			}
-			row(r.Sensor, "dia", start, end, "", nil, d.Figures, &d.DEN)
+			row(r.Sensor, "dia", start, end, dayLabel(d.DayInfo), nil, d.Figures, &d.DEN)
 		}
 	}
+}
+
+// dayLabel is what the code's calendar says of a day, pt-BR ("" for an
+// ordinary day).
+func dayLabel(d stats.DayInfo) string {
+	switch {
+	case d.Holiday != "":
+		return "feriado: " + d.Holiday
+	case d.HolidayEve:
+		return "véspera de feriado"
+	}
+	return ""
 }
 
 // LimitSeries is the limit in force for a sensor over [from, to) as steps
@@ -604,7 +633,7 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		ex.begin(id, res, from, to)
 		var err error
 		if res == "1min" {
-			err = rp.o.Tier.EachMinute(ctx, id, from, to, func(m stats.Minute) error { ex.minute(m); return ex.err() })
+			err = rp.o.Tier.EachMinuteRow(ctx, id, from, to, func(m *stats.MinuteRow) error { ex.minute(m); return ex.err() })
 		} else {
 			for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
 				var recs []store.Record
@@ -696,7 +725,6 @@ type exporter struct {
 	json  bool
 	first bool
 	b     []byte
-	pct   [4]float64
 	// The local time of a minute is its hour's prefix (offsets change only
 	// on whole hours) and the minute: formatted once per hour.
 	hour   int64
@@ -718,8 +746,6 @@ func (e *exporter) appendMinute(dst []byte, t time.Time) []byte {
 	dst = append(dst, byte('0'+m/10), byte('0'+m%10))
 	return append(dst, e.suffix...)
 }
-
-var exportPercentiles = [4]float64{10, 50, 90, 95}
 
 func (e *exporter) err() error {
 	_, err := e.w.Write(nil)
@@ -764,16 +790,9 @@ func jsonNum(dst []byte, v float64, prec int) []byte {
 	return strconv.AppendFloat(dst, v, 'f', prec, 64)
 }
 
-func (e *exporter) minute(m stats.Minute) {
-	lv, ok := m.LAeq()
-	if !ok {
+func (e *exporter) minute(m *stats.MinuteRow) {
+	if m.DurMs <= 0 || math.IsNaN(m.LAeq) {
 		return
-	}
-	var ps [4]*float64
-	if m.Hist.Percentiles(exportPercentiles[:], e.pct[:]) {
-		for i := range ps {
-			ps[i] = &e.pct[i]
-		}
 	}
 	basis := "laf"
 	if m.FastMs < m.DurMs {
@@ -789,21 +808,15 @@ func (e *exporter) minute(m stats.Minute) {
 		e.b = m.Start.UTC().AppendFormat(e.b, time.RFC3339)
 		e.b = append(e.b, `","seconds_present":`...)
 		e.b = jsonNum(e.b, float64(m.DurMs)/1000, 3)
-		for i, k := range []string{"laeq_db", "lafmax_db", "lafmin_db", "l10_db", "l50_db", "l90_db", "l95_db"} {
-			e.b = append(append(append(e.b, `,"`...), k...), `":`...)
-			switch i {
-			case 0:
-				e.b = jsonNum(e.b, lv, 2)
-			case 1:
-				e.b = jsonNum(e.b, m.Max, 2)
-			case 2:
-				e.b = jsonNum(e.b, m.Min, 2)
-			default:
-				if p := ps[i-3]; p != nil {
-					e.b = jsonNum(e.b, *p, 1)
-				} else {
-					e.b = append(e.b, "null"...)
-				}
+		e.b = jsonNum(append(e.b, `,"laeq_db":`...), m.LAeq, 2)
+		e.b = jsonNum(append(e.b, `,"lafmax_db":`...), m.Max, 2)
+		e.b = jsonNum(append(e.b, `,"lafmin_db":`...), m.Min, 2)
+		for i, k := range [...]string{`,"l10_db":`, `,"l50_db":`, `,"l90_db":`, `,"l95_db":`} {
+			e.b = append(e.b, k...)
+			if m.HasPct {
+				e.b = jsonNum(e.b, m.Pct[i], 1)
+			} else {
+				e.b = append(e.b, "null"...)
 			}
 		}
 		e.b = append(append(append(e.b, `,"percentile_basis":"`...), basis...), `"}`...)
@@ -811,13 +824,13 @@ func (e *exporter) minute(m stats.Minute) {
 	} else {
 		e.b = e.appendMinute(e.b, m.Start)
 		e.b = csvNum(append(e.b, ';'), float64(m.DurMs)/1000, 0)
-		e.b = csvNum(append(e.b, ';'), lv, 2)
+		e.b = csvNum(append(e.b, ';'), m.LAeq, 2)
 		e.b = csvNum(append(e.b, ';'), m.Max, 2)
 		e.b = csvNum(append(e.b, ';'), m.Min, 2)
-		for _, p := range ps {
+		for i := range m.Pct {
 			e.b = append(e.b, ';')
-			if p != nil {
-				e.b = csvNum(e.b, *p, 1)
+			if m.HasPct {
+				e.b = csvNum(e.b, m.Pct[i], 1)
 			}
 		}
 		e.b = append(append(append(e.b, ';'), basis...), '\n')

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -280,6 +281,23 @@ func TestExportMinutes(t *testing.T) {
 	if cols := strings.Split(lines[1], ";"); cols[0] != "2026-11-30T00:00:00-03:00" || cols[1] != "60" || cols[9] != "laf" {
 		t.Errorf("first row %q", cols)
 	}
+	// Every row's levels and percentiles are those of the minute written
+	// (its histogram's L10…L95, to the 0.1 dB bin).
+	for i, m := range mins {
+		cols := strings.Split(lines[1+i], ";")
+		var pct [4]float64
+		if !m.Hist.Percentiles(stats.RowPercentiles[:], pct[:]) {
+			t.Fatalf("minute %d without percentiles", i)
+		}
+		lv, _ := m.LAeq()
+		want := []string{fmt.Sprintf("%.2f", lv), fmt.Sprintf("%.2f", m.Max), fmt.Sprintf("%.2f", m.Min),
+			fmt.Sprintf("%.1f", pct[0]), fmt.Sprintf("%.1f", pct[1]), fmt.Sprintf("%.1f", pct[2]), fmt.Sprintf("%.1f", pct[3])}
+		for k, w := range want {
+			if got := cols[2+k]; got != strings.ReplaceAll(w, ".", ",") {
+				t.Fatalf("row %d column %d = %q, want %q (%q)", i, 2+k, got, w, lines[1+i])
+			}
+		}
+	}
 	rec = do(t, e.h, "/api/v1/sensors/lapa-bar-01/export?from=2026-11-30T22:00:00-03:00&to=2026-11-30T23:00:00-03:00&res=1min&format=json")
 	var out struct {
 		Sensor, Res string
@@ -331,9 +349,9 @@ type failingTier struct {
 	n int
 }
 
-func (f failingTier) EachMinute(ctx context.Context, sensor string, from, to time.Time, fn func(stats.Minute) error) error {
+func (f failingTier) EachMinuteRow(ctx context.Context, sensor string, from, to time.Time, fn func(*stats.MinuteRow) error) error {
 	for i := range f.n {
-		if err := fn(stats.Minute{Start: from.Add(time.Duration(i) * time.Minute), Agg: stats.Agg{DurMs: 60000, Energy: 60000 * 1e6}}); err != nil {
+		if err := fn(&stats.MinuteRow{Start: from.Add(time.Duration(i) * time.Minute), DurMs: 60000, FastMs: 60000, LAeq: 60}); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ func BenchmarkExportCore(b *testing.B) {
 		bw := bufio.NewWriterSize(&n, 64<<10)
 		ex := &exporter{w: bw}
 		ex.begin("x", "1min", from, to)
-		if err := e.tier.EachMinute(context.Background(), "lapa-bar-01", from, to, func(m stats.Minute) error { ex.minute(m); return nil }); err != nil {
+		if err := e.tier.EachMinuteRow(context.Background(), "lapa-bar-01", from, to, func(m *stats.MinuteRow) error { ex.minute(m); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		bw.Flush() //nolint:errcheck // countingWriter does not fail

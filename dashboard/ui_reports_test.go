@@ -83,7 +83,17 @@ func TestUIReports(t *testing.T) {
 		dashtest.WaitText(`[data-report-sensor="lapa-bar-01"] [data-table="report-occurrences"]`, "120"),
 		dashtest.WaitText(`#report-msg`, "horário de Brasília"),
 	)
-	dashtest.Screenshot(t, ctx, "reports")
+	// With $SOSSEGO_SCREENSHOTS (relative to the repository root, as the
+	// full-system test's) the README's picture of the page: its first
+	// screen. Otherwise the whole page, for a person to look at.
+	if d := os.Getenv("SOSSEGO_SCREENSHOTS"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(testenv.RepoRoot(t), d)
+		}
+		dashtest.ScreenshotTo(t, ctx, d, "reports", false)
+	} else {
+		dashtest.Screenshot(t, ctx, "reports")
+	}
 
 	dashtest.Run(t, ctx, chromedp.Click(`#dl-pdf`))
 	dl := downloads.Next(t)

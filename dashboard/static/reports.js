@@ -18,6 +18,13 @@
     return el;
   };
   const db = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "—" : Number(v).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  // pt-BR label of a zone (GET /api/v1/labels, loaded by app.js).
+  const zoneName = (z) => {
+    const l = window.sossego && window.sossego.state && window.sossego.state.labels;
+    return (l && l.zone && l.zone[z]) || String(z).replaceAll("_", " ");
+  };
+  // What the code's calendar says of a day.
+  const dayKind = (d) => d.holiday ? "feriado: " + d.holiday : d.holiday_eve ? "véspera de feriado" : d.business_day === false ? "não útil" : "útil";
   const pct = (v) => (100 * (v || 0)).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + " %";
   const fmtDT = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
   const fmtDM = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", hour12: false });
@@ -150,7 +157,7 @@
       const basis = BASIS[r.percentile_basis] || "";
       box.append(...[
         h("h2", {}, `Sensor ${r.sensor}`),
-        h("p", { class: "muted" }, [r.address, r.municipality, r.zone ? "zona " + r.zone : ""].filter(Boolean).join(" · ")),
+        h("p", { class: "muted" }, [r.address, r.municipality_name || r.municipality, r.zone ? "zona: " + zoneName(r.zone) : ""].filter(Boolean).join(" · ")),
         h("div", { class: "stats" },
           stat(`LAeq, cobertura ${pct(r.coverage)}`, db(r.laeq_db) + " dB", "nível equivalente do período inteiro, por energia"),
           stat("L90 do período, dos histogramas", db(r.l90_db) + " dB", "nível excedido em 90 % do tempo, " + basis),
@@ -168,10 +175,10 @@
           (r.periods || []).map((p) => [p.period_label, db(p.limit_dba), db(p.laeq_db), db(p.l90_db), db(p.lafmax_db), p.minutes_above, p.episodes_above, pct(p.coverage)]), "report-periods"),
         h("h3", {}, "Por ocorrência"),
         table(["Início", "Fim", "Período", "Limite", "LAeq", "L90", "Min. acima", "Episódios", "Cobertura"],
-          (r.occurrences || []).map((o) => [fmtDMH.format(new Date(o.start)), fmtDMH.format(new Date(o.end)), o.period || "sem limite", db(o.limit_dba), db(o.laeq_db), db(o.l90_db), o.minutes_above, o.episodes_above, pct(o.coverage)]), "report-occurrences"),
+          (r.occurrences || []).map((o) => [fmtDMH.format(new Date(o.start)), fmtDMH.format(new Date(o.end)), (o.period || "sem limite") + (o.holiday ? " (feriado)" : o.holiday_eve ? " (véspera de feriado)" : ""), db(o.limit_dba), db(o.laeq_db), db(o.l90_db), o.minutes_above, o.episodes_above, pct(o.coverage)]), "report-occurrences"),
         (r.days || []).length > 1 ? h("h3", {}, "Por dia") : null,
-        (r.days || []).length > 1 ? table(["Dia", "LAeq 24 h", "Ld", "Le", "Ln", "Lden", "L90", "Min. acima", "Cobertura"],
-          r.days.map((d) => [d.date.split("-").reverse().join("/"), db(d.laeq_db), db(d.ld_db), db(d.le_db), db(d.ln_db), db(d.lden_db), db(d.l90_db), d.minutes_above, pct(d.coverage)]), "report-days") : null,
+        (r.days || []).length > 1 ? table(["Dia", "Calendário", "LAeq 24 h", "Ld", "Le", "Ln", "Lden", "L90", "Min. acima", "Cobertura"],
+          r.days.map((d) => [d.date.split("-").reverse().join("/"), dayKind(d), db(d.laeq_db), db(d.ld_db), db(d.le_db), db(d.ln_db), db(d.lden_db), db(d.l90_db), d.minutes_above, pct(d.coverage)]), "report-days") : null,
       ].filter(Boolean));
       requestAnimationFrame(() => draw(canvas, r));
       return box;

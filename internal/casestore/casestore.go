@@ -429,6 +429,7 @@ func (s *Store) CountAlerts(ctx context.Context) (map[alerts.State]int, error) {
 
 // Span is a stretch of one sensor's records that an alert rests on.
 type Span struct {
+	AlertID  string
 	Sensor   string
 	From, To time.Time // To is zero while the alert is open
 }
@@ -439,7 +440,7 @@ type Span struct {
 // instant, open-ended while the alert is pending or firing. Retention
 // keeps the readings and signed batches under these spans (plus a margin).
 func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT sensor, state, window_start, window_end, pending_at, resolved_at
+	rows, err := s.db.QueryContext(ctx, `SELECT id, sensor, state, window_start, window_end, pending_at, resolved_at
 		FROM alerts WHERE kind = ?`, string(alerts.KindExceedance))
 	if err != nil {
 		return nil, fmt.Errorf("casestore: evidence spans: %w", err)
@@ -450,7 +451,7 @@ func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
 		var sp Span
 		var state string
 		var ws, we, pa, ra sql.NullInt64
-		if err := rows.Scan(&sp.Sensor, &state, &ws, &we, &pa, &ra); err != nil {
+		if err := rows.Scan(&sp.AlertID, &sp.Sensor, &state, &ws, &we, &pa, &ra); err != nil {
 			return nil, fmt.Errorf("casestore: evidence spans: %w", err)
 		}
 		sp.From = earliest(fromMS(ws), fromMS(pa))

@@ -13,7 +13,7 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 )
 
-// EvidenceSpans covers every exceedance alert, open-ended while it is
+// EvidenceSpans covers every exceedance alert (with its id), open-ended while it is
 // open, from the earlier of window start and pending to the later of
 // window end and resolve once closed; no_data alerts rest on no readings.
 func TestEvidenceSpans(t *testing.T) {
@@ -39,8 +39,8 @@ func TestEvidenceSpans(t *testing.T) {
 	}
 	slices.SortFunc(got, func(a, b casestore.Span) int { return strings.Compare(a.Sensor, b.Sensor) })
 	want := []casestore.Span{
-		{Sensor: "lapa-bar-01", From: firing.WindowStart.UTC()},
-		{Sensor: "lapa-bar-02", From: resolved.WindowStart.UTC(), To: resolved.ResolvedAt.UTC()},
+		{AlertID: firing.ID, Sensor: "lapa-bar-01", From: firing.WindowStart.UTC()},
+		{AlertID: resolved.ID, Sensor: "lapa-bar-02", From: resolved.WindowStart.UTC(), To: resolved.ResolvedAt.UTC()},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("EvidenceSpans (-want +got):\n%s", d)

@@ -309,6 +309,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := follower.Prepare(ctx); err != nil {
 		return fmt.Errorf("central: %w", err)
 	}
+	// With InfluxDB, the tier is mirrored too (sossego_minute and
+	// sossego_hour, in a retention policy of infinite duration).
+	var tierMirror *store.TierMirror
+	if o.Store == "influx" {
+		tierMirror = store.NewTierMirror(tier, store.TierMirrorOptions{InfluxOptions: store.InfluxOptions{URL: o.InfluxURL,
+			Bucket: o.InfluxBucket, Token: o.InfluxToken, Org: o.InfluxOrg, Log: log.With("componente", "influx-longo-prazo")}})
+		defer tierMirror.Close()
+	}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -550,6 +558,9 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return sub.Run(gctx) })
 	if mirror != nil {
 		g.Go(func() error { return mirror.Run(gctx) })
+	}
+	if tierMirror != nil {
+		g.Go(func() error { return tierMirror.Run(gctx) })
 	}
 	if monitor != nil {
 		g.Go(func() error { return monitor.Run(gctx) })

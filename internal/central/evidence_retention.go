@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
@@ -14,51 +13,27 @@ import (
 )
 
 // caseSpans gives retention every exceedance alert's span (casestore's
-// EvidenceSpans, kept for good) and, for the newest alerts the case store
-// lists (up to 1000), when that protection ends: retention.Expiry from the
-// alert's end and its case — never while the case (notice, auto,
-// constatação) is open, legal after it closed. A span it cannot pair with
-// an alert it read stays protected for good.
+// EvidenceSpans: all of them, whatever their number) with when its
+// protection ends: retention.Expiry from the alert's end and its case —
+// never while the alert or its case (notice, auto, constatação) is open,
+// legal after the case closed or, without a case, after the alert ended.
 func caseSpans(cs *casestore.Store, docs *cases.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
-	type key struct {
-		sensor   string
-		from, to int64
-	}
 	return func(ctx context.Context) ([]retention.Span, error) {
 		spans, err := cs.EvidenceSpans(ctx)
 		if err != nil {
 			return nil, err
 		}
-		list, err := cs.ListAlerts(ctx, casestore.Filter{Kind: alerts.KindExceedance, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		until := map[key]time.Time{}
-		forGood := map[key]bool{}
-		for _, a := range list {
-			from, to := earliestOf(a.WindowStart, a.PendingAt), time.Time{}
-			if a.State != alerts.StatePending && a.State != alerts.StateFiring {
-				to = latestOf(a.WindowEnd, a.ResolvedAt)
-			}
-			k := key{a.Sensor, from.UnixMilli(), to.UnixMilli()}
-			c, err := caseOf(ctx, docs, a.ID)
-			if err != nil {
-				return nil, err
-			}
-			u := retention.Expiry(to, c, legal)
-			if u.IsZero() {
-				forGood[k] = true
-			} else if u.After(until[k]) {
-				until[k] = u
-			}
-		}
 		out := make([]retention.Span, len(spans))
 		for i, sp := range spans {
 			out[i] = retention.Span{Sensor: sp.Sensor, From: sp.From, To: sp.To}
-			k := key{sp.Sensor, sp.From.UnixMilli(), sp.To.UnixMilli()}
-			if u, ok := until[k]; ok && !forGood[k] {
-				out[i].Until = u
+			if sp.To.IsZero() {
+				continue // open alert: kept
 			}
+			c, err := caseOf(ctx, docs, sp.AlertID)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Until = retention.Expiry(sp.To, c, legal)
 		}
 		return out, nil
 	}
@@ -97,13 +72,6 @@ func caseOf(ctx context.Context, docs *cases.Store, alertID string) (retention.C
 		queue = append(queue, kids...)
 	}
 	return c, nil
-}
-
-func earliestOf(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
 }
 
 func latestOf(a, b time.Time) time.Time {

@@ -24,12 +24,21 @@ import (
 // to the millisecond, divided by q (q is the greatest common divisor of the
 // times, so LAF histograms of 125-ms samples cost one byte a bin).
 //
-// The minutes blob is a format byte (1), then per present minute, in time
+// The minutes blob is a format byte (2), then per present minute, in time
 // order: its index in the hour (one byte), uvarint dur_ms, its LAeq as a
 // float32 (little endian; 10⁻⁵ dB at these levels), LAFmax and LAFmin in
-// 0.01 dB as int16, uvarint dur_ms − fast_ms (usually 0: one byte).
+// 0.01 dB as int16, uvarint dur_ms − fast_ms (usually 0: one byte), then
+// its L95, L90, L50 and L10 (stats.RowPercentiles, read from its histogram
+// as stored): uvarint L95's bin + 1 (0: no histogram, nothing follows),
+// then uvarint L90 − L95, L50 − L90 and L10 − L50 in bins (a byte each,
+// usually). Exports read a year of minutes from these blobs alone.
+// Format 1 (no percentiles) is what the first release wrote; schema step 2
+// rewrites its rows.
 
-const minutesFormat = 1
+const (
+	minutesFormat1 = 1
+	minutesFormat  = 2
+)
 
 var errFormat = errors.New("longterm: malformed row")
 
@@ -153,6 +162,8 @@ func centi(v float64) int16 {
 // encodeMinutes returns the minutes blob and the uncompressed histograms.
 func encodeMinutes(h *hourData) (mins, hists []byte) {
 	mins = append(mins, minutesFormat)
+	var scratch stats.Hist
+	var pct [4]float64
 	for i, m := range h.mins {
 		if m == nil || m.DurMs <= 0 {
 			continue
@@ -164,20 +175,52 @@ func encodeMinutes(h *hourData) (mins, hists []byte) {
 		mins = binary.LittleEndian.AppendUint16(mins, uint16(centi(m.Max)))
 		mins = binary.LittleEndian.AppendUint16(mins, uint16(centi(m.Min)))
 		mins = binary.AppendUvarint(mins, uint64(max(m.DurMs-m.FastMs, 0)))
+		n := len(hists)
 		hists = appendHist(hists, &m.Hist)
+		// The percentiles of the histogram as it is stored (rounded to the
+		// millisecond), so that they equal what a reader of it would find.
+		r := reader{p: hists[n:]}
+		r.hist(&scratch)
+		mins = appendPercentiles(mins, &scratch, &pct)
 	}
 	return mins, hists
 }
 
+// appendPercentiles appends a minute's percentiles (see the format above).
+func appendPercentiles(dst []byte, h *stats.Hist, pct *[4]float64) []byte {
+	if !h.Percentiles(stats.RowPercentiles[:], pct[:]) {
+		return append(dst, 0)
+	}
+	b10, b50, b90, b95 := stats.Bin(pct[0]), stats.Bin(pct[1]), stats.Bin(pct[2]), stats.Bin(pct[3])
+	dst = binary.AppendUvarint(dst, uint64(b95)+1)
+	dst = binary.AppendUvarint(dst, uint64(b90-b95))
+	dst = binary.AppendUvarint(dst, uint64(b50-b90))
+	return binary.AppendUvarint(dst, uint64(b10-b50))
+}
+
+// minuteRec is a minute as the minutes blob holds it.
+type minuteRec struct {
+	stats.Agg // its histogram left as it was
+	laeq      float64
+	pct       [4]float64 // L10, L50, L90, L95 (format 2)
+	hasPct    bool
+}
+
 // eachMinute decodes the minutes blob of the hour starting at start,
-// calling f with each present minute's index and figures (m's histogram
-// left as it was).
-func eachMinute(blob []byte, start time.Time, f func(i int, m *stats.Agg)) error {
-	if len(blob) == 0 || blob[0] != minutesFormat {
+// calling f with each present minute's index and figures.
+func eachMinute(blob []byte, start time.Time, f func(i int, m *minuteRec)) error {
+	return decodeMinutes(blob, start, true, f)
+}
+
+// decodeMinutes is eachMinute; without energy, Energy is left 0 (the rows
+// of an export need the LAeq only, and 10^x was a fifth of their reading).
+func decodeMinutes(blob []byte, start time.Time, energy bool, f func(i int, m *minuteRec)) error {
+	if len(blob) == 0 || blob[0] != minutesFormat && blob[0] != minutesFormat1 {
 		return fmt.Errorf("%w: minutes format", errFormat)
 	}
+	withPct := blob[0] == minutesFormat
 	r := reader{p: blob[1:]}
-	var m stats.Agg
+	var m minuteRec
 	for len(r.p) > 0 && !r.err {
 		i := int(r.take(1)[0])
 		dur := int64(r.uvarint())
@@ -185,10 +228,27 @@ func eachMinute(blob []byte, start time.Time, f func(i int, m *stats.Agg)) error
 		mx := float64(int16(binary.LittleEndian.Uint16(r.take(2)))) / 100
 		mn := float64(int16(binary.LittleEndian.Uint16(r.take(2)))) / 100
 		fast := dur - int64(r.uvarint())
+		m.hasPct = false
+		if withPct {
+			if b95 := r.uvarint(); b95 > 0 {
+				b := int64(b95 - 1)
+				for k := 3; k >= 0; k-- {
+					if k < 3 {
+						b += int64(r.uvarint())
+					}
+					m.pct[k] = float64(b) / 10
+				}
+				m.hasPct = b <= stats.MaxBin
+			}
+		}
 		if r.err || i >= 60 {
 			return fmt.Errorf("%w: minutes of %s", errFormat, start.UTC().Format(time.RFC3339))
 		}
-		m.DurMs, m.Energy, m.Max, m.Min, m.FastMs = dur, float64(dur)*math.Pow(10, lv/10), mx, mn, fast
+		m.DurMs, m.Max, m.Min, m.FastMs = dur, mx, mn, fast
+		if energy {
+			m.Energy = float64(dur) * math.Pow(10, lv/10)
+		}
+		m.laeq = lv
 		f(i, &m)
 	}
 	if r.err {
@@ -236,10 +296,10 @@ func (d *decoder) hour(start time.Time, mins, mhists []byte) (*hourData, error) 
 	}
 	d.h = hourData{}
 	hr := reader{p: raw}
-	err = eachMinute(mins, start, func(i int, m *stats.Agg) {
+	err = eachMinute(mins, start, func(i int, m *minuteRec) {
 		a := &d.aggs[i]
 		hist := a.Hist
-		*a = *m
+		*a = m.Agg
 		a.Hist = hist
 		hr.hist(&a.Hist)
 		d.h.mins[i] = a

@@ -37,7 +37,7 @@ func (s *Store) Fold(ctx context.Context, sensor string, e *stats.Engine, from, 
 			if hr.Hist, err = decodeHist(hist); err != nil {
 				return err
 			}
-			err = eachMinute(mins, hr.Start, func(i int, m *stats.Agg) {
+			err = eachMinute(mins, hr.Start, func(i int, m *minuteRec) {
 				hr.Minutes = append(hr.Minutes, stats.MinuteLevel{Start: hr.Start.Add(time.Duration(i) * time.Minute), DurMs: m.DurMs, Energy: m.Energy})
 			})
 			if err != nil {
@@ -155,4 +155,50 @@ func (s *Store) Span(ctx context.Context, sensor string) (first, last time.Time,
 		return time.Time{}, time.Time{}, false, nil
 	}
 	return time.Unix(lo.Int64*3600, 0).UTC(), time.Unix(hi.Int64*3600, 0).UTC(), true, nil
+}
+
+// EachMinuteRow calls f for each of a sensor's minutes starting in [from,
+// to), in time order, with its levels and percentiles as the hour rows
+// hold them: no histogram is read (exports). The row is reused after f
+// returns.
+func (s *Store) EachMinuteRow(ctx context.Context, sensor string, from, to time.Time, f func(*stats.MinuteRow) error) error {
+	h0, h1 := hourRange(from, to)
+	rows, err := s.r.QueryContext(ctx, `SELECT hour, minutes FROM hours WHERE sensor = ? AND hour >= ? AND hour < ? ORDER BY hour`,
+		sensor, h0, h1)
+	if err != nil {
+		return fmt.Errorf("longterm: read %s: %w", sensor, err)
+	}
+	defer rows.Close()
+	var mins []byte
+	var row stats.MinuteRow
+	var ferr error
+	for rows.Next() {
+		var hour int64
+		if err := rows.Scan(&hour, &mins); err != nil {
+			return fmt.Errorf("longterm: read %s: %w", sensor, err)
+		}
+		if len(mins) > 0 && mins[0] != minutesFormat {
+			return fmt.Errorf("%w: minutes format %d of %s (schema step 2 not applied?)", errFormat, mins[0], sensor)
+		}
+		start := time.Unix(hour*3600, 0).UTC()
+		err := decodeMinutes(mins, start, false, func(i int, m *minuteRec) {
+			t := start.Add(time.Duration(i) * time.Minute)
+			if ferr != nil || t.Before(from) || !t.Before(to) {
+				return
+			}
+			row = stats.MinuteRow{Start: t, DurMs: m.DurMs, FastMs: m.FastMs, LAeq: m.laeq, Max: m.Max, Min: m.Min,
+				Pct: m.pct, HasPct: m.hasPct}
+			ferr = f(&row)
+		})
+		if err != nil {
+			return err
+		}
+		if ferr != nil {
+			return ferr
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("longterm: read %s: %w", sensor, err)
+	}
+	return nil
 }

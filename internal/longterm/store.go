@@ -63,10 +63,65 @@ CREATE TABLE IF NOT EXISTS cursors (
 );
 `
 
-// steps are the tier's schema changes (internal/sqlitedb.Migrate). The
-// file is opened with its own DSN, not sqlitedb.Open: its 16 KiB page
-// size must be set before WAL mode.
-var steps = []sqlitedb.Step{{Name: "hours, minute histograms and cursors", SQL: schema}}
+// steps are the tier's schema changes (internal/sqlitedb.Migrate).
+var steps = []sqlitedb.Step{
+	{Name: "hours, minute histograms and cursors", SQL: schema},
+	{Name: "minutes with their percentiles (format 2)", Tx: minutesWithPercentiles},
+	// Each write of an hour row takes the next change number: the InfluxDB
+	// mirror of the tier follows them with its cursor. Existing rows are
+	// numbered in rowid order, so a mirror started later sends them all.
+	{Name: "change numbers of the hour rows", SQL: `
+ALTER TABLE hours ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+UPDATE hours SET seq = rowid;
+CREATE INDEX hours_by_seq ON hours (seq);`},
+}
+
+// minutesWithPercentiles rewrites the minutes blobs of the first format
+// (encode.go) with each minute's percentiles, read from its stored
+// histogram; the hours' totals and the histograms stay as they are.
+func minutesWithPercentiles(ctx context.Context, tx *sql.Tx) error {
+	type row struct {
+		id, hour     int64
+		mins, mhists []byte
+	}
+	for after := int64(0); ; {
+		rs, err := tx.QueryContext(ctx, `SELECT h.rowid, h.hour, h.minutes, m.data FROM hours h JOIN mhists m ON m.id = h.rowid
+			WHERE h.rowid > ? ORDER BY h.rowid LIMIT 500`, after)
+		if err != nil {
+			return fmt.Errorf("longterm: minutes to rewrite: %w", err)
+		}
+		var batch []row
+		for rs.Next() {
+			var r row
+			if err := rs.Scan(&r.id, &r.hour, &r.mins, &r.mhists); err != nil {
+				rs.Close()
+				return fmt.Errorf("longterm: minutes to rewrite: %w", err)
+			}
+			batch = append(batch, r)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("longterm: minutes to rewrite: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, r := range batch {
+			after = r.id
+			if len(r.mins) > 0 && r.mins[0] == minutesFormat {
+				continue
+			}
+			h, err := decodeHour(time.Unix(r.hour*3600, 0), r.mins, r.mhists)
+			if err != nil {
+				return fmt.Errorf("longterm: rewrite hour %d: %w", r.hour, err)
+			}
+			mins, _ := encodeMinutes(h)
+			if _, err := tx.ExecContext(ctx, `UPDATE hours SET minutes = ? WHERE rowid = ?`, mins, r.id); err != nil {
+				return fmt.Errorf("longterm: rewrite hour %d: %w", r.hour, err)
+			}
+		}
+	}
+}
 
 // Store is the long-term tier's database.
 type Store struct {
@@ -273,10 +328,10 @@ func (s *Store) save(ctx context.Context, tx *sql.Tx, sensor string, hour int64,
 	tot := h.total()
 	mins, hists := encodeMinutes(h)
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO hours (sensor, hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes)
-		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (sensor, hour) DO UPDATE SET dur_ms = excluded.dur_ms, energy = excluded.energy,
-		lafmax = excluded.lafmax, lafmin = excluded.lafmin, fast_ms = excluded.fast_ms, hist = excluded.hist,
-		minutes = excluded.minutes RETURNING rowid`,
+	if err := tx.QueryRowContext(ctx, `INSERT INTO hours (sensor, hour, dur_ms, energy, lafmax, lafmin, fast_ms, hist, minutes, seq)
+		VALUES (?,?,?,?,?,?,?,?,?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM hours)) ON CONFLICT (sensor, hour) DO UPDATE SET
+		dur_ms = excluded.dur_ms, energy = excluded.energy, lafmax = excluded.lafmax, lafmin = excluded.lafmin,
+		fast_ms = excluded.fast_ms, hist = excluded.hist, minutes = excluded.minutes, seq = excluded.seq RETURNING rowid`,
 		sensor, hour, tot.DurMs, tot.Energy, tot.Max, tot.Min, tot.FastMs, appendHist(nil, &tot.Hist), mins).Scan(&id); err != nil {
 		return fmt.Errorf("longterm: write %s hour %d: %w", sensor, hour, err)
 	}

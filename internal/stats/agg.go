@@ -128,3 +128,19 @@ func Minutes(secs []Second, emit func(Minute)) {
 		emit(cur)
 	}
 }
+
+// RowPercentiles are the percentiles a MinuteRow carries: L10, L50, L90
+// and L95.
+var RowPercentiles = [4]float64{10, 50, 90, 95}
+
+// MinuteRow is a minute as exports list it: its levels and its
+// RowPercentiles, without its histogram (the long-term tier keeps them
+// per minute, so a year of rows is read without decoding a histogram).
+type MinuteRow struct {
+	Start         time.Time
+	DurMs, FastMs int64
+	LAeq          float64 // dB
+	Max, Min      float64 // LAFmax, LAFmin
+	Pct           [4]float64
+	HasPct        bool // false when the minute had no histogram
+}

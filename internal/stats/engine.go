@@ -6,7 +6,9 @@
 // evening 19–23 with +5 dB, night 23–07 with +10 dB), L10/L50/L90/L95 from
 // the merged 0.1 dB histograms, LAFmax and LAFmin, the minutes and the
 // episodes above the limit in force, and the coverage (the share of the
-// range's time that records cover). No I/O and no clock.
+// range's time that records cover). Days and occurrences carry what the
+// code's calendar says of their date (CodeCalendar: holidays, their eves,
+// business days). No I/O and no clock.
 //
 // Blocks (minutes or hours) are added in time order. Each lands in the
 // segment (Segments) holding its start: a minute always lies within one,
@@ -37,6 +39,33 @@ type Options struct {
 	From, To time.Time
 	Limit    LimitFunc      // nil: no limits (no minutes above)
 	Loc      *time.Location // parts of the day and dates; default Brasília time
+	// Calendar says which local dates are holidays, holiday eves and
+	// business days (CodeCalendar: the sensor's code, as its engine reads
+	// them); nil: days and occurrences carry no calendar.
+	Calendar CalendarFunc
+}
+
+// DayInfo is what a municipal code's calendar says of a local date.
+type DayInfo struct {
+	Holiday     string `json:"holiday,omitempty"`     // the holiday's name (national, the code's own, Easter-based)
+	HolidayEve  bool   `json:"holiday_eve,omitempty"` // the next day is a holiday
+	BusinessDay *bool  `json:"business_day,omitempty"`
+}
+
+// CalendarFunc reads a code's calendar for a local date.
+type CalendarFunc func(y int, m time.Month, d int) DayInfo
+
+// CodeCalendar is the calendar of a municipal code: its national,
+// municipal and Easter-based holidays, their eves and its business days
+// (codes.Code.Holiday, HolidayEve, BusinessDay), the days its engine
+// reads its day-dependent rules by.
+func CodeCalendar(c *codes.Code) CalendarFunc {
+	return func(y int, m time.Month, d int) DayInfo {
+		dt := codes.Date{Y: y, M: m, D: d}
+		name, _ := c.Holiday(dt)
+		b := c.BusinessDay(dt)
+		return DayInfo{Holiday: name, HolidayEve: c.HolidayEve(dt), BusinessDay: &b}
+	}
 }
 
 // ErrSplit is returned for an hour that does not lie within one segment:
@@ -348,19 +377,26 @@ type Report struct {
 
 // PeriodFigures are the figures of a legal period (or one occurrence).
 type PeriodFigures struct {
-	Start       time.Time `json:"start,omitzero"`
-	End         time.Time `json:"end,omitzero"`
-	Period      string    `json:"period"`       // diurno | noturno | integral | "" (no numeric limit)
-	PeriodLabel string    `json:"period_label"` // the code's label
-	LimitDBA    *float64  `json:"limit_dba"`
-	Article     string    `json:"article,omitempty"`
-	RuleID      string    `json:"rule_id,omitempty"`
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// ServiceDate (occurrences) is the local date the occurrence began on,
+	// unclipped: a night from 22:00 belongs to the day it began; Holiday
+	// and HolidayEve are what the calendar says of that date.
+	ServiceDate string   `json:"service_date,omitempty"`
+	Holiday     string   `json:"holiday,omitempty"`
+	HolidayEve  bool     `json:"holiday_eve,omitempty"`
+	Period      string   `json:"period"`       // diurno | noturno | integral | "" (no numeric limit)
+	PeriodLabel string   `json:"period_label"` // the code's label
+	LimitDBA    *float64 `json:"limit_dba"`
+	Article     string   `json:"article,omitempty"`
+	RuleID      string   `json:"rule_id,omitempty"`
 	Figures
 }
 
 // DayFigures are a local day's figures with its Ld, Le, Ln and Lden.
 type DayFigures struct {
 	Date string `json:"date"`
+	DayInfo
 	Figures
 	DEN
 }
@@ -384,10 +420,28 @@ func (e *Engine) Result() Report {
 	for _, o := range e.occs {
 		pf := periodFigures(o.limit, o.hasLimit, &o.slot)
 		pf.Start, pf.End = o.start, o.end
+		began := o.start
+		if o.hasLimit && !o.limit.Start.IsZero() {
+			began = o.limit.Start
+		}
+		lt := began.In(e.o.Loc)
+		pf.ServiceDate = lt.Format(time.DateOnly)
+		if e.o.Calendar != nil {
+			y, m, d := lt.Date()
+			di := e.o.Calendar(y, m, d)
+			pf.Holiday, pf.HolidayEve = di.Holiday, di.HolidayEve
+		}
 		r.Occurrences = append(r.Occurrences, pf)
 	}
 	for _, d := range e.days {
-		r.Days = append(r.Days, DayFigures{Date: d.date, Figures: d.slot.figures(), DEN: den(&d.parts)})
+		df := DayFigures{Date: d.date, Figures: d.slot.figures(), DEN: den(&d.parts)}
+		if e.o.Calendar != nil {
+			if t, err := time.ParseInLocation(time.DateOnly, d.date, e.o.Loc); err == nil {
+				y, m, dd := t.Date()
+				df.DayInfo = e.o.Calendar(y, m, dd)
+			}
+		}
+		r.Days = append(r.Days, df)
 	}
 	return r
 }
