@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -43,4 +44,24 @@ func calibrationSensors(r *registry.Registry) []calibration.Sensor {
 func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web, reg *registry.Live, log *slog.Logger) {
 	dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Registry: reg,
 		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
+}
+
+// calibrations is the calibration register as the workflow asks it: a
+// sensor with certificates in the register is judged by them (expired,
+// another meter reporting: indicativas, no constatação rests on them); a
+// sensor the register holds nothing for yet, by the register of sensors'
+// calibration date.
+type calibrations struct{ r *calibration.Register }
+
+func (c calibrations) Status(sensorID string, at time.Time) (bool, string) {
+	return c.r.Status(sensorID, at)
+}
+
+func (c calibrations) Covers(sensorID string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := c.r.History(ctx, sensorID)
+	// A register that cannot answer covers the sensor: Status then refuses
+	// with its reason rather than the sensor register vouching for it.
+	return err != nil || len(h) > 0
 }

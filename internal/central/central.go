@@ -403,6 +403,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := wb.workflow(ctx, o, cases, reg, st, codeSet, log); err != nil {
 			return err
 		}
+		wb.svc.Calibrations = calibrations{cal}
 		notifyAcks(wb, notifier)
 		promReg.MustRegister(alertGauge{cases: cases})
 	}

@@ -29,6 +29,13 @@ type Calibrations interface {
 	Status(sensorID string, at time.Time) (ok bool, why string)
 }
 
+// CalibrationCoverage is implemented by a Calibrations register that may
+// not hold every sensor yet: a sensor it holds no certificate for is judged
+// by the register of sensors' meter data, as when no register is wired.
+type CalibrationCoverage interface {
+	Covers(sensorID string) bool
+}
+
 // CalibrationValidity is how long the register's calibration date counts
 // when no calibration register is wired.
 const CalibrationValidity = 12 // months
@@ -37,7 +44,11 @@ const CalibrationValidity = 12 // months
 // calibration register's when wired, else the register's meter grade and
 // calibration date (valid for CalibrationValidity months).
 func (s *Service) calibration(sn registry.Sensor, at time.Time) (bool, string) {
-	if s.Calibrations != nil {
+	covered := s.Calibrations != nil
+	if cv, ok := s.Calibrations.(CalibrationCoverage); ok && covered {
+		covered = cv.Covers(sn.ID)
+	}
+	if covered {
 		ok, why := s.Calibrations.Status(sn.ID, at)
 		if ok && why == "" {
 			why = "calibração válida no registro de calibrações"
