@@ -198,7 +198,8 @@ func TestProcedureElementsInPDF(t *testing.T) {
 				if d.Draft.Kind == notice.KindRelatorio {
 					proc = c.Procedure.Auto // the relatório prepares the auto: the auto's elements
 				}
-				b, err := pdf.Render(pdf.Input{Doc: d, Deadlines: notice.Deadlines(c, &d, d.IssuedAt.Add(time.Hour)), Chart: chart(t, pc.sc), Generated: d.IssuedAt})
+				b, err := pdf.Render(pdf.Input{Doc: d, Deadlines: notice.Deadlines(c, &d, d.IssuedAt.Add(time.Hour)), Chart: chart(t, pc.sc), Generated: d.IssuedAt,
+					EvidenceKey: testEvidenceKey})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,6 +289,7 @@ func checkPages(t *testing.T, d notice.Document, pages []string) {
 			"Rubrica do agente fiscal (AMSF)",
 			seal.URI(),
 			"Pacote de evidências: " + seal.Bag,
+			"Chave que assina o pacote (publicada em /api/v1/evidence/key): SHA256:",
 		} {
 			if !strings.Contains(p, w) {
 				t.Errorf("page %d lacks %q", i+1, w)
@@ -436,3 +438,6 @@ func TestLongClosingBlockKeepsSignaturesWithText(t *testing.T) {
 		}
 	}
 }
+
+// testEvidenceKey is a fingerprint as evidence.Fingerprint writes it.
+const testEvidenceKey = "SHA256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

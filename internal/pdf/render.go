@@ -15,6 +15,7 @@ import (
 	"github.com/boombuler/barcode"
 	"github.com/boombuler/barcode/qr"
 
+	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
 )
 
@@ -24,6 +25,10 @@ type Input struct {
 	Deadlines []notice.DeadlineView
 	Chart     []byte    // PNG; nil = no chart
 	Generated time.Time // printed in the footer and used as the PDF's creation date
+	// EvidenceKey is the fingerprint (evidence.Fingerprint) of the key that
+	// signs the evidence packages, printed on every page so that a perito
+	// can compare it with a package and with the published key ("" = none).
+	EvidenceKey string
 }
 
 var stateNames = map[string]string{"PR": "Estado do Paraná", "RJ": "Estado do Rio de Janeiro", "MG": "Estado de Minas Gerais"}
@@ -198,6 +203,9 @@ func (r *renderer) footer() {
 	f.SetTextColor(70, 70, 70)
 	f.CellFormat(textW, 3.3, fit(f, fmt.Sprintf("Verificação do ato: %s (número e início do SHA-256 do conteúdo)", r.seal.URI()), textW), "", 2, "L", false, 0, "")
 	f.CellFormat(textW, 3.3, fit(f, "Pacote de evidências: "+r.seal.Bag, textW), "", 2, "L", false, 0, "")
+	if r.in.EvidenceKey != "" {
+		f.CellFormat(textW, 3.3, fit(f, "Chave que assina o pacote (publicada em /api/v1/evidence/key): "+evidence.GroupedFingerprint(r.in.EvidenceKey), textW), "", 2, "L", false, 0, "")
+	}
 	f.CellFormat(textW, 3.3, fit(f, fmt.Sprintf("Gerado pelo Sossego em %s (horário de Brasília) · %s · versão do código %s",
 		r.in.Generated.In(saoPaulo).Format("02/01/2006 15:04"), dr.CodeTitle, dr.CodeVersion), textW), "", 2, "L", false, 0, "")
 	f.SetTextColor(0, 0, 0)

@@ -284,7 +284,8 @@ func (s *Service) PDF(ctx context.Context, doc notice.Document) ([]byte, error) 
 	if !doc.IssuedAt.IsZero() {
 		at = doc.IssuedAt
 	}
-	return pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(c, &doc, s.now()), Chart: png, Generated: at})
+	return pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(c, &doc, s.now()), Chart: png, Generated: at,
+		EvidenceKey: s.KeyFingerprint()})
 }
 
 func evidenceName(alertID string) string { return evidence.BagName(alertID) + ".zip" }
