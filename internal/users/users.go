@@ -87,8 +87,11 @@ const MinPasswordLen = 10
 
 // User is one account.
 type User struct {
-	Name     string    `json:"name"`
-	Role     Role      `json:"role"`
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+	// Profile is the person behind the login: the name, matrícula and
+	// contacts the documents and the audit trail print.
+	Profile
 	Created  time.Time `json:"created"`
 	Disabled bool      `json:"disabled,omitempty"`
 }
@@ -181,7 +184,32 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // migrations are the users store's schema steps (sqlitedb.Migrate).
-var migrations = []sqlitedb.Step{{Name: "users and sessions", SQL: schema}}
+var migrations = []sqlitedb.Step{
+	{Name: "users and sessions", SQL: schema},
+	{Name: "full name, matrícula, e-mail and phone", SQL: `
+ALTER TABLE users ADD COLUMN full_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE users ADD COLUMN matricula TEXT NOT NULL DEFAULT '';
+ALTER TABLE users ADD COLUMN email TEXT NOT NULL DEFAULT '';
+ALTER TABLE users ADD COLUMN phone TEXT NOT NULL DEFAULT '';
+`},
+}
+
+// userCols are the columns scanUser reads, in its order.
+const userCols = `name, role, full_name, matricula, email, phone, created, disabled`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanUser(row scanner, extra ...any) (User, error) {
+	var u User
+	var created, disabled int64
+	dest := append([]any{&u.Name, &u.Role, &u.FullName, &u.Matricula, &u.Email, &u.Phone, &created, &disabled}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return User{}, err
+	}
+	u.Created = time.UnixMilli(created).UTC()
+	u.Disabled = disabled != 0
+	return u, nil
+}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS users (
@@ -224,7 +252,8 @@ func CheckName(name string) error {
 	return nil
 }
 
-// Add creates a user.
+// Add creates a user with an empty profile (a login and a role only, as
+// before users had profiles; Create checks and stores the profile too).
 func (s *Store) Add(ctx context.Context, name string, role Role, password string, now time.Time) (User, error) {
 	if err := CheckName(name); err != nil {
 		return User{}, err
@@ -239,16 +268,7 @@ func (s *Store) Add(ctx context.Context, name string, role Role, password string
 	if err != nil {
 		return User{}, err
 	}
-	u := User{Name: name, Role: role, Created: now.UTC().Truncate(time.Millisecond)}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO users(name, role, hash, created) VALUES(?,?,?,?)`,
-		name, string(role), h, u.Created.UnixMilli())
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") || strings.Contains(err.Error(), "PRIMARY KEY") {
-			return User{}, fmt.Errorf("users: add %q: %w", name, ErrExists)
-		}
-		return User{}, fmt.Errorf("users: add %q: %w", name, err)
-	}
-	return u, nil
+	return s.insert(ctx, name, role, h, Profile{}, now)
 }
 
 // SetPassword replaces a user's password and ends all their sessions.
@@ -292,20 +312,17 @@ func (s *Store) SetDisabled(ctx context.Context, name string, disabled bool) err
 
 // List returns every user, by name.
 func (s *Store) List(ctx context.Context) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, role, created, disabled FROM users ORDER BY name`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("users: list: %w", err)
 	}
 	defer rows.Close()
 	var out []User
 	for rows.Next() {
-		var u User
-		var created, disabled int64
-		if err := rows.Scan(&u.Name, &u.Role, &created, &disabled); err != nil {
+		u, err := scanUser(rows)
+		if err != nil {
 			return nil, fmt.Errorf("users: list: %w", err)
 		}
-		u.Created = time.UnixMilli(created).UTC()
-		u.Disabled = disabled != 0
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -324,11 +341,8 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (User, 
 		return User{}, fmt.Errorf("users: authenticate: %w", err)
 	}
 	defer release()
-	var u User
 	var hash string
-	var created, disabled int64
-	err = s.db.QueryRowContext(ctx, `SELECT name, role, hash, created, disabled FROM users WHERE name=?`, name).
-		Scan(&u.Name, &u.Role, &hash, &created, &disabled)
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userCols+`, hash FROM users WHERE name=?`, name), &hash)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		_, _ = checkPassword(s.dummy, password)
@@ -340,10 +354,9 @@ func (s *Store) Authenticate(ctx context.Context, name, password string) (User, 
 	if err != nil {
 		return User{}, fmt.Errorf("users: authenticate %q: %w", name, err)
 	}
-	if !ok || disabled != 0 {
+	if !ok || u.Disabled {
 		return User{}, fmt.Errorf("users: authenticate: %w", ErrBadCredentials)
 	}
-	u.Created = time.UnixMilli(created).UTC()
 	return u, nil
 }
 
@@ -373,20 +386,20 @@ func (s *Store) Session(ctx context.Context, token string, now time.Time) (Sessi
 		return Session{}, fmt.Errorf("users: session: %w", ErrNoSession)
 	}
 	ss := Session{Token: token}
-	var created, expires, ucreated, disabled int64
-	err := s.db.QueryRowContext(ctx, `SELECT s.csrf, s.created, s.expires, u.name, u.role, u.created, u.disabled
-		FROM sessions s JOIN users u ON u.name = s.name WHERE s.token_sha256=?`, tokenKey(token)).
-		Scan(&ss.CSRF, &created, &expires, &ss.User.Name, &ss.User.Role, &ucreated, &disabled)
+	var created, expires int64
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT u.name, u.role, u.full_name, u.matricula, u.email, u.phone, u.created, u.disabled,
+		s.csrf, s.created, s.expires FROM sessions s JOIN users u ON u.name = s.name WHERE s.token_sha256=?`, tokenKey(token)),
+		&ss.CSRF, &created, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Session{}, fmt.Errorf("users: session: %w", ErrNoSession)
 	case err != nil:
 		return Session{}, fmt.Errorf("users: session: %w", err)
 	}
+	ss.User = u
 	ss.Created = time.UnixMilli(created).UTC()
 	ss.Expires = time.UnixMilli(expires).UTC()
-	ss.User.Created = time.UnixMilli(ucreated).UTC()
-	if disabled != 0 || !now.Before(ss.Expires) {
+	if u.Disabled || !now.Before(ss.Expires) {
 		return Session{}, fmt.Errorf("users: session: %w", ErrNoSession)
 	}
 	return ss, nil
