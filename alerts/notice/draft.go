@@ -177,6 +177,9 @@ type Draft struct {
 	// regularise (the next ladder rung, or the same fine).
 	OnNonCompliance *codes.PenaltyOutcome   `json:"on_non_compliance,omitempty"`
 	History         []codes.PriorInfraction `json:"history"`
+	// Fine is the fine in R$ on the date of the act (ApplyFine, fine.go);
+	// nil when no fine applies or nobody valued it.
+	Fine *Fine `json:"fine,omitempty"`
 
 	PrazoDaysMax int    `json:"prazo_days_max,omitempty"` // 0 = the code fixes none
 	NotWhen      string `json:"not_when,omitempty"`       // e.g. imminent risk
