@@ -44,6 +44,9 @@ var ErrConflict = errors.New("cases: já existe")
 // Store is an open case store, safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// UnitValues, if set, gives the values of the monetary units an auto's
+	// fine is computed with on the date of the act (notice.ApplyFine).
+	UnitValues func(ctx context.Context) ([]notice.UnitValue, error)
 }
 
 var migrations = []sqlitedb.Step{{Name: "parties, documents, audit trail", SQL: `
@@ -513,6 +516,9 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		if err != nil {
 			return cur, nil, fmt.Errorf("cases: auto: %w", err)
 		}
+		if err := s.applyFine(ctx, &ad, c, a.At); err != nil {
+			return cur, nil, err
+		}
 		ad.Finding.AlertID = cur.Draft.Finding.AlertID
 		au := notice.Document{Draft: ad}
 		if err := s.insert(ctx, tx, &au, cur.ID, a.Actor, a.At); err != nil {
@@ -600,3 +606,16 @@ func (s *Store) VerifyAudit(ctx context.Context) error {
 }
 
 var saoPaulo = tz.Brasilia()
+
+// applyFine values the fine of d on the date at with UnitValues.
+func (s *Store) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code, at time.Time) error {
+	var vs []notice.UnitValue
+	if s.UnitValues != nil {
+		var err error
+		if vs, err = s.UnitValues(ctx); err != nil {
+			return fmt.Errorf("cases: unit values: %w", err)
+		}
+	}
+	notice.ApplyFine(d, c, vs, at)
+	return nil
+}

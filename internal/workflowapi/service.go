@@ -91,6 +91,9 @@ type Service struct {
 	// at an instant; nil falls back to the register's meter grade and
 	// calibration date (constatacao.go).
 	Calibrations Calibrations
+	// UnitValues, if set, gives the monetary units' values a draft's fine
+	// is computed with (notice.ApplyFine; internal/monetary keeps them).
+	UnitValues func(ctx context.Context) ([]notice.UnitValue, error)
 }
 
 // ErrNotFound is wrapped when an alert, sensor or document is unknown.
@@ -197,7 +200,18 @@ func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 	if err != nil {
 		return notice.Draft{}, err
 	}
-	return notice.Build(cs.Code, notice.FromAlert(cs.Alert), cs.Party, cs.Site, h, s.now())
+	d, err := notice.Build(cs.Code, notice.FromAlert(cs.Alert), cs.Party, cs.Site, h, s.now())
+	if err != nil {
+		return d, err
+	}
+	var vs []notice.UnitValue
+	if s.UnitValues != nil {
+		if vs, err = s.UnitValues(ctx); err != nil {
+			return notice.Draft{}, fmt.Errorf("valores das unidades monetárias: %w", err)
+		}
+	}
+	notice.ApplyFine(&d, cs.Code, vs, d.Prepared)
+	return d, nil
 }
 
 // DraftFrom builds the first document for an alert from the constatação
