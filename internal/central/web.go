@@ -11,11 +11,13 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/evidence"
+	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
+	"github.com/sossego/sossego/internal/monetary"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/users"
@@ -26,6 +28,7 @@ import (
 // embedded UI and the fiscal's workflow.
 type web struct {
 	users *users.Store
+	units *monetary.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
 	cases *cases.Store
@@ -51,11 +54,16 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: --trusted-proxy: %w", err)
 	}
+	units, err := monetary.OpenDir(ctx, o.DataDir)
+	if err != nil {
+		us.Close()
+		return nil, fmt.Errorf("central: monetary units: %w", err)
+	}
 	auth := dashboard.NewAuth(us, dashboard.AuthOptions{Origins: origins, SecureCookies: o.SecureCookies, TrustedProxies: proxies},
 		log.With("componente", "acesso"))
 	hub := dashboard.NewHub(auth, dashboard.HubOptions{Origins: origins}, log.With("componente", "painel"))
 	auth.SetOnLogout(hub.EndSession)
-	return &web{users: us, auth: auth, hub: hub}, nil
+	return &web{users: us, units: units, auth: auth, hub: hub}, nil
 }
 
 func (w *web) close() {
@@ -63,6 +71,7 @@ func (w *web) close() {
 		w.cases.Close()
 	}
 	w.users.Close()
+	w.units.Close()
 }
 
 // workflow opens the case store of notices and autos (tables prefixed
@@ -73,6 +82,7 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 	if err != nil {
 		return fmt.Errorf("central: cases: %w", err)
 	}
+	c.UnitValues = w.unitValues
 	w.cases = c
 	if w.index, err = cases.NewIndex(ctx, c, set.Code); err != nil {
 		return fmt.Errorf("central: cases: %w", err)
@@ -89,9 +99,23 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 	w.keys = kr
 	w.svc = &workflowapi.Service{Cases: c, Alerts: cs, Registry: workflowapi.RegistryFunc(reg.Current), Readings: st,
 		Batches: st, Codes: set, Key: kr.Signer, Software: "sossego central", Log: log.With("componente", "fiscalização"),
-		OnChange: w.publishChange, Assignees: w.fiscais,
+		OnChange: w.publishChange, Assignees: w.fiscais, UnitValues: w.unitValues,
 		Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)}}}
 	return nil
+}
+
+// unitValues is the table of the monetary units' values a fine is
+// computed with.
+func (w *web) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
+	ps, err := w.units.Periods(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]notice.UnitValue, len(ps))
+	for i, p := range ps {
+		out[i] = notice.UnitValue{CodeID: p.CodeID, Unit: p.Unit, From: p.From, To: p.To, ValueBRL: p.Value.Reais(), Act: p.Act}
+	}
+	return out, nil
 }
 
 // publishChange sends a stored workflow change to the fiscais' live feed.
@@ -123,6 +147,8 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 	admin := func(h http.HandlerFunc) http.Handler { return w.auth.Protect(w.auth.RequireRole(users.Admin)(h)) }
 	mux.Handle("GET /api/v1/registry", admin(ra.get))
 	mux.Handle("PUT /api/v1/registry", admin(ra.put))
+	dashboard.NewAdminAPI(dashboard.AdminOptions{Users: w.users, Units: w.units, Codes: set,
+		Log: log.With("componente", "administração")}).Register(mux, w.auth)
 	apiMux := http.NewServeMux()
 	api.Register(apiMux)
 	if w.reports != nil {
@@ -161,7 +187,13 @@ func sessionUser(r *http.Request) (workflowapi.User, bool) {
 	if !ok {
 		return workflowapi.User{}, false
 	}
-	return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role)}, true
+	u := s.User
+	name := u.Name
+	if u.FullName != "" {
+		name = u.FullName
+	}
+	return workflowapi.User{ID: u.Name, Name: name, Role: string(u.Role),
+		FullName: u.FullName, Matricula: u.Matricula, Email: u.Email, Phone: u.Phone}, true
 }
 
 // hubFeed publishes stored readings, environmental records and gateway
