@@ -361,6 +361,7 @@
     else if (hash.startsWith("#/metrologia") && window.sossegoPages && window.sossegoPages.metrologia) { nav("metrology"); S.view = window.sossegoPages.metrologia($("#view")); }
     else if (hash.startsWith("#/relatorios") && window.sossegoPages && window.sossegoPages.relatorios) { nav("reports"); S.view = window.sossegoPages.relatorios($("#view")); }
     else if (hash.startsWith("#/casos") && window.sossegoPages && window.sossegoPages.casos) { nav("cases"); S.view = window.sossegoPages.casos($("#view")); }
+    else if (hash.startsWith("#/administracao") && window.sossegoPages && window.sossegoPages.administracao) { nav("admin"); S.view = window.sossegoPages.administracao($("#view")); }
     else { nav("overview"); S.view = overviewView(); }
   }
   window.addEventListener("hashchange", route);
