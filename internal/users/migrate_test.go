@@ -100,9 +100,13 @@ func TestMigratesFileOfCurrentRelease(t *testing.T) {
 	if err != nil || ss.User.FullName != name || ss.User.Matricula != mat {
 		t.Fatalf("the session names the person: %+v, %v", ss.User, err)
 	}
-	// Opening again applies nothing more.
+	// Opening again applies nothing more and keeps the profile.
 	s.Close()
 	if s, err = Open(ctx, path, fast); err != nil {
 		t.Fatal(err)
+	}
+	defer s.Close()
+	if u, err := s.Get(ctx, "joao"); err != nil || u.FullName != name {
+		t.Fatalf("after reopening: %+v, %v", u, err)
 	}
 }
