@@ -204,14 +204,22 @@ func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 	if err != nil {
 		return d, err
 	}
+	return d, s.applyFine(ctx, &d, cs.Code)
+}
+
+// applyFine values the fine of a draft on the day it was prepared with
+// UnitValues (notice.ApplyFine). Every path that builds a first document
+// calls it.
+func (s *Service) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code) error {
 	var vs []notice.UnitValue
 	if s.UnitValues != nil {
+		var err error
 		if vs, err = s.UnitValues(ctx); err != nil {
-			return notice.Draft{}, fmt.Errorf("valores das unidades monetárias: %w", err)
+			return fmt.Errorf("valores das unidades monetárias: %w", err)
 		}
 	}
-	notice.ApplyFine(&d, cs.Code, vs, d.Prepared)
-	return d, nil
+	notice.ApplyFine(d, c, vs, d.Prepared)
+	return nil
 }
 
 // DraftFrom builds the first document for an alert from the constatação
