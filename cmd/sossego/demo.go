@@ -273,11 +273,11 @@ func prepareDemo(ctx context.Context, dir string, keep bool) error {
 	}
 	defer us.Close()
 	for _, u := range demoUsers {
-		if _, err := us.Add(ctx, u.name, u.role, u.password, time.Now()); err != nil && !errors.Is(err, users.ErrExists) {
+		if err := addDemoUser(ctx, us, u.name, u.role, u.password); err != nil {
 			return err
 		}
 	}
-	return nil
+	return setDemoUnits(ctx, dir)
 }
 
 func printDemoBanner(io stdio, a central.Addrs, dir string) {

@@ -187,3 +187,24 @@ func runUnits(ctx context.Context, args []string, io stdio) int {
 	}
 	return 0
 }
+
+// setDemoUnits gives the demo's Lapa VRM a value, so the demo's autos show
+// a fine in R$; the act says it is not the municipality's.
+func setDemoUnits(ctx context.Context, dir string) error {
+	set, err := codes.Builtin()
+	if err != nil {
+		return err
+	}
+	st, err := monetary.OpenDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ps, err := st.Periods(ctx, "lapa")
+	if err != nil || len(ps) > 0 {
+		return err
+	}
+	_, err = st.Set(ctx, set, monetary.Period{CodeID: "lapa", Unit: "VRM", From: "2026-01-01", Value: monetary.FromReais(250),
+		Act: "valor fictício da demonstração (não é o VRM oficial de Lapa)"}, "demonstração", time.Now())
+	return err
+}

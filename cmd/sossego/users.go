@@ -361,3 +361,20 @@ func readPassword(std stdio) (string, error) {
 	}
 	return line, nil
 }
+
+// demoProfiles are the demo accounts' people (fictitious): the demo's
+// notices and audit trail name them as a real installation names its staff.
+var demoProfiles = map[string]users.Profile{
+	"fiscal":   {FullName: "Fernanda Fiscal de Demonstração", Matricula: "DEMO-0001", Email: "fiscal@demo.sossego.invalid"},
+	"operador": {FullName: "Otávio Operador de Demonstração", Matricula: "DEMO-0002"},
+	"admin":    {FullName: "Adriana Coordenadora de Demonstração", Matricula: "DEMO-0003"},
+}
+
+// addDemoUser creates a demo account with its profile; one that exists is kept.
+func addDemoUser(ctx context.Context, us *users.Store, name string, role users.Role, password string) error {
+	_, err := us.Create(ctx, users.NewUser{Name: name, Role: role, Password: password, Profile: demoProfiles[name]}, time.Now())
+	if err != nil && !errors.Is(err, users.ErrExists) {
+		return err
+	}
+	return nil
+}
