@@ -237,7 +237,11 @@ func (s *Service) DraftFrom(ctx context.Context, cs *Case, k notice.Constatacao)
 	if err != nil {
 		return notice.Draft{}, err
 	}
-	return notice.BuildFrom(cs.Code, notice.FromAlert(cs.Alert), k, cs.Site, h, s.now())
+	d, err := notice.BuildFrom(cs.Code, notice.FromAlert(cs.Alert), k, cs.Site, h, s.now())
+	if err != nil {
+		return d, err
+	}
+	return d, s.applyFine(ctx, &d, cs.Code)
 }
 
 func (s *Service) records(ctx context.Context, cs *Case) ([]store.Record, time.Time, time.Time, error) {
