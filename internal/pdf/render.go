@@ -567,6 +567,14 @@ func docSuffix(doc string) string {
 func penalty(dr notice.Draft, deadlines []notice.DeadlineView) []para {
 	line := func(s string) para { return para{size: 8.5, lh: 4.5, text: s} }
 	ps := []para{{head: true, text: "Penalidade e prazos"}, line("Penalidade desta infração: " + dr.Penalty.Text)}
+	if dr.Fine != nil {
+		// The fine valued on the act's date: amount, unit, its value, the act
+		// that set it and its validity (or what is missing to value it).
+		ps = append(ps, line("Valor da multa: "+dr.Fine.Text+"."))
+		if dr.Fine.Warning != "" {
+			ps = append(ps, line("Atenção: "+dr.Fine.Warning+"."))
+		}
+	}
 	if dr.OnNonCompliance != nil && dr.Kind.IsNotice() {
 		ps = append(ps, line("Em caso de não regularização no prazo: "+dr.OnNonCompliance.Text))
 	}
