@@ -50,7 +50,11 @@ func TestGatewayAckWentBackwards(t *testing.T) {
 	pub, key, _ := ed25519.GenerateKey(nil)
 	c := newCentral(pub)
 	c.acking.Store(true)
-	meter := &countMeter{start: time.Now().Add(-2 * time.Hour).Truncate(time.Second)}
+	// The meter makes a 1-s record every 5 ms (200× real time): starting
+	// 10 days back it stays in the past for over an hour of test time. From
+	// 2 h back it reached the future (refused by the central service, so no
+	// more acks) after 36 s, which a loaded machine spent before the last step.
+	meter := &countMeter{start: time.Now().Add(-10 * 24 * time.Hour).Truncate(time.Second)}
 	g, err := New(Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: 5 * time.Millisecond,
 		BatchRecords: 5, ReplayRate: 1000, AckTimeout: 300 * time.Millisecond, StatusInterval: time.Hour},
 		meter, FixedSync(synced), box, key, c, nil)

@@ -133,7 +133,8 @@ func TestGatewayFullDiskLosesNothing(t *testing.T) {
 	path := filepath.Join(dir, "outbox.db")
 	bopts := OutboxOptions{CapacityRecords: 1_000_000, Reserve: 256 << 10}
 	pub, key, _ := ed25519.GenerateKey(nil)
-	meter := &countMeter{start: time.Now().Add(-6 * time.Hour).Truncate(time.Second)}
+	// 1,000× real time: from 10 days back it stays in the past for 14 min.
+	meter := &countMeter{start: time.Now().Add(-10 * 24 * time.Hour).Truncate(time.Second)}
 	c := newCentral(pub)
 	opts := Options{Municipality: "lapa", Gateway: "gw", Sensor: "m1", SamplePeriod: time.Millisecond,
 		BatchRecords: 10, BatchMaxAge: 10 * time.Second, ReplayRate: 2000, Window: 200, AckTimeout: time.Second,
