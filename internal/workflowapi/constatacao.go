@@ -305,13 +305,9 @@ func (h *Handler) editNotice(w http.ResponseWriter, r *http.Request, u User) err
 	if err := decode(w, r, &b); err != nil {
 		return err
 	}
-	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	doc, c, err := h.document(r)
 	if err != nil {
-		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
-	}
-	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
-	if !ok {
-		return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+		return err
 	}
 	at := h.svc.now()
 	next, edits, err := h.svc.Cases.Edit(r.Context(), c, doc.ID, actor(u), at, b.Changes)
@@ -340,13 +336,9 @@ func (h *Handler) correct(w http.ResponseWriter, r *http.Request, u User) error 
 	if err := decode(w, r, &b); err != nil {
 		return err
 	}
-	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	doc, c, err := h.document(r)
 	if err != nil {
-		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
-	}
-	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
-	if !ok {
-		return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+		return err
 	}
 	at := h.svc.now()
 	old, corr, err := h.svc.Cases.Correct(r.Context(), c, doc.ID, actor(u), at, b.Reason)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/docid"
 )
@@ -352,19 +353,28 @@ type stepBody struct {
 	Note     string `json:"note"`
 }
 
+// document is the document of the request's {id} and its code.
+func (h *Handler) document(r *http.Request) (notice.Document, *codes.Code, error) {
+	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return doc, nil, fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+	}
+	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
+	if !ok {
+		return doc, nil, fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+	}
+	return doc, c, nil
+}
+
 func (h *Handler) step(k notice.ActionKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, u User) error {
 		var b stepBody
 		if err := decode(w, r, &b); err != nil {
 			return err
 		}
-		doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
+		doc, c, err := h.document(r)
 		if err != nil {
-			return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
-		}
-		c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
-		if !ok {
-			return fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
+			return err
 		}
 		a := notice.Action{Kind: k, Actor: actor(u), At: h.svc.now(), PrazoDays: b.PrazoDays, ImminentRisk: b.ImminentRisk,
 			SignedBy: b.SignedBy, Witnesses: b.Witnesses, Declaration: b.Declaration, Observation: b.Observation, Punished: b.Punished, Note: b.Note}
