@@ -2,6 +2,7 @@ package central
 
 import (
 	"context"
+	"github.com/sossego/sossego/alerts/evidence"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -64,4 +65,49 @@ func (c calibrations) Covers(sensorID string) bool {
 	// A register that cannot answer covers the sensor: Status then refuses
 	// with its reason rather than the sensor register vouching for it.
 	return err != nil || len(h) > 0
+}
+
+// meters is the calibration register as the evidence package reads it: the
+// certificate in force at the window's start (number, laboratory, dates,
+// uncertainty, the file when one was uploaded), the last field check and
+// whether the readings are indicativas. A sensor the register holds no
+// certificate for answers ok false: the package then takes the register
+// of sensors' meter data and says so.
+type meters struct {
+	r   *calibration.Register
+	reg *registry.Live
+}
+
+func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
+	if h, err := m.r.History(ctx, sensor); err != nil || len(h) == 0 {
+		return evidence.Meter{}, false, err
+	}
+	v, err := m.r.Verdict(ctx, sensor, at)
+	if err != nil {
+		return evidence.Meter{}, false, err
+	}
+	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Indicative: !v.OK}
+	if sn, ok := m.reg.Current().Sensor(sensor); ok {
+		out.Grade = sn.Meter.Grade
+	}
+	if !v.OK {
+		out.IndicativeWhy = v.Why()
+	}
+	if c := v.Certificate; c != nil {
+		u := c.UncertaintyDB
+		out.Model, out.Serial = c.MeterModel, c.MeterSerial
+		out.Calibration = &evidence.Calibration{Certificate: c.Number, Laboratory: c.Laboratory, Date: c.CalibratedOn,
+			Expiry: c.Expires, UncertaintyDB: &u}
+		if c.FileName != "" {
+			_, file, err := m.r.File(ctx, c.ID)
+			if err != nil {
+				return evidence.Meter{}, false, err
+			}
+			out.Calibration.FileName, out.Calibration.File = c.FileName, file
+		}
+	}
+	if k := v.LastCheck; k != nil {
+		out.FieldCheck = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
+	}
+	return out, true, nil
 }

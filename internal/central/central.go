@@ -404,6 +404,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		wb.svc.Calibrations = calibrations{cal}
+		wb.svc.Evidence.Meters = meters{r: cal, reg: reg}
 		notifyAcks(wb, notifier)
 		promReg.MustRegister(alertGauge{cases: cases})
 	}

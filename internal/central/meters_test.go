@@ -1,0 +1,55 @@
+package central
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/registry"
+)
+
+// TestEvidenceMetersFromCalibrationRegister: the evidence package takes the
+// meter from the calibration register once it holds a certificate of the
+// sensor — number, laboratory, dates, uncertainty, the register's verdict —
+// and from the register of sensors (ok false) before that.
+func TestEvidenceMetersFromCalibrationRegister(t *testing.T) {
+	ctx := context.Background()
+	reg, err := registry.Parse(registry.DemoYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := registry.NewLive(reg)
+	cal, err := openCalibration(ctx, t.TempDir(), live, prometheus.NewRegistry(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cal.Close()
+	m := meters{r: cal, reg: live}
+	now := time.Now()
+	if _, ok, err := m.Meter(ctx, "lapa-bar-01", now); err != nil || ok {
+		t.Fatalf("before any certificate: ok %v, %v; want false (the register of sensors answers)", ok, err)
+	}
+	if _, err := cal.Add(ctx, calibration.Certificate{Sensor: "lapa-bar-01", Number: "RBC-7/2026", Laboratory: "Laboratório Exemplo",
+		MeterModel: "NSRT_mk4", MeterSerial: "NSRT-0001", CalibratedOn: now.AddDate(0, -1, 0).Format(time.DateOnly),
+		Expires: now.AddDate(1, 0, 0).Format(time.DateOnly), UncertaintyDB: 0.4}, nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := m.Meter(ctx, "lapa-bar-01", now)
+	if err != nil || !ok {
+		t.Fatalf("with a certificate: ok %v, %v", ok, err)
+	}
+	c := got.Calibration
+	if c == nil || c.Certificate != "RBC-7/2026" || c.Laboratory != "Laboratório Exemplo" || c.UncertaintyDB == nil || *c.UncertaintyDB != 0.4 ||
+		got.Serial != "NSRT-0001" || got.Grade != "class2" || got.Indicative {
+		t.Errorf("meter = %+v, calibration %+v", got, c)
+	}
+	// A reading after the expiry: indicativas, with the register's reason.
+	late, _, err := m.Meter(ctx, "lapa-bar-01", now.AddDate(2, 0, 0))
+	if err != nil || !late.Indicative || late.IndicativeWhy == "" {
+		t.Errorf("after the expiry: %+v %v, want indicativas with why", late, err)
+	}
+}
