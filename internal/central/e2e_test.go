@@ -54,7 +54,16 @@ func addUser(t testing.TB, dir, name string, role users.Role) {
 		t.Fatal(err)
 	}
 	defer us.Close()
-	if _, err := us.Add(context.Background(), name, role, e2ePassword, time.Now()); err != nil {
+	nu := users.NewUser{Name: name, Role: role, Password: e2ePassword}
+	if role == users.Fiscal {
+		// The signing fiscal is the logged-in user, with the name and
+		// matrícula the notice prints.
+		nu.Profile = users.Profile{FullName: "Ana Souza Fiscal", Matricula: "F-0042"}
+		if name != fiscalUser {
+			nu.Profile = users.Profile{FullName: "João Pereira Fiscal", Matricula: "F-0043"}
+		}
+	}
+	if _, err := us.Create(context.Background(), nu, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -306,11 +315,11 @@ func TestBrowserEndToEnd(t *testing.T) {
 
 		// Acknowledge and assign to the other fiscal.
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="ack"]`)),
-			dashtest.WaitText(tri, "Reconhecido por ana"),
+			dashtest.WaitText(tri, "Reconhecido por Ana Souza Fiscal"),
 			chromedp.Click(chromedp.CSS(al+` [data-action="assign"]`)),
 			chromedp.SetValue(chromedp.CSS(al+` [data-form="assign"] [name="assignee"]`), fiscal2User),
 			chromedp.Click(chromedp.CSS(al+` [data-submit="assign"]`)),
-			dashtest.WaitText(tri, "atribuído a joao"))
+			dashtest.WaitText(tri, "atribuído a "))
 
 		// The draft: every field Art. 334 requires, pre-filled or marked.
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
@@ -333,15 +342,26 @@ func TestBrowserEndToEnd(t *testing.T) {
 		dashtest.Run(t, ctx, chromedp.EmulateViewport(int64(dashtest.Desktop.Width), int64(dashtest.Desktop.Height)))
 
 		// Store, issue (agent, matrícula, prazo).
+		// The alert is an indício: the fiscal's constatação first (the
+		// sensor's class 2 window, the source attested), then the draft.
+		cf := func(name string) chromedp.CSS {
+			return chromedp.CSS(nb + ` [data-form="constatacao"] [name="` + name + `"]`)
+		}
+		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="constatacao"]`)),
+			chromedp.SendKeys(cf("heard"), "música amplificada audível da calçada"),
+			chromedp.SendKeys(cf("position_description"), "calçada em frente ao nº 100"),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = "yes"; e.dispatchEvent(new Event("change", {bubbles: true})); })()`,
+				nb+` [data-form="constatacao"] [name="attested"]`)),
+			chromedp.Click(chromedp.CSS(nb+` [data-submit="constatacao"]`)),
+			dashtest.WaitText(nb+` [data-constatacoes]`, "sustenta o documento"))
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="store"]`)),
 			dashtest.WaitText(nb+` h3`, "nº lapa-NP-"),
 			chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
-			chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="agent_name"]`), "Ana Souza"),
-			chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="matricula"]`), "F-0042"),
-			chromedp.SendKeys(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "5"),
+			dashtest.WaitText(nb+` [data-form="issue"]`, "Assina o fiscal logado"),
+			chromedp.SetValue(chromedp.CSS(nb+` [data-form="issue"] [name="prazo_days"]`), "5"),
 			chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
-			dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
-			dashtest.WaitText(nb+` [data-field-id="agente"]`, "Ana Souza"))
+			dashtest.WaitText(nb+` [data-doc-state]`, "emitida"),
+			dashtest.WaitText(nb+` [data-field-id="agente"]`, "Ana Souza Fiscal, matrícula F-0042"))
 		noticeID = eval[string](t, ctx, `document.querySelector('`+nb+`').dataset.doc`)
 
 		// Recusa: the API refuses a repeated witness and the UI says why;
@@ -349,15 +369,16 @@ func TestBrowserEndToEnd(t *testing.T) {
 		w := nb + ` [data-form="recusa"] `
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="recusa"]`)),
 			chromedp.SendKeys(chromedp.CSS(w+`[name="w1_name"]`), "Carlos Lima"),
-			chromedp.SendKeys(chromedp.CSS(w+`[name="w1_doc"]`), "RG 12.345.678-9"),
+			chromedp.SendKeys(chromedp.CSS(w+`[name="w1_doc"]`), "529.982.247-25"),
 			chromedp.SendKeys(chromedp.CSS(w+`[name="w2_name"]`), "Carlos Lima"),
-			chromedp.SendKeys(chromedp.CSS(w+`[name="w2_doc"]`), "CPF 529.982.247-25"),
+			chromedp.SendKeys(chromedp.CSS(w+`[name="w2_doc"]`), "111.444.777-35"),
+			chromedp.SendKeys(chromedp.CSS(w+`[name="declaration"]`), "O gerente recebeu a 1ª via e recusou-se a assinar diante das testemunhas."),
 			chromedp.Click(chromedp.CSS(nb+` [data-submit="recusa"]`)),
 			dashtest.WaitText(w+`.error`, "pessoas distintas"),
 			chromedp.SetValue(chromedp.CSS(w+`[name="w2_name"]`), "Beatriz Rocha"),
 			chromedp.Click(chromedp.CSS(nb+` [data-submit="recusa"]`)),
 			dashtest.WaitText(nb+` [data-doc-state]`, "recusa testemunhada"),
-			dashtest.WaitText(nb+` .people`, "Beatriz Rocha (CPF 529.982.247-25)"),
+			dashtest.WaitText(nb+` .people`, "Beatriz Rocha (CPF 111.444.777-35)"),
 			dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"),
 			// The auto de infração only after the prazo: the API's 409 is shown.
 			chromedp.Click(chromedp.CSS(nb+` [data-step="auto"]`)),
@@ -430,7 +451,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if !tc.Acked || tc.AckedBy != fiscalUser || tc.Assignee != fiscal2User {
 		t.Errorf("triage %+v", tc)
 	}
-	want := "ack:ana,assign:ana,draft:ana,issue:ana,recusa:ana"
+	want := "ack:ana,assign:ana,constatacao:ana,draft:ana,issue:ana,recusa:ana"
 	deadline := time.Now().Add(10 * time.Second)
 	for feed.actions(alertID) != want && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -451,7 +472,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 		dashtest.ScreenshotTo(t, ctx, shots, "phone", true)
 		dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`nav a[data-nav="alerts"]`)),
 			dashtest.WaitText(fmt.Sprintf(`[data-alert=%q]`, alertID), "Art. 96"),
-			dashtest.WaitText(fmt.Sprintf(`[data-triage=%q]`, alertID), "atribuído a joao"))
+			dashtest.WaitText(fmt.Sprintf(`[data-triage=%q]`, alertID), "atribuído a "))
 		if n := eval[int](t, ctx, `document.querySelectorAll('[data-action], [data-step]').length`); n != 0 {
 			t.Errorf("operador sees %d workflow buttons, want none", n)
 		}
