@@ -293,7 +293,7 @@ func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("evidence: write %s: %w", filepath.Base(p), err)
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(mode); err == nil {
+	if err = f.Chmod(mode); err == nil {
 		if _, err = f.Write(data); err == nil {
 			err = f.Sync()
 		}

@@ -858,7 +858,7 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 			lo, hi := w*len(batches)/workers, (w+1)*len(batches)/workers
 			for start := lo; start < hi; start += 512 {
 				end := min(start+512, hi)
-				envs, idx = envs[:0], idx[:0]
+				idx = idx[:0]
 				envs = make([]wire.Envelope, end-start)
 				for i := start; i < end; i++ {
 					sb := &batches[i]
