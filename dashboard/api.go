@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -140,19 +139,6 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()
 	a.Register(mux)
 	mux.ServeHTTP(w, r)
-}
-
-func apiJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
-func apiError(w http.ResponseWriter, status int, msg string) {
-	apiJSON(w, status, map[string]string{"erro": msg})
 }
 
 func (a *API) internal(w http.ResponseWriter, err error) {

@@ -143,7 +143,7 @@ func (a *AdminAPI) createUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b createUserBody
-	if err := decodeStrict(w, r, 16<<10, &b); err != nil {
+	if err := readJSON(w, r, 16<<10, jsonBody, &b); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -173,7 +173,7 @@ func (a *AdminAPI) updateUser(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.PathValue("name")
 	var b updateUserBody
-	if err := decodeStrict(w, r, 16<<10, &b); err != nil {
+	if err := readJSON(w, r, 16<<10, jsonBody, &b); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -279,7 +279,7 @@ func (a *AdminAPI) setUnit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b setUnitBody
-	if err := decodeStrict(w, r, 16<<10, &b); err != nil {
+	if err := readJSON(w, r, 16<<10, jsonBody, &b); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}

@@ -204,7 +204,7 @@ const maxCertificateBody = calibration.MaxFileSize*4/3 + 64<<10
 func (c *CalibrationAPI) add(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("sensor")
 	var in certificateIn
-	if err := decodeStrict(w, r, maxCertificateBody, &in); err != nil {
+	if err := readJSON(w, r, maxCertificateBody, jsonBody, &in); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -278,7 +278,7 @@ func (c *CalibrationAPI) policy(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		CheckMaxDays int `json:"check_max_days"`
 	}
-	if err := decodeStrict(w, r, 4<<10, &in); err != nil {
+	if err := readJSON(w, r, 4<<10, jsonBody, &in); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}

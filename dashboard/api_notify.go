@@ -16,10 +16,8 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -101,32 +99,8 @@ func invalid(w http.ResponseWriter, err error) bool {
 	if !errors.As(err, &ve) {
 		return false
 	}
-	apiJSON(w, http.StatusBadRequest, map[string]any{"erro": "corrija: " + strings.Join(ve.Problems, "; "), "problemas": ve.Problems})
+	apiProblems(w, http.StatusBadRequest, "corrija: "+strings.Join(ve.Problems, "; "), ve.Problems)
 	return true
-}
-
-// decodeStrict reads a JSON body of at most limit bytes into v, refusing
-// unknown fields and trailing data; the error is pt-BR.
-func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		return errors.New("envie o corpo como JSON (Content-Type: application/json)")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			return fmt.Errorf("corpo maior que %d KiB", limit>>10)
-		case errors.Is(err, io.EOF):
-			return errors.New("corpo JSON vazio")
-		}
-		return fmt.Errorf("JSON inválido: %v", err)
-	}
-	if dec.More() {
-		return errors.New("JSON inválido: dados depois do objeto")
-	}
-	return nil
 }
 
 func sessionUser(r *http.Request) users.User {
@@ -180,7 +154,7 @@ func (n *NotifyAPI) getSettings(w http.ResponseWriter, r *http.Request) {
 
 func (n *NotifyAPI) putSettings(w http.ResponseWriter, r *http.Request) {
 	var s notify.Settings
-	if err := decodeStrict(w, r, 1<<20, &s); err != nil {
+	if err := readJSON(w, r, 1<<20, jsonBody, &s); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -210,7 +184,7 @@ func (n *NotifyAPI) test(w http.ResponseWriter, r *http.Request) {
 		Receiver string `json:"receiver"`
 		User     string `json:"user"`
 	}
-	if err := decodeStrict(w, r, 4096, &req); err != nil {
+	if err := readJSON(w, r, 4096, jsonBody, &req); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -303,7 +277,7 @@ func (n *NotifyAPI) silenceFrom(req SilenceRequest, now time.Time) (notify.Silen
 
 func (n *NotifyAPI) createSilence(w http.ResponseWriter, r *http.Request) {
 	var req SilenceRequest
-	if err := decodeStrict(w, r, 8192, &req); err != nil {
+	if err := readJSON(w, r, 8192, jsonBody, &req); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -355,7 +329,7 @@ func (n *NotifyAPI) push(w http.ResponseWriter, r *http.Request) {
 
 func (n *NotifyAPI) subscribe(w http.ResponseWriter, r *http.Request) {
 	var sub notify.PushSubscription
-	if err := decodeStrict(w, r, 8192, &sub); err != nil {
+	if err := readJSON(w, r, 8192, jsonBody, &sub); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -374,7 +348,7 @@ func (n *NotifyAPI) unsubscribe(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Endpoint string `json:"endpoint"`
 	}
-	if err := decodeStrict(w, r, 4096, &req); err != nil {
+	if err := readJSON(w, r, 4096, jsonBody, &req); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}

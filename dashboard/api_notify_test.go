@@ -74,7 +74,7 @@ func TestNotifySettingsAPI(t *testing.T) {
 		{"overlapping overrides", "PUT", "/api/v1/notify/settings", strings.Replace(validSettings, `"coordinator":"adm",`,
 			`"coordinator":"adm","overrides":[{"date":"2026-12-24","user":"fis"},{"date":"2026-12-24","from":"20:00","user":"fis"}],`, 1), admC, admX, 400,
 			"exceções sobrepostas em 2026-12-24"},
-		{"unknown field", "PUT", "/api/v1/notify/settings", `{"emial":{}}`, admC, admX, 400, `unknown field "emial"`},
+		{"unknown field", "PUT", "/api/v1/notify/settings", `{"emial":{}}`, admC, admX, 400, `campo desconhecido "emial": confira o nome`},
 		{"not JSON", "PUT", "/api/v1/notify/settings", `{`, admC, admX, 400, "JSON inválido"},
 		{"valid", "PUT", "/api/v1/notify/settings", validSettings, admC, admX, 200, ""},
 	}

@@ -41,7 +41,6 @@ package dashboard
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -221,19 +220,19 @@ func (a *Auth) checkOrigin(r *http.Request) bool {
 func (a *Auth) Protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.checkOrigin(r) {
-			webError(w, http.StatusForbidden, "requisição de outra origem recusada")
+			apiError(w, http.StatusForbidden, "requisição de outra origem recusada")
 			return
 		}
 		s, err := a.SessionFromRequest(r)
 		if err == nil {
 			if !safeMethod(r.Method) && !a.csrfOK(r, s) {
-				webError(w, http.StatusForbidden, "token CSRF ausente ou inválido: recarregue a página")
+				apiError(w, http.StatusForbidden, "token CSRF ausente ou inválido: recarregue a página")
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, s))
 		} else if !errors.Is(err, users.ErrNoSession) {
 			a.log.Error("painel: falha ao consultar sessão", "erro", err)
-			webError(w, http.StatusInternalServerError, "erro ao verificar a sessão")
+			apiError(w, http.StatusInternalServerError, "erro ao verificar a sessão")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -243,7 +242,7 @@ func (a *Auth) Protect(next http.Handler) http.Handler {
 func (a *Auth) originOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !a.checkOrigin(r) {
-			webError(w, http.StatusForbidden, "requisição de outra origem recusada")
+			apiError(w, http.StatusForbidden, "requisição de outra origem recusada")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -262,11 +261,11 @@ func (a *Auth) RequireRole(roles ...users.Role) func(http.Handler) http.Handler 
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s, ok := SessionFrom(r.Context())
 			if !ok {
-				webError(w, http.StatusUnauthorized, "faça login para continuar")
+				apiError(w, http.StatusUnauthorized, "faça login para continuar")
 				return
 			}
 			if !slices.Contains(roles, s.User.Role) {
-				webError(w, http.StatusForbidden, "seu perfil ("+string(s.User.Role)+") não permite esta ação")
+				apiError(w, http.StatusForbidden, "seu perfil ("+string(s.User.Role)+") não permite esta ação")
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -293,16 +292,19 @@ type meResponse struct {
 
 func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		webError(w, http.StatusUnsupportedMediaType, "envie o login como JSON")
+		apiError(w, http.StatusUnsupportedMediaType, "envie o login como JSON")
 		return
 	}
 	var req struct {
 		User     string `json:"user"`
 		Password string `json:"password"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
-	if err := dec.Decode(&req); err != nil || req.User == "" || req.Password == "" {
-		webError(w, http.StatusBadRequest, "informe usuário e senha")
+	if err := readJSON(w, r, 4096, jsonBody, &req); err != nil {
+		apiError(w, http.StatusBadRequest, "informe usuário e senha: "+err.Error())
+		return
+	}
+	if req.User == "" || req.Password == "" {
+		apiError(w, http.StatusBadRequest, "informe usuário e senha")
 		return
 	}
 	now := a.opts.Now()
@@ -315,7 +317,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	// place, and those beyond the budget are refused here.
 	if wait := a.lim.reserve(r.Context(), keys, a.opts.Now); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(wait)))
-		webError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+waitText(wait)+" e tente de novo")
+		apiError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+waitText(wait)+" e tente de novo")
 		return
 	}
 	outcome := notChecked
@@ -325,16 +327,16 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, users.ErrBadCredentials):
 		outcome = failed
 		a.log.Info("painel: login recusado", "user", req.User, "remote", remote.String())
-		webError(w, http.StatusUnauthorized, "usuário ou senha incorretos")
+		apiError(w, http.StatusUnauthorized, "usuário ou senha incorretos")
 		return
 	case errors.Is(err, users.ErrBusy):
 		w.Header().Set("Retry-After", "2")
 		a.log.Warn("painel: login adiado, verificações de senha demais ao mesmo tempo", "user", req.User, "remote", remote.String())
-		webError(w, http.StatusServiceUnavailable, "servidor ocupado verificando outras senhas: tente de novo em alguns segundos")
+		apiError(w, http.StatusServiceUnavailable, "servidor ocupado verificando outras senhas: tente de novo em alguns segundos")
 		return
 	case err != nil:
 		a.log.Error("painel: falha no login", "user", req.User, "erro", err)
-		webError(w, http.StatusInternalServerError, "erro ao verificar a senha")
+		apiError(w, http.StatusInternalServerError, "erro ao verificar a senha")
 		return
 	}
 	outcome = succeeded
@@ -345,20 +347,20 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	s, err := a.store.CreateSession(r.Context(), u, now, a.opts.SessionTTL)
 	if err != nil {
 		a.log.Error("painel: falha ao criar sessão", "erro", err)
-		webError(w, http.StatusInternalServerError, "erro ao abrir a sessão")
+		apiError(w, http.StatusInternalServerError, "erro ao abrir a sessão")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || a.opts.SecureCookies, Expires: s.Expires})
 	a.log.Info("painel: login aceito", "user", u.Name, "role", u.Role, "remote", remote.String())
-	webJSON(w, http.StatusOK, meResponse{User: u.Name, Role: u.Role, CSRFToken: s.CSRF, Expires: s.Expires})
+	apiJSON(w, http.StatusOK, meResponse{User: u.Name, Role: u.Role, CSRFToken: s.CSRF, Expires: s.Expires})
 }
 
 func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 	if s, ok := SessionFrom(r.Context()); ok {
 		if err := a.store.DeleteSession(r.Context(), s.Token); err != nil {
 			a.log.Error("painel: falha ao encerrar sessão", "erro", err)
-			webError(w, http.StatusInternalServerError, "erro ao encerrar a sessão")
+			apiError(w, http.StatusInternalServerError, "erro ao encerrar a sessão")
 			return
 		}
 		if a.opts.OnLogout != nil {
@@ -372,7 +374,7 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 
 func (a *Auth) me(w http.ResponseWriter, r *http.Request) {
 	s, _ := SessionFrom(r.Context())
-	webJSON(w, http.StatusOK, meResponse{User: s.User.Name, Role: s.User.Role, CSRFToken: s.CSRF, Expires: s.Expires})
+	apiJSON(w, http.StatusOK, meResponse{User: s.User.Name, Role: s.User.Role, CSRFToken: s.CSRF, Expires: s.Expires})
 }
 
 // Proxies is the set of reverse proxies whose X-Forwarded-For header is
@@ -663,17 +665,4 @@ func waitText(d time.Duration) string {
 		return strconv.Itoa(s) + " s"
 	}
 	return strconv.Itoa((s+59)/60) + " min"
-}
-
-// webJSON writes v as JSON.
-func webJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// webError writes {"erro": msg} with a pt-BR message.
-func webError(w http.ResponseWriter, status int, msg string) {
-	webJSON(w, status, map[string]string{"erro": msg})
 }

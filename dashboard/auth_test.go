@@ -252,7 +252,7 @@ func TestProtectAndRoles(t *testing.T) {
 	f := newFixture(t, HubOptions{}, AuthOptions{})
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, _ := SessionFrom(r.Context())
-		webJSON(w, 200, map[string]string{"by": s.User.Name})
+		apiJSON(w, 200, map[string]string{"by": s.User.Name})
 	})
 	f.mux.Handle("POST /api/v1/notices/{id}/issue", f.auth.Protect(f.auth.RequireRole(users.Fiscal)(ok)))
 	f.mux.Handle("PUT /api/v1/registry", f.auth.Protect(f.auth.RequireRole(users.Admin)(ok)))

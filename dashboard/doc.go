@@ -5,5 +5,9 @@
 // The API reads through small consumer-side interfaces (APIRegistry,
 // APIStore, APIReadings, LimitFunc, AlertLister), so it is tested with
 // fakes and wired to the real store, registry, codes engine and case store
-// by internal/central. Errors are JSON objects {"erro": "…"} in Portuguese.
+// by internal/central. Every /api/v1 handler lives here: the fiscal's
+// workflow (api_workflow*.go, api_constatacao.go, api_evidence_export.go) and
+// the register (api_registry.go) included. Errors are JSON objects
+// {"erro": "…"} in Portuguese, written by api_json.go, which is also the one
+// way a handler reads a request body.
 package dashboard

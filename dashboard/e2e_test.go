@@ -1,7 +1,7 @@
 package dashboard
 
 // The UI tests run against the real fiscal's workflow API
-// (internal/workflowapi over a real SQLite case store and the demo
+// (the workflow API over a real SQLite case store and the demo
 // registry), mounted on the test server exactly as internal/central mounts
 // it, with the change feed published to the hub. The full-system test
 // (internal/central/e2e_test.go) drives the same UI against the whole
@@ -30,7 +30,6 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/users"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 // GetAlert makes the test's alert list the workflow's alert store.
@@ -58,9 +57,9 @@ func (a allRecords) Records(ctx context.Context, sensor string, from, to time.Ti
 
 // uiWorkflow is the real workflow API plus a record of its change feed.
 type uiWorkflow struct {
-	svc     *workflowapi.Service
+	svc     *WorkflowService
 	mu      sync.Mutex
-	changes []workflowapi.Change
+	changes []WorkflowChange
 	ahead   time.Duration // the service's clock runs this far ahead of the real one
 }
 
@@ -113,25 +112,25 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 		t.Fatal(err)
 	}
 	w := &uiWorkflow{}
-	w.svc = &workflowapi.Service{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
+	w.svc = &WorkflowService{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
 		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler), Now: w.now,
 		Assignees: func(context.Context) ([]string, error) { return []string{"fis", "fis2"}, nil },
-		OnChange: func(c workflowapi.Change) {
+		OnChange: func(c WorkflowChange) {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
 			u.hub.PublishCase(CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State, By: c.By,
 				Assignee: c.Assignee, Title: c.Title, At: c.At})
 		}}
-	h := workflowapi.New(w.svc, func(r *http.Request) (workflowapi.User, bool) {
+	h := NewWorkflowAPI(w.svc, func(r *http.Request) (WorkflowUser, bool) {
 		s, ok := SessionFrom(r.Context())
 		if !ok {
-			return workflowapi.User{}, false
+			return WorkflowUser{}, false
 		}
 		p := profiles[s.User.Name]
-		return workflowapi.User{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role), FullName: p[0], Matricula: p[1]}, true
+		return WorkflowUser{ID: s.User.Name, Name: s.User.Name, Role: string(s.User.Role), FullName: p[0], Matricula: p[1]}, true
 	})
-	for _, p := range workflowapi.Routes() {
+	for _, p := range WorkflowRoutes() {
 		u.mux.Handle(p, u.auth.Protect(u.auth.RequireRole(users.Roles...)(h)))
 	}
 	return w

@@ -213,7 +213,7 @@ func (wb *Web) listCodes(w http.ResponseWriter, r *http.Request) {
 			out = append(out, summary(c))
 		}
 	}
-	webJSON(w, http.StatusOK, out)
+	apiJSON(w, http.StatusOK, out)
 }
 
 func (wb *Web) showCode(w http.ResponseWriter, r *http.Request) {
@@ -223,8 +223,8 @@ func (wb *Web) showCode(w http.ResponseWriter, r *http.Request) {
 		c, _ = wb.codes.Code(id)
 	}
 	if c == nil {
-		webError(w, http.StatusNotFound, "código municipal desconhecido: "+id)
+		apiError(w, http.StatusNotFound, "código municipal desconhecido: "+id)
 		return
 	}
-	webJSON(w, http.StatusOK, ViewCode(c))
+	apiJSON(w, http.StatusOK, ViewCode(c))
 }

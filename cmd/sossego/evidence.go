@@ -18,11 +18,11 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 func init() {
@@ -137,8 +137,8 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	svc := &workflowapi.Service{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
-		Margin: *margin, Software: "sossego evidence export", Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st,
+	svc := &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
+		Margin: *margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
 			Ledger: &evidence.FileLedger{Dir: filepath.Join(*dataDir, evidence.LedgerDir)}}}
 	if *out == "" {
 		*out = evidence.BagName(*alert) + ".zip"

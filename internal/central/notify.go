@@ -16,7 +16,6 @@ import (
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 // openNotify opens the notifications (e-mail, webhooks, push) over the
@@ -91,7 +90,7 @@ func notifyAcks(wb *web, svc *inotify.Service) {
 		return
 	}
 	prev := wb.svc.OnChange
-	wb.svc.OnChange = func(c workflowapi.Change) {
+	wb.svc.OnChange = func(c dashboard.WorkflowChange) {
 		if prev != nil {
 			prev(c)
 		}

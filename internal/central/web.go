@@ -21,7 +21,6 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/users"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 // web is the operator-facing side: users and sessions, the live hub, the
@@ -33,7 +32,7 @@ type web struct {
 	hub   *dashboard.Hub
 	cases *cases.Store
 	index *cases.Index // the case list ("Casos")
-	svc   *workflowapi.Service
+	svc   *dashboard.WorkflowService
 	keys  *evidence.KeyRing // the evidence packages' signing key and its history
 	// reports: reports, exports and limit series (nil: not served).
 	reports *dashboard.Reports
@@ -97,10 +96,10 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 		return fmt.Errorf("central: evidence key: %w", err)
 	}
 	w.keys = kr
-	w.svc = &workflowapi.Service{Cases: c, Alerts: cs, Registry: workflowapi.RegistryFunc(reg.Current), Readings: st,
+	w.svc = &dashboard.WorkflowService{Cases: c, Alerts: cs, Registry: dashboard.SensorRegistryFunc(reg.Current), Readings: st,
 		Batches: st, Codes: set, Key: kr.Signer, Software: "sossego central", Log: log.With("componente", "fiscalização"),
 		OnChange: w.publishChange, Assignees: w.fiscais, UnitValues: w.unitValues,
-		Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)}}}
+		Evidence: dashboard.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)}}}
 	return nil
 }
 
@@ -119,7 +118,7 @@ func (w *web) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
 }
 
 // publishChange sends a stored workflow change to the fiscais' live feed.
-func (w *web) publishChange(c workflowapi.Change) {
+func (w *web) publishChange(c dashboard.WorkflowChange) {
 	w.hub.PublishCase(dashboard.CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State,
 		By: c.By, Assignee: c.Assignee, Title: c.Title, At: c.At})
 }
@@ -143,10 +142,7 @@ func (w *web) fiscais(ctx context.Context) ([]string, error) {
 // sessions: reads for every role, workflow actions for fiscais.
 func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Live, set *codes.Set, log *slog.Logger) {
 	dashboard.NewWeb(w.auth, w.hub, set, log).Register(mux)
-	ra := &registryAPI{reg: reg, log: log.With("componente", "cadastro")}
-	admin := func(h http.HandlerFunc) http.Handler { return w.auth.Protect(w.auth.RequireRole(users.Admin)(h)) }
-	mux.Handle("GET /api/v1/registry", admin(ra.get))
-	mux.Handle("PUT /api/v1/registry", admin(ra.put))
+	dashboard.NewRegistryAPI(reg, log.With("componente", "cadastro")).Register(mux, w.auth)
 	dashboard.NewAdminAPI(dashboard.AdminOptions{Users: w.users, Units: w.units, Codes: set,
 		Log: log.With("componente", "administração")}).Register(mux, w.auth)
 	apiMux := http.NewServeMux()
@@ -155,8 +151,8 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 		w.reports.Register(apiMux)
 	}
 	if w.svc != nil {
-		wf := workflowapi.New(w.svc, sessionUser)
-		for _, p := range workflowapi.Routes() {
+		wf := dashboard.NewWorkflowAPI(w.svc, sessionUser)
+		for _, p := range dashboard.WorkflowRoutes() {
 			apiMux.Handle(p, wf)
 		}
 	}
@@ -182,17 +178,17 @@ func (w *web) publishedKey() (dashboard.EvidenceKey, error) {
 	return out, json.Unmarshal(b, &out)
 }
 
-func sessionUser(r *http.Request) (workflowapi.User, bool) {
+func sessionUser(r *http.Request) (dashboard.WorkflowUser, bool) {
 	s, ok := dashboard.SessionFrom(r.Context())
 	if !ok {
-		return workflowapi.User{}, false
+		return dashboard.WorkflowUser{}, false
 	}
 	u := s.User
 	name := u.Name
 	if u.FullName != "" {
 		name = u.FullName
 	}
-	return workflowapi.User{ID: u.Name, Name: name, Role: string(u.Role),
+	return dashboard.WorkflowUser{ID: u.Name, Name: name, Role: string(u.Role),
 		FullName: u.FullName, Matricula: u.Matricula, Email: u.Email, Phone: u.Phone}, true
 }
 

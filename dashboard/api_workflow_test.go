@@ -1,4 +1,4 @@
-package workflowapi_test
+package dashboard_test
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 var set = noticetest.Codes()
@@ -60,8 +60,8 @@ type env struct {
 	srv   *httptest.Server
 	clk   *clock
 	key   ed25519.PrivateKey
-	svc   *workflowapi.Service
-	users map[string]workflowapi.User
+	svc   *dashboard.WorkflowService
+	users map[string]dashboard.WorkflowUser
 }
 
 // storeReadings writes the scenario's 1-s readings around its window into
@@ -129,14 +129,14 @@ func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 	storeReadings(t, st, lapa, "lapa-bar-01", "lapa-centro-01", "lapa", 1, synced)
 	storeReadings(t, st, macabu, "macabu-praca-01", "macabu-praca-01", "conceicao-de-macabu", 1, synced)
 	clk := &clock{t: at(3, 9, 9, 0)}
-	svc := &workflowapi.Service{Cases: cs, Alerts: as, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
+	svc := &dashboard.WorkflowService{Cases: cs, Alerts: as, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
 		Software: "sossego test", Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
-	e := &env{clk: clk, key: key, svc: svc, users: map[string]workflowapi.User{
+	e := &env{clk: clk, key: key, svc: svc, users: map[string]dashboard.WorkflowUser{
 		"ana":  {ID: "u-ana", Name: "ana", Role: "fiscal", FullName: "Ana Paula Ferreira", Matricula: "F-1234"},
 		"bia":  {ID: "u-bia", Name: "bia", Role: "fiscal"}, // no full name nor matrícula in the register
 		"otto": {ID: "u-otto", Name: "Otto Operador", Role: "operador"},
 	}}
-	h := workflowapi.New(svc, func(r *http.Request) (workflowapi.User, bool) {
+	h := dashboard.NewWorkflowAPI(svc, func(r *http.Request) (dashboard.WorkflowUser, bool) {
 		u, ok := e.users[r.Header.Get("X-Test-User")]
 		return u, ok
 	})
@@ -238,7 +238,7 @@ func TestUnsyncedClockNoNotice(t *testing.T) {
 	if _, err := e.svc.Cases.ForAlert(context.Background(), id); !errors.Is(err, cases.ErrNotFound) {
 		t.Errorf("a document was stored for the alert: %v", err)
 	}
-	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, workflowapi.ErrNoNotice) {
+	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, dashboard.ErrNoNotice) {
 		t.Errorf("evidence export: %v, want a refusal", err)
 	}
 

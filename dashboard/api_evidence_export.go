@@ -1,4 +1,4 @@
-package workflowapi
+package dashboard
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // EvidenceSources are the evidence export's optional sources; each nil
 // one falls back as its comment says.
 type EvidenceSources struct {
-	// Keys is the service's signing key with its history (nil: Service.Key
+	// Keys is the service's signing key with its history (nil: WorkflowService.Key
 	// alone, without history).
 	Keys *evidence.KeyRing
 	// Meters gives the meter behind a sensor as the calibration register
@@ -69,7 +69,7 @@ type EnvReadings interface {
 }
 
 // BatchRange streams stored batches by seq range (*store.SQLite); the
-// export uses it when Service.Batches has it, so that each batch carries
+// export uses it when WorkflowService.Batches has it, so that each batch carries
 // when it was received (which picks the gateway key in force).
 type BatchRange interface {
 	BatchesRange(ctx context.Context, gateway string, from, to uint64, fn func(store.StoredBatch) error) error
@@ -79,7 +79,7 @@ type BatchRange interface {
 // a time: the records are streamed into the bag, never held.
 const readChunk = time.Hour
 
-func (s *Service) signer() (ed25519.PrivateKey, []evidence.PublicKeyInfo) {
+func (s *WorkflowService) signer() (ed25519.PrivateKey, []evidence.PublicKeyInfo) {
 	if k := s.Evidence.Keys; k != nil {
 		return k.Signer, k.History
 	}
@@ -88,7 +88,7 @@ func (s *Service) signer() (ed25519.PrivateKey, []evidence.PublicKeyInfo) {
 
 // KeyFingerprint is the fingerprint of the service's evidence signing key
 // ("SHA256:" + 64 hex digits), for the notices to print; "" without a key.
-func (s *Service) KeyFingerprint() string {
+func (s *WorkflowService) KeyFingerprint() string {
 	k, _ := s.signer()
 	if len(k) != ed25519.PrivateKeySize {
 		return ""
@@ -99,7 +99,7 @@ func (s *Service) KeyFingerprint() string {
 // Export writes the evidence bag of an alert to w. progress may be nil.
 // The window is exactly the alert's ± the margin; the bag's date is the
 // case's last act, so the same case state gives the same bytes.
-func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
+func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
 	key, hist := s.signer()
 	if len(key) != ed25519.PrivateKeySize {
 		return evidence.Summary{}, errors.New("chave de assinatura do serviço não configurada")
@@ -225,7 +225,7 @@ func (c CaseActs) EvidenceActs(ctx context.Context, alertID string) ([]evidence.
 }
 
 // gatewayKeys is every key of a gateway in the register, with validity.
-func (s *Service) gatewayKeys(id string) []evidence.GatewayKey {
+func (s *WorkflowService) gatewayKeys(id string) []evidence.GatewayKey {
 	g, ok := s.Registry.Gateway(id)
 	if !ok {
 		return nil
@@ -247,15 +247,8 @@ func software() string {
 	return "sossego " + v
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 // meter is the register of meters' entry, or the sensor register's meter.
-func (s *Service) meter(ctx context.Context, cs *Case) (evidence.Meter, error) {
+func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Meter, error) {
 	if s.Evidence.Meters != nil {
 		m, ok, err := s.Evidence.Meters.Meter(ctx, cs.Alert.Sensor, cs.Alert.WindowStart)
 		if err != nil {
@@ -274,7 +267,7 @@ func (s *Service) meter(ctx context.Context, cs *Case) (evidence.Meter, error) {
 
 // caseRecords fills the acts, constatações, custody, notice and the bag's
 // date (the case's last act; without acts, the alert's last event).
-func (s *Service) caseRecords(ctx context.Context, cs *Case, p *evidence.Package) error {
+func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Package) error {
 	a := cs.Alert
 	created := a.WindowEnd
 	for _, t := range []time.Time{a.FiringAt, a.ResolvedAt} {
@@ -383,7 +376,7 @@ func caseState(p *evidence.Package, key ed25519.PrivateKey) string {
 
 // loadBatches yields the named batches, gateway by gateway in seq order,
 // streamed from the store when it can (BatchRange).
-func (s *Service) loadBatches(ctx context.Context, keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
+func (s *WorkflowService) loadBatches(ctx context.Context, keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
 	if s.Batches == nil {
 		return nil
 	}
@@ -484,7 +477,7 @@ func (d *downsampler) points() []pdf.Point {
 	return out
 }
 
-func chartPoints(cs *Case, pts []pdf.Point) ([]byte, error) {
+func chartPoints(cs *AlertCase, pts []pdf.Point) ([]byte, error) {
 	var lim *float64
 	if cs.Alert.LimitDB > 0 {
 		l := cs.Alert.LimitDB

@@ -1,4 +1,4 @@
-package workflowapi
+package dashboard
 
 // Constatações and draft edits.
 //
@@ -7,10 +7,7 @@ package workflowapi
 //	PATCH /api/v1/notices/{id}               fiscal: edit a draft ({"changes": [{"field": …, "value": …}]})
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -43,7 +40,7 @@ const CalibrationValidity = 12 // months
 // calibration is the calibration verdict of a sensor's meter at at: the
 // calibration register's when wired, else the register's meter grade and
 // calibration date (valid for CalibrationValidity months).
-func (s *Service) calibration(sn registry.Sensor, at time.Time) (bool, string) {
+func (s *WorkflowService) calibration(sn registry.Sensor, at time.Time) (bool, string) {
 	covered := s.Calibrations != nil
 	if cv, ok := s.Calibrations.(CalibrationCoverage); ok && covered {
 		covered = cv.Covers(sn.ID)
@@ -118,18 +115,9 @@ func constatacaoView(k notice.Constatacao) ConstatacaoView {
 	return v
 }
 
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
-	}
-	return nil
-}
-
 // agentOf is the signing fiscal: the logged-in user's full name and
 // matrícula.
-func agentOf(u User) (notice.Agent, error) {
+func agentOf(u WorkflowUser) (notice.Agent, error) {
 	if strings.TrimSpace(u.FullName) == "" || strings.TrimSpace(u.Matricula) == "" {
 		return notice.Agent{}, fail(http.StatusUnprocessableEntity, "o seu cadastro de usuário (%s) não tem nome completo e matrícula: "+
 			"peça ao administrador que os preencha (página de usuários ou sossego users edit); quem assina é o usuário logado", u.ID)
@@ -137,9 +125,9 @@ func agentOf(u User) (notice.Agent, error) {
 	return notice.Agent{Name: strings.TrimSpace(u.FullName), Matricula: strings.TrimSpace(u.Matricula)}, nil
 }
 
-func (h *Handler) postConstatacao(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) postConstatacao(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	var b constatacaoBody
-	if err := decode(w, r, &b); err != nil {
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 		return err
 	}
 	cs, err := h.svc.Load(r.Context(), r.PathValue("id"))
@@ -161,15 +149,15 @@ func (h *Handler) postConstatacao(w http.ResponseWriter, r *http.Request, u User
 	if k, err = h.svc.Cases.RecordConstatacao(r.Context(), k); err != nil {
 		return err
 	}
-	h.changed(Change{AlertID: cs.Alert.ID, NoticeID: k.FollowsUp, Action: "constatacao", By: u.ID, At: now})
-	writeJSON(w, http.StatusCreated, constatacaoView(k))
+	h.changed(WorkflowChange{AlertID: cs.Alert.ID, NoticeID: k.FollowsUp, Action: "constatacao", By: u.ID, At: now})
+	apiJSON(w, http.StatusCreated, constatacaoView(k))
 	return nil
 }
 
 // Constatacao assembles a constatação from its body and the case: the
 // register's establishment, the sensor's window and calibration verdict,
 // the limit in force at its time.
-func (s *Service) Constatacao(cs *Case, b constatacaoBody, ag notice.Agent, by notice.Actor, now time.Time) (notice.Constatacao, error) {
+func (s *WorkflowService) Constatacao(cs *AlertCase, b constatacaoBody, ag notice.Agent, by notice.Actor, now time.Time) (notice.Constatacao, error) {
 	k := notice.Constatacao{AlertID: cs.Alert.ID, CodeID: cs.Code.ID, FollowsUp: strings.TrimSpace(b.FollowsUp),
 		Position: b.Position, At: b.At, Heard: strings.TrimSpace(b.Heard), Agent: ag, RecordedBy: by, RecordedAt: now}
 	k.Position.Address = strings.TrimSpace(k.Position.Address)
@@ -230,7 +218,7 @@ func (s *Service) Constatacao(cs *Case, b constatacaoBody, ag notice.Agent, by n
 
 // establishment finds an establishment of the register by its CNPJ/CPF:
 // the alert's sensor's first, then any sensor's.
-func (s *Service) establishment(cs *Case, id string) (registry.Establishment, bool) {
+func (s *WorkflowService) establishment(cs *AlertCase, id string) (registry.Establishment, bool) {
 	var sensors []registry.Sensor
 	if sn, ok := s.Registry.Sensor(cs.Alert.Sensor); ok {
 		sensors = append(sensors, sn)
@@ -248,7 +236,7 @@ func (s *Service) establishment(cs *Case, id string) (registry.Establishment, bo
 	return registry.Establishment{}, false
 }
 
-func (h *Handler) getConstatacoes(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) getConstatacoes(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	id, err := h.knownAlert(r)
 	if err != nil {
 		return err
@@ -261,14 +249,14 @@ func (h *Handler) getConstatacoes(w http.ResponseWriter, r *http.Request, _ User
 	for i, k := range ks {
 		out[i] = constatacaoView(k)
 	}
-	writeJSON(w, http.StatusOK, out)
+	apiJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // grounding picks the constatação a new notice rests on: the one named in
 // the request, or the latest first-document constatação of the alert; the
 // error says what is missing.
-func (h *Handler) grounding(r *http.Request, alertID, want string) (notice.Constatacao, error) {
+func (h *WorkflowAPI) grounding(r *http.Request, alertID, want string) (notice.Constatacao, error) {
 	ks, err := h.svc.Cases.Constatacoes(r.Context(), alertID)
 	if err != nil {
 		return notice.Constatacao{}, err
@@ -300,9 +288,9 @@ type editBody struct {
 	Changes []notice.FieldChange `json:"changes"`
 }
 
-func (h *Handler) editNotice(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) editNotice(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	var b editBody
-	if err := decode(w, r, &b); err != nil {
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 		return err
 	}
 	doc, c, err := h.document(r)
@@ -321,7 +309,7 @@ func (h *Handler) editNotice(w http.ResponseWriter, r *http.Request, u User) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	apiJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -331,9 +319,9 @@ type correctBody struct {
 
 // correct drafts the act that corrects an issued one:
 // POST /api/v1/notices/{id}/correct {"reason"} → 201 {"old", "correction"}.
-func (h *Handler) correct(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) correct(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	var b correctBody
-	if err := decode(w, r, &b); err != nil {
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 		return err
 	}
 	doc, c, err := h.document(r)
@@ -355,6 +343,6 @@ func (h *Handler) correct(w http.ResponseWriter, r *http.Request, u User) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"old": ov, "correction": cv})
+	apiJSON(w, http.StatusCreated, map[string]any{"old": ov, "correction": cv})
 	return nil
 }

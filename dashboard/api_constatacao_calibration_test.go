@@ -1,4 +1,4 @@
-package workflowapi
+package dashboard
 
 import (
 	"strings"
@@ -47,7 +47,7 @@ func TestCalibrationVerdict(t *testing.T) {
 		{"register not holding a calibrated sensor", fakeCoverage{fakeCalibrations{covers: map[string]bool{}}}, class2, true, "cadastro do sensor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{Calibrations: tc.cal}
+			s := &WorkflowService{Calibrations: tc.cal}
 			ok, why := s.calibration(tc.s, at)
 			if ok != tc.ok || !strings.Contains(why, tc.why) {
 				t.Errorf("calibration = %v %q, want %v and %q", ok, why, tc.ok, tc.why)

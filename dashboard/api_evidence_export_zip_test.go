@@ -1,4 +1,4 @@
-package workflowapi_test
+package dashboard_test
 
 import (
 	"archive/zip"

@@ -1,4 +1,4 @@
-package workflowapi_test
+package dashboard_test
 
 import (
 	"context"
@@ -8,16 +8,20 @@ import (
 	"testing"
 
 	"github.com/sossego/sossego/alerts/notice/noticetest"
-	"github.com/sossego/sossego/internal/workflowapi"
+	"github.com/sossego/sossego/dashboard"
 )
 
 // changes records the workflow change feed.
 type changes struct {
 	mu  sync.Mutex
-	got []workflowapi.Change
+	got []dashboard.WorkflowChange
 }
 
-func (c *changes) add(x workflowapi.Change) { c.mu.Lock(); c.got = append(c.got, x); c.mu.Unlock() }
+func (c *changes) add(x dashboard.WorkflowChange) {
+	c.mu.Lock()
+	c.got = append(c.got, x)
+	c.mu.Unlock()
+}
 func (c *changes) list() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,8 +1,7 @@
-package workflowapi
+package dashboard
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,10 +15,10 @@ import (
 	"github.com/sossego/sossego/internal/docid"
 )
 
-// User is who is calling and their role (fiscal, operador, admin). The
+// WorkflowUser is who is calling and their role (fiscal, operador, admin). The
 // signing fiscal is the logged-in user: FullName and Matricula are printed
 // on the acts and named in the audit trail.
-type User struct {
+type WorkflowUser struct {
 	ID        string
 	Name      string
 	Role      string
@@ -29,24 +28,25 @@ type User struct {
 	Phone     string
 }
 
-// UserFunc tells who made the request; ok is false when nobody is logged in.
-type UserFunc func(r *http.Request) (User, bool)
+// WorkflowUserFunc tells who made the request; ok is false when nobody is
+// logged in.
+type WorkflowUserFunc func(r *http.Request) (WorkflowUser, bool)
 
-// Handler serves the workflow routes under /api/v1.
-type Handler struct {
-	svc  *Service
-	user UserFunc
+// WorkflowAPI serves the workflow routes under /api/v1.
+type WorkflowAPI struct {
+	svc  *WorkflowService
+	user WorkflowUserFunc
 	mux  *http.ServeMux
 }
 
-var _ http.Handler = (*Handler)(nil)
+var _ http.Handler = (*WorkflowAPI)(nil)
 
-// New returns the handler. Mount it at / (it only answers its own routes):
+// NewWorkflowAPI returns the handler. Mount it at / (it only answers its own routes):
 //
 //	mux.Handle("/api/v1/notices/", h)
 //	mux.Handle("/api/v1/alerts/{id}/notice", h) …
-func New(svc *Service, user UserFunc) *Handler {
-	h := &Handler{svc: svc, user: user, mux: http.NewServeMux()}
+func NewWorkflowAPI(svc *WorkflowService, user WorkflowUserFunc) *WorkflowAPI {
+	h := &WorkflowAPI{svc: svc, user: user, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/notice", h.read(h.getAlertNotice))
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/notice", h.act(h.createNotice))
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/evidence", h.read(h.evidence))
@@ -67,80 +67,57 @@ func New(svc *Service, user UserFunc) *Handler {
 }
 
 // ServeHTTP routes the request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *WorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Routes lists the patterns, for mounting on another mux.
-func Routes() []string {
+func WorkflowRoutes() []string {
 	return append([]string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/alerts/{id}/constatacoes",
 		"/api/v1/notices/", "/api/v1/parties/"}, triagePatterns...)
 }
 
-type handlerFunc func(w http.ResponseWriter, r *http.Request, u User) error
+type handlerFunc func(w http.ResponseWriter, r *http.Request, u WorkflowUser) error
 
-// httpError carries a status and a pt-BR message.
-type httpError struct {
-	status int
-	msg    string
-}
+func (h *WorkflowAPI) read(f handlerFunc) http.HandlerFunc { return h.wrap(f, false) }
+func (h *WorkflowAPI) act(f handlerFunc) http.HandlerFunc  { return h.wrap(f, true) }
 
-func (e *httpError) Error() string { return e.msg }
-
-func fail(status int, format string, a ...any) error {
-	return &httpError{status, fmt.Sprintf(format, a...)}
-}
-
-func (h *Handler) read(f handlerFunc) http.HandlerFunc { return h.wrap(f, false) }
-func (h *Handler) act(f handlerFunc) http.HandlerFunc  { return h.wrap(f, true) }
-
-func (h *Handler) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
+func (h *WorkflowAPI) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		u, ok := h.user(r)
 		if !ok {
-			writeErr(w, http.StatusUnauthorized, "faça login para continuar")
+			apiError(w, http.StatusUnauthorized, "faça login para continuar")
 			return
 		}
 		if fiscalOnly && u.Role != notice.RoleFiscal {
-			writeErr(w, http.StatusForbidden, fmt.Sprintf("somente um fiscal pode fazer isto; seu perfil é %q", u.Role))
+			apiError(w, http.StatusForbidden, fmt.Sprintf("somente um fiscal pode fazer isto; seu perfil é %q", u.Role))
 			return
 		}
 		if err := f(w, r, u); err != nil {
 			var he *httpError
 			switch {
 			case errors.As(err, &he):
-				writeErr(w, he.status, he.msg)
+				apiError(w, he.status, he.msg)
 			case errors.Is(err, notice.ErrForbidden):
-				writeErr(w, http.StatusForbidden, err.Error())
+				apiError(w, http.StatusForbidden, err.Error())
 			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, ErrNoNotice),
 				errors.Is(err, notice.ErrNoGround):
-				writeErr(w, http.StatusConflict, err.Error())
+				apiError(w, http.StatusConflict, err.Error())
 			case errors.Is(err, notice.ErrInput):
 				// notice.ErrInput's own words are for developers.
-				writeErr(w, http.StatusUnprocessableEntity, strings.Replace(err.Error(), notice.ErrInput.Error()+": ", "", 1))
+				apiError(w, http.StatusUnprocessableEntity, strings.Replace(err.Error(), notice.ErrInput.Error()+": ", "", 1))
 			case errors.Is(err, cases.ErrNotFound), errors.Is(err, ErrNotFound):
-				writeErr(w, http.StatusNotFound, err.Error())
+				apiError(w, http.StatusNotFound, err.Error())
 			default:
 				if h.svc.Log != nil {
 					h.svc.Log.Error("fiscalização: erro na API", "path", r.URL.Path, "erro", err)
 				}
-				writeErr(w, http.StatusInternalServerError, "erro interno: "+err.Error())
+				apiError(w, http.StatusInternalServerError, "erro interno: "+err.Error())
 			}
 		}
 	}
 }
 
-func writeErr(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"erro": msg})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// View is a document with its deadlines and the actions allowed now.
-type View struct {
+// NoticeView is a document with its deadlines and the actions allowed now.
+type NoticeView struct {
 	notice.Document
 	Stored    bool                  `json:"stored"`
 	StateText string                `json:"state_label"`
@@ -170,12 +147,12 @@ type Establishment struct {
 	Address  string `json:"address"`
 }
 
-func (h *Handler) view(r *http.Request, d notice.Document, stored bool) (View, error) {
+func (h *WorkflowAPI) view(r *http.Request, d notice.Document, stored bool) (NoticeView, error) {
 	c, ok := h.svc.Codes.Code(d.Draft.CodeID)
 	if !ok {
-		return View{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
+		return NoticeView{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
 	}
-	v := View{Document: d, Stored: stored, StateText: d.StateLabel(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
+	v := NoticeView{Document: d, Stored: stored, StateText: d.StateLabel(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
 		Pending: d.Draft.Pending(), Actions: allowed(d), Grounded: len(d.Draft.Constatacoes) > 0}
 	if v.Grounded {
 		if err := d.Draft.Constatacoes[0].Grounds(); err != nil {
@@ -243,14 +220,14 @@ func allowed(d notice.Document) []notice.ActionKind {
 	return out
 }
 
-func (h *Handler) getAlertNotice(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) getAlertNotice(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	id := r.PathValue("id")
 	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
 		v, err := h.view(r, d, true)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, v)
+		apiJSON(w, http.StatusOK, v)
 		return nil
 	} else if !errors.Is(err, cases.ErrNotFound) {
 		return err
@@ -278,7 +255,7 @@ func (h *Handler) getAlertNotice(w http.ResponseWriter, r *http.Request, _ User)
 	if gerr != nil {
 		v.Grounded, v.Why = false, gerr.Error()
 	}
-	writeJSON(w, http.StatusOK, v)
+	apiJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -288,10 +265,10 @@ type createBody struct {
 	ConstatacaoID string `json:"constatacao_id"`
 }
 
-func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) createNotice(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	id := r.PathValue("id")
 	var b createBody
-	if err := decode(w, r, &b); err != nil {
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 		return err
 	}
 	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
@@ -299,7 +276,7 @@ func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) e
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, v) // idempotent
+		apiJSON(w, http.StatusOK, v) // idempotent
 		return nil
 	}
 	cs, err := h.svc.Load(r.Context(), id)
@@ -323,13 +300,13 @@ func (h *Handler) createNotice(w http.ResponseWriter, r *http.Request, u User) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, v)
+	apiJSON(w, http.StatusCreated, v)
 	return nil
 }
 
 // actor is the user as the audit trail names them: the full name when the
 // user register has it.
-func actor(u User) notice.Actor {
+func actor(u WorkflowUser) notice.Actor {
 	name := strings.TrimSpace(u.FullName)
 	if name == "" {
 		name = u.Name
@@ -354,7 +331,7 @@ type stepBody struct {
 }
 
 // document is the document of the request's {id} and its code.
-func (h *Handler) document(r *http.Request) (notice.Document, *codes.Code, error) {
+func (h *WorkflowAPI) document(r *http.Request) (notice.Document, *codes.Code, error) {
 	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return doc, nil, fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
@@ -366,10 +343,10 @@ func (h *Handler) document(r *http.Request) (notice.Document, *codes.Code, error
 	return doc, c, nil
 }
 
-func (h *Handler) step(k notice.ActionKind) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) step(k notice.ActionKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 		var b stepBody
-		if err := decode(w, r, &b); err != nil {
+		if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 			return err
 		}
 		doc, c, err := h.document(r)
@@ -418,15 +395,15 @@ func (h *Handler) step(k notice.ActionKind) handlerFunc {
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusCreated, map[string]any{"notice": v, "auto": av})
+			apiJSON(w, http.StatusCreated, map[string]any{"notice": v, "auto": av})
 			return nil
 		}
-		writeJSON(w, http.StatusOK, v)
+		apiJSON(w, http.StatusOK, v)
 		return nil
 	}
 }
 
-func (h *Handler) getNotice(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) getNotice(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
@@ -435,11 +412,11 @@ func (h *Handler) getNotice(w http.ResponseWriter, r *http.Request, _ User) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	apiJSON(w, http.StatusOK, v)
 	return nil
 }
 
-func (h *Handler) pdf(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) pdf(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
@@ -472,7 +449,7 @@ func (h *Handler) pdf(w http.ResponseWriter, r *http.Request, _ User) error {
 	return err
 }
 
-func (h *Handler) audit(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) audit(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	id := r.PathValue("id")
 	if _, err := h.svc.Cases.Get(r.Context(), id); err != nil {
 		return fmt.Errorf("documento %q: %w", id, err)
@@ -481,11 +458,11 @@ func (h *Handler) audit(w http.ResponseWriter, r *http.Request, _ User) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, es)
+	apiJSON(w, http.StatusOK, es)
 	return nil
 }
 
-func (h *Handler) history(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) history(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	code := r.URL.Query().Get("code")
 	if code == "" {
 		return fail(http.StatusBadRequest, "informe o código municipal: ?code=lapa")
@@ -494,11 +471,11 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, _ User) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, hs)
+	apiJSON(w, http.StatusOK, hs)
 	return nil
 }
 
-func (h *Handler) evidence(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) evidence(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	// Build in memory first: a failure must not leave a half-written zip
 	// with a 200 status.
 	var buf bytes.Buffer

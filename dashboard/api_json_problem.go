@@ -1,10 +1,11 @@
-package workflowapi
+package dashboard
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"reflect"
@@ -21,9 +22,10 @@ func jsonProblem(err error) string {
 	var typ *json.UnmarshalTypeError
 	var big *http.MaxBytesError
 	var tm *time.ParseError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &big):
-		return fmt.Sprintf("corpo maior que %d bytes", big.Limit)
+		return "corpo maior que " + byteSize(big.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return "o corpo demorou demais para chegar; envie de novo"
 	case errors.As(err, &syn):
@@ -38,9 +40,17 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("data e hora %q inválida: use RFC 3339, como 2026-03-14T22:30:00-03:00", tm.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "JSON incompleto: o corpo termina antes de fechar o objeto"
+	case errors.As(err, &netErr):
+		return "o corpo não chegou inteiro; envie de novo"
 	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "campo desconhecido " + name + ": confira o nome (veja docs/workflow-api.md)"
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "campo desconhecido " + name + ": confira o nome (veja docs/api.md e docs/workflow-api.md)"
+	}
+	if !strings.HasPrefix(msg, "json:") && msg != "" {
+		// A field's own decoder (a value in R$, a duration) says in pt-BR
+		// what is wrong with it.
+		return msg
 	}
 	return "corpo ilegível"
 }

@@ -1,4 +1,4 @@
-package workflowapi
+package dashboard
 
 // Alert triage routes (acknowledge, assign) and the change feed.
 //
@@ -8,10 +8,7 @@ package workflowapi
 //	GET  /api/v1/alert-cases                  any: triage of the alerts touched most recently
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,11 +18,11 @@ import (
 	"github.com/sossego/sossego/internal/cases"
 )
 
-// Change is one stored change of the fiscal's workflow, for live feeds:
+// WorkflowChange is one stored change of the fiscal's workflow, for live feeds:
 // Action is ack | assign | draft (a document stored) | one of the
 // notice.ActionKind steps (issue, ciente, recusa, regularize, auto, cancel,
 // decide). internal/central turns it into a dashboard.CaseUpdate.
-type Change struct {
+type WorkflowChange struct {
 	AlertID  string
 	NoticeID string
 	Action   string
@@ -39,22 +36,22 @@ type Change struct {
 // triagePatterns are the mux patterns of the triage routes.
 var triagePatterns = []string{"/api/v1/alerts/{id}/ack", "/api/v1/alerts/{id}/assign", "/api/v1/alerts/{id}/case", "/api/v1/alert-cases"}
 
-func (h *Handler) triageRoutes() {
+func (h *WorkflowAPI) triageRoutes() {
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/ack", h.act(h.ack))
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/assign", h.act(h.assign))
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/case", h.read(h.alertCase))
 	h.mux.HandleFunc("GET /api/v1/alert-cases", h.read(h.alertCases))
 }
 
-func (h *Handler) changed(c Change) {
+func (h *WorkflowAPI) changed(c WorkflowChange) {
 	if h.svc.OnChange != nil {
 		h.svc.OnChange(c)
 	}
 }
 
 // docChanged reports a stored document change.
-func (h *Handler) docChanged(action string, d notice.Document, u User, at time.Time) {
-	h.changed(Change{AlertID: d.Draft.Finding.AlertID, NoticeID: d.ID, Action: action, State: string(d.State), By: u.ID,
+func (h *WorkflowAPI) docChanged(action string, d notice.Document, u WorkflowUser, at time.Time) {
+	h.changed(WorkflowChange{AlertID: d.Draft.Finding.AlertID, NoticeID: d.ID, Action: action, State: string(d.State), By: u.ID,
 		Title: d.Draft.Title, At: at})
 }
 
@@ -72,17 +69,8 @@ type TriageView struct {
 func triageView(t cases.Triage) TriageView { return TriageView{Triage: t, Acked: t.Acked()} }
 
 // decodeBody decodes an optional JSON body strictly into v.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return fail(http.StatusBadRequest, "corpo JSON inválido: %s", jsonProblem(err))
-	}
-	return nil
-}
-
 // knownAlert refuses an alert id the alerts store does not know.
-func (h *Handler) knownAlert(r *http.Request) (string, error) {
+func (h *WorkflowAPI) knownAlert(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if _, err := h.svc.Alerts.GetAlert(r.Context(), id); err != nil {
 		return id, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, id, err)
@@ -90,7 +78,7 @@ func (h *Handler) knownAlert(r *http.Request) (string, error) {
 	return id, nil
 }
 
-func (h *Handler) assignees(r *http.Request) ([]string, bool, error) {
+func (h *WorkflowAPI) assignees(r *http.Request) ([]string, bool, error) {
 	if h.svc.Assignees == nil {
 		return nil, false, nil
 	}
@@ -104,9 +92,9 @@ func (h *Handler) assignees(r *http.Request) ([]string, bool, error) {
 	return list, true, nil
 }
 
-func (h *Handler) ack(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) ack(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	var body struct{}
-	if err := decodeBody(w, r, &body); err != nil {
+	if err := readJSON(w, r, 16<<10, optionalBody, &body); err != nil {
 		return err
 	}
 	id, err := h.knownAlert(r)
@@ -119,17 +107,17 @@ func (h *Handler) ack(w http.ResponseWriter, r *http.Request, u User) error {
 		return err
 	}
 	if changed {
-		h.changed(Change{AlertID: id, Action: "ack", By: u.ID, Assignee: t.Assignee, At: at})
+		h.changed(WorkflowChange{AlertID: id, Action: "ack", By: u.ID, Assignee: t.Assignee, At: at})
 	}
-	writeJSON(w, http.StatusOK, triageView(t))
+	apiJSON(w, http.StatusOK, triageView(t))
 	return nil
 }
 
-func (h *Handler) assign(w http.ResponseWriter, r *http.Request, u User) error {
+func (h *WorkflowAPI) assign(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 	var body struct {
 		Assignee string `json:"assignee"`
 	}
-	if err := decodeBody(w, r, &body); err != nil {
+	if err := readJSON(w, r, 16<<10, optionalBody, &body); err != nil {
 		return err
 	}
 	id, err := h.knownAlert(r)
@@ -153,13 +141,13 @@ func (h *Handler) assign(w http.ResponseWriter, r *http.Request, u User) error {
 		return err
 	}
 	if changed {
-		h.changed(Change{AlertID: id, Action: "assign", By: u.ID, Assignee: t.Assignee, At: at})
+		h.changed(WorkflowChange{AlertID: id, Action: "assign", By: u.ID, Assignee: t.Assignee, At: at})
 	}
-	writeJSON(w, http.StatusOK, triageView(t))
+	apiJSON(w, http.StatusOK, triageView(t))
 	return nil
 }
 
-func (h *Handler) alertCase(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) alertCase(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	id, err := h.knownAlert(r)
 	if err != nil {
 		return err
@@ -175,11 +163,11 @@ func (h *Handler) alertCase(w http.ResponseWriter, r *http.Request, _ User) erro
 	if v.Assignees, _, err = h.assignees(r); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	apiJSON(w, http.StatusOK, v)
 	return nil
 }
 
-func (h *Handler) alertCases(w http.ResponseWriter, r *http.Request, _ User) error {
+func (h *WorkflowAPI) alertCases(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
 	limit := 0
 	if s := r.URL.Query().Get("limit"); s != "" {
 		if _, err := fmt.Sscanf(s, "%d", &limit); err != nil || limit < 1 || limit > 1000 {
@@ -200,6 +188,6 @@ func (h *Handler) alertCases(w http.ResponseWriter, r *http.Request, _ User) err
 	if out.Assignees, _, err = h.assignees(r); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	apiJSON(w, http.StatusOK, out)
 	return nil
 }

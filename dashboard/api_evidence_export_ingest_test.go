@@ -1,4 +1,4 @@
-package workflowapi_test
+package dashboard_test
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
-	"github.com/sossego/sossego/internal/workflowapi"
 )
 
 // TestEvidenceFromIngestedStore builds the bag from a real SQLite store
@@ -123,8 +123,8 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &workflowapi.Service{Cases: cs, Alerts: fakeAlerts{a.ID: a}, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
-		Margin: margin, Evidence: workflowapi.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)}}}
+	svc := &dashboard.WorkflowService{Cases: cs, Alerts: fakeAlerts{a.ID: a}, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
+		Margin: margin, Evidence: dashboard.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)}}}
 	var bag bytes.Buffer
 	sum, err := svc.Export(ctx, a.ID, &bag, nil)
 	if err != nil {

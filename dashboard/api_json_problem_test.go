@@ -1,7 +1,8 @@
-package workflowapi
+package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ func TestJSONProblem(t *testing.T) {
 		Punished  *bool     `json:"punished"`
 		At        time.Time `json:"at"`
 		Witnesses []string  `json:"witnesses"`
+		BRL       brlField  `json:"brl"`
 	}
 	for _, tc := range []struct {
 		name, in, want string
@@ -31,6 +33,7 @@ func TestJSONProblem(t *testing.T) {
 		{"a list for the body", `[1]`, "o corpo deveria ser um objeto, veio uma lista"},
 		{"syntax", `{"note":"x",}`, "JSON malformado perto do byte 13"},
 		{"cut short", `{"note":"x"`, "JSON incompleto"},
+		{"a field's own decoder", `{"brl":"muito"}`, "valor em R$ deve ser um número"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dec := json.NewDecoder(strings.NewReader(tc.in))
@@ -54,4 +57,17 @@ func TestJSONProblem(t *testing.T) {
 	if got := jsonProblem(err); got != "corpo maior que 10 bytes" {
 		t.Fatalf("over the limit: %q", got)
 	}
+}
+
+// brlField decodes only a JSON number and says so in pt-BR, as the
+// monetary register's value does.
+type brlField float64
+
+func (b *brlField) UnmarshalJSON(p []byte) error {
+	var f float64
+	if err := json.Unmarshal(p, &f); err != nil {
+		return errors.New("valor em R$ deve ser um número (ex.: 4938.24)")
+	}
+	*b = brlField(f)
+	return nil
 }

@@ -1,13 +1,15 @@
-// Package workflowapi is the HTTP API of the fiscal's workflow: the draft
-// notice of an alert, the workflow steps (issue, ciente, recusa with two
-// witnesses, regularisation, auto de infração, decision), the PDFs, the
-// audit trail and the evidence package. Roles come from a consumer-side
-// UserFunc: anyone logged in reads; only a fiscal acts.
+package dashboard
+
+// The fiscal's workflow (api_workflow*.go, api_constatacao.go,
+// api_evidence_export.go; docs/workflow-api.md): the draft notice of an
+// alert, the workflow steps (issue, ciente, recusa with two witnesses,
+// regularisation, auto de infração, decision), the PDFs, the audit trail and
+// the evidence package. Roles come from a consumer-side WorkflowUserFunc:
+// anyone logged in reads; only a fiscal acts.
 //
-// Service holds the logic shared with the CLI (`sossego evidence export`):
-// assembling the finding, the parties and the readings of an alert from the
-// stores, and packaging them.
-package workflowapi
+// WorkflowService holds the logic shared with the CLI (`sossego evidence
+// export`): assembling the finding, the parties and the readings of an alert
+// from the stores, and packaging them.
 
 import (
 	"context"
@@ -30,28 +32,28 @@ import (
 )
 
 // Alerts finds an alert (internal/casestore.Store satisfies it).
-type Alerts interface {
+type AlertFinder interface {
 	GetAlert(ctx context.Context, id string) (alerts.Alert, error)
 }
 
 // Registry answers sensor and gateway look-ups (*registry.Registry).
-type Registry interface {
+type SensorRegistry interface {
 	Sensor(id string) (registry.Sensor, bool)
 	Gateway(id string) (registry.Gateway, bool)
 }
 
-// RegistryFunc adapts a live register (registry.Live.Current) to Registry.
-type RegistryFunc func() *registry.Registry
+// SensorRegistryFunc adapts a live register (registry.Live.Current) to Registry.
+type SensorRegistryFunc func() *registry.Registry
 
 // Sensor looks the sensor up in the current register.
-func (f RegistryFunc) Sensor(id string) (registry.Sensor, bool) { return f().Sensor(id) }
+func (f SensorRegistryFunc) Sensor(id string) (registry.Sensor, bool) { return f().Sensor(id) }
 
 // Gateway looks the gateway up in the current register.
-func (f RegistryFunc) Gateway(id string) (registry.Gateway, bool) { return f().Gateway(id) }
+func (f SensorRegistryFunc) Gateway(id string) (registry.Gateway, bool) { return f().Gateway(id) }
 
 // Readings returns the stored 1-s records of a sensor in [from, to)
 // (*store.SQLite; limit 0 = all).
-type Readings interface {
+type WorkflowReadings interface {
 	Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error)
 }
 
@@ -61,18 +63,18 @@ type RawBatches interface {
 }
 
 // Codes finds a municipal code (*codes.Set).
-type Codes interface {
+type CodeFinder interface {
 	Code(id string) (*codes.Code, bool)
 }
 
-// Service assembles notices, PDFs and evidence from the stores.
-type Service struct {
+// WorkflowService assembles notices, PDFs and evidence from the stores.
+type WorkflowService struct {
 	Cases    *cases.Store
-	Alerts   Alerts
-	Registry Registry
-	Readings Readings
+	Alerts   AlertFinder
+	Registry SensorRegistry
+	Readings WorkflowReadings
 	Batches  RawBatches // nil: no signatures in the bag
-	Codes    Codes
+	Codes    CodeFinder
 	Key      ed25519.PrivateKey // evidence signing key (or KeyRing's)
 	// Evidence holds the evidence export's optional sources (evidence.go).
 	Evidence EvidenceSources
@@ -83,7 +85,7 @@ type Service struct {
 	Now      func() time.Time
 	Log      *slog.Logger
 	// OnChange, if set, is told of every stored workflow change (ack.go).
-	OnChange func(Change)
+	OnChange func(WorkflowChange)
 	// Assignees, if set, lists the user ids an alert may be assigned to
 	// (the active fiscais); nil accepts any user name.
 	Assignees func(ctx context.Context) ([]string, error)
@@ -104,22 +106,22 @@ var ErrNotFound = errors.New("não encontrado")
 // trustworthy (HTTP 409).
 var ErrNoNotice = errors.New("o alerta não sustenta uma notificação")
 
-func (s *Service) now() time.Time {
+func (s *WorkflowService) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
 	return time.Now()
 }
 
-func (s *Service) margin() time.Duration {
+func (s *WorkflowService) margin() time.Duration {
 	if s.Margin > 0 {
 		return s.Margin
 	}
 	return 10 * time.Minute
 }
 
-// Case is everything known about an alert's case.
-type Case struct {
+// AlertCase is everything known about an alert's case.
+type AlertCase struct {
 	Alert alerts.Alert
 	Code  *codes.Code
 	Party notice.Party
@@ -128,7 +130,7 @@ type Case struct {
 }
 
 // Load gathers the alert, its code, the establishment and the site.
-func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
+func (s *WorkflowService) Load(ctx context.Context, alertID string) (*AlertCase, error) {
 	a, err := s.Alerts.GetAlert(ctx, alertID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, alertID, err)
@@ -157,7 +159,7 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 			e = x
 		}
 	}
-	return &Case{Alert: a, Code: c, Gate: sn.Gateway,
+	return &AlertCase{Alert: a, Code: c, Gate: sn.Gateway,
 		Party: notice.Party{Name: e.Name, Document: e.Document, Address: e.Address, Type: e.Type},
 		Site: notice.Site{Sensor: sn.ID, Address: sn.Address, Lat: sn.Location.Lat, Lon: sn.Location.Lon, Zone: sn.Zone,
 			Grade: sn.Meter.Grade, MeterModel: sn.Meter.Model, MeterSerial: sn.Meter.Serial, CalibratedAt: sn.Meter.CalibratedAt,
@@ -170,7 +172,7 @@ func (s *Service) Load(ctx context.Context, alertID string) (*Case, error) {
 // synchronised: the period, and so the limit, of a
 // reading depends on its time (22:00 in Lapa), and a notice must not rest
 // on a time nobody can vouch for (docs/performance-goals.md).
-func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
+func (s *WorkflowService) Draft(ctx context.Context, cs *AlertCase) (notice.Draft, error) {
 	if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
 		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)
 	}
@@ -210,7 +212,7 @@ func (s *Service) Draft(ctx context.Context, cs *Case) (notice.Draft, error) {
 // applyFine values the fine of a draft on the day it was prepared with
 // UnitValues (notice.ApplyFine). Every path that builds a first document
 // calls it.
-func (s *Service) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code) error {
+func (s *WorkflowService) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code) error {
 	var vs []notice.UnitValue
 	if s.UnitValues != nil {
 		var err error
@@ -225,7 +227,7 @@ func (s *Service) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code)
 // DraftFrom builds the first document for an alert from the constatação
 // that confirms it (notice.BuildFrom), with the same checks as Draft and
 // the history of the party the constatação names.
-func (s *Service) DraftFrom(ctx context.Context, cs *Case, k notice.Constatacao) (notice.Draft, error) {
+func (s *WorkflowService) DraftFrom(ctx context.Context, cs *AlertCase, k notice.Constatacao) (notice.Draft, error) {
 	if k.Measurement.Kind == notice.MeasureSensor {
 		if _, err := s.Draft(ctx, cs); err != nil { // the sensor's window must be one a notice may rest on
 			return notice.Draft{}, err
@@ -244,7 +246,7 @@ func (s *Service) DraftFrom(ctx context.Context, cs *Case, k notice.Constatacao)
 	return d, s.applyFine(ctx, &d, cs.Code)
 }
 
-func (s *Service) records(ctx context.Context, cs *Case) ([]store.Record, time.Time, time.Time, error) {
+func (s *WorkflowService) records(ctx context.Context, cs *AlertCase) ([]store.Record, time.Time, time.Time, error) {
 	from := cs.Alert.WindowStart.Add(-s.margin())
 	to := cs.Alert.WindowEnd.Add(s.margin())
 	if !cs.Alert.ResolvedAt.IsZero() && cs.Alert.ResolvedAt.After(cs.Alert.WindowEnd) {
@@ -258,7 +260,7 @@ func (s *Service) records(ctx context.Context, cs *Case) ([]store.Record, time.T
 }
 
 // Chart draws the readings around the alert.
-func (s *Service) Chart(ctx context.Context, cs *Case) ([]byte, error) {
+func (s *WorkflowService) Chart(ctx context.Context, cs *AlertCase) ([]byte, error) {
 	rs, _, _, err := s.records(ctx, cs)
 	if err != nil {
 		return nil, err
@@ -266,7 +268,7 @@ func (s *Service) Chart(ctx context.Context, cs *Case) ([]byte, error) {
 	return chart(cs, rs)
 }
 
-func chart(cs *Case, rs []store.Record) ([]byte, error) {
+func chart(cs *AlertCase, rs []store.Record) ([]byte, error) {
 	pts := make([]pdf.Point, len(rs))
 	for i, r := range rs {
 		pts[i] = pdf.Point{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax}
@@ -283,7 +285,7 @@ func chart(cs *Case, rs []store.Record) ([]byte, error) {
 // StoredPDF returns the PDF of a document: the bytes stored at issue for
 // an issued act (never a re-render), a fresh rendering for a draft or an
 // act issued before PDFs were stored.
-func (s *Service) StoredPDF(ctx context.Context, doc notice.Document) ([]byte, error) {
+func (s *WorkflowService) StoredPDF(ctx context.Context, doc notice.Document) ([]byte, error) {
 	b, _, err := s.Cases.PDF(ctx, doc.ID)
 	switch {
 	case err == nil:
@@ -295,7 +297,7 @@ func (s *Service) StoredPDF(ctx context.Context, doc notice.Document) ([]byte, e
 }
 
 // PDF renders a stored document.
-func (s *Service) PDF(ctx context.Context, doc notice.Document) ([]byte, error) {
+func (s *WorkflowService) PDF(ctx context.Context, doc notice.Document) ([]byte, error) {
 	c, ok := s.Codes.Code(doc.Draft.CodeID)
 	if !ok {
 		return nil, fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
