@@ -3,6 +3,7 @@ package notice
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,25 +179,58 @@ func brl(v float64, dec int) string {
 // not regularise (OnNonCompliance); otherwise the penalty of the act. The
 // penalty field's text then carries the amount, the unit's value, its
 // validity and the act; a missing value becomes a note on the draft that
-// says what to set and where.
+// says what to set and where. On a draft already valued it is RevalueFine.
 func ApplyFine(d *Draft, c *codes.Code, values []UnitValue, at time.Time) {
+	RevalueFine(d, c, values, at)
+}
+
+// RevalueFine values the fine of d again on the day of at — the date of
+// the act: a draft is valued when prepared and again when issued — and
+// puts the new valuation wherever the previous one was (d.Fine, the amount
+// clause of the penalty field, the warning note). It returns the fine it
+// replaced and whether the value changed (the amount, or the unit's value
+// it rests on, or whether there is one at all), which the audit trail
+// records. A penalty field the fiscal rewrote is left as written.
+func RevalueFine(d *Draft, c *codes.Code, values []UnitValue, at time.Time) (before *Fine, changed bool) {
 	o := d.Penalty
 	if d.Kind.IsNotice() && d.OnNonCompliance != nil {
 		o = *d.OnNonCompliance
 	}
-	d.Fine = ComputeFine(c, o, values, at)
-	if d.Fine == nil {
-		return
+	before = d.Fine
+	after := ComputeFine(c, o, values, at)
+	if before != nil && before.Warning != "" {
+		d.Notes = slices.DeleteFunc(d.Notes, func(n string) bool { return n == "atenção: "+before.Warning })
+	}
+	d.Fine = after
+	if after == nil {
+		return before, before != nil
+	}
+	old := o.Text
+	if before != nil {
+		old = withAmount(o.Text, before)
 	}
 	for i := range d.Fields {
 		fd := &d.Fields[i]
-		if (fd.ID == "penalidade" || fd.ID == "dispositivo") && fd.Value != "" && strings.Contains(fd.Value, o.Text) {
-			fd.Value = strings.Replace(fd.Value, o.Text, withAmount(o.Text, d.Fine), 1)
+		if (fd.ID == "penalidade" || fd.ID == "dispositivo") && fd.Value != "" && old != "" && strings.Contains(fd.Value, old) {
+			fd.Value = strings.Replace(fd.Value, old, withAmount(o.Text, after), 1)
 		}
 	}
-	if d.Fine.Warning != "" {
-		d.Notes = append(d.Notes, "atenção: "+d.Fine.Warning)
+	if after.Warning != "" {
+		d.Notes = append(d.Notes, "atenção: "+after.Warning)
 	}
+	return before, !sameValue(before, after)
+}
+
+// sameValue tells whether two valuations of a fine come to the same sum on
+// the same unit value; no valuation at all has no value, like one whose
+// unit has none.
+func sameValue(a, b *Fine) bool {
+	if a == nil {
+		a = &Fine{}
+	}
+	eq := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return eq(a.AmountBRL, b.AmountBRL) && eq(a.AmountMinBRL, b.AmountMinBRL) && eq(a.AmountMaxBRL, b.AmountMaxBRL) &&
+		eq(a.UnitValueBRL, b.UnitValueBRL)
 }
 
 // withAmount replaces the amount clause codes.PenaltyForHistory wrote (" =

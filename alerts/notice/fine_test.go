@@ -185,3 +185,79 @@ func TestApplyFine(t *testing.T) {
 		t.Errorf("no warning note: %q", bare.Notes)
 	}
 }
+
+// TestRevalueFine: a draft valued when prepared is valued again on the date
+// of the act; the penalty field, the fine and the warning note follow the
+// new valuation, and changed says whether the value moved.
+func TestRevalueFine(t *testing.T) {
+	sc := noticetest.Lapa(set)
+	v2025 := notice.UnitValue{CodeID: "lapa", Unit: "VRM", From: "2025-01-01", To: "2025-12-31", ValueBRL: 4700, Act: "Decreto nº 10/2024"}
+	v2026 := notice.UnitValue{CodeID: "lapa", Unit: "VRM", From: "2026-01-01", ValueBRL: 4938.24, Act: "Decreto nº 20/2025"}
+	tests := []struct {
+		name            string
+		draftValues     []notice.UnitValue
+		issueValues     []notice.UnitValue
+		prepared, issue time.Time
+		changed         bool
+		amount          *float64
+		penalty         string // in the penalty field after the issue
+		gone            string // no longer in the penalty field
+		warning         string // "" = no warning note
+	}{
+		{name: "new year's value between draft and issue", draftValues: []notice.UnitValue{v2025, v2026}, issueValues: []notice.UnitValue{v2025, v2026},
+			prepared: at(2025, 12, 30, 22, 0), issue: at(2026, 1, 2, 9, 0), changed: true, amount: f64(1234.56),
+			penalty: "= R$ 1.234,56 (VRM de R$ 4.938,24 vigente desde 01/01/2026, Decreto nº 20/2025; valor na data do ato, 02/01/2026)",
+			gone:    "R$ 1.175,00"},
+		{name: "value set after the draft", draftValues: nil, issueValues: []notice.UnitValue{v2026},
+			prepared: at(2026, 3, 9, 9, 0), issue: at(2026, 3, 10, 9, 0), changed: true, amount: f64(1234.56),
+			penalty: "= R$ 1.234,56", gone: "a calcular"},
+		{name: "unchanged", draftValues: []notice.UnitValue{v2026}, issueValues: []notice.UnitValue{v2026},
+			prepared: at(2026, 3, 9, 9, 0), issue: at(2026, 3, 11, 9, 0), changed: false, amount: f64(1234.56),
+			penalty: "= R$ 1.234,56 (VRM de R$ 4.938,24 vigente desde 01/01/2026, Decreto nº 20/2025; valor na data do ato, 11/03/2026)",
+			gone:    "09/03/2026"},
+		{name: "no value in force at issue", draftValues: []notice.UnitValue{v2025}, issueValues: []notice.UnitValue{v2025},
+			prepared: at(2025, 12, 30, 22, 0), issue: at(2026, 1, 2, 9, 0), changed: true, amount: nil,
+			penalty: "(valor em R$ a calcular: falta o valor do VRM vigente em 02/01/2026)", gone: "R$ 1.175,00",
+			warning: "atenção: multa sem valor em R$: não há valor do VRM vigente em 02/01/2026"},
+		{name: "still no value", draftValues: nil, issueValues: nil,
+			prepared: at(2026, 3, 9, 9, 0), issue: at(2026, 3, 10, 9, 0), changed: false, amount: nil,
+			penalty: "(valor em R$ a calcular: falta o valor do VRM vigente em 10/03/2026)", gone: "vigente em 09/03/2026",
+			warning: "atenção: multa sem valor em R$: não há valor do VRM vigente em 10/03/2026"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := notice.Build(sc.Code, sc.Finding, sc.Party, sc.Site, nil, tc.prepared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notice.ApplyFine(&d, sc.Code, tc.draftValues, d.Prepared)
+			drafted := d.Fine
+			before, changed := notice.RevalueFine(&d, sc.Code, tc.issueValues, tc.issue)
+			if before != drafted || changed != tc.changed {
+				t.Fatalf("RevalueFine = (%p, %v), want (%p, %v)", before, changed, drafted, tc.changed)
+			}
+			if d.Fine == nil || d.Fine.Date != tc.issue.In(noticetest.SaoPaulo).Format(time.DateOnly) {
+				t.Fatalf("fine %+v, want valued on %v", d.Fine, tc.issue)
+			}
+			if got := d.Fine.AmountBRL; (got == nil) != (tc.amount == nil) || (got != nil && *got != *tc.amount) {
+				t.Errorf("amount %v, want %v", deref(got), deref(tc.amount))
+			}
+			pen := d.Field("penalidade").Value
+			if !strings.Contains(pen, tc.penalty) || strings.Contains(pen, tc.gone) || strings.Count(pen, "multa de 25% do VRM") != 1 {
+				t.Errorf("penalidade %q\nwant %q, without %q", pen, tc.penalty, tc.gone)
+			}
+			var warnings []string
+			for _, n := range d.Notes {
+				if strings.HasPrefix(n, "atenção: ") {
+					warnings = append(warnings, n)
+				}
+			}
+			switch {
+			case tc.warning == "" && len(warnings) > 0:
+				t.Errorf("warning notes %q with a value in force", warnings)
+			case tc.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], tc.warning)):
+				t.Errorf("warning notes %q, want one starting %q", warnings, tc.warning)
+			}
+		})
+	}
+}

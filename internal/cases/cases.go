@@ -434,6 +434,12 @@ func storesPDF(k notice.ActionKind) bool {
 var errChanged = errors.New("cases: o documento mudou durante a emissão; tente de novo")
 
 func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
+	var values []notice.UnitValue // the units' values at issue, read once: the PDF and the stored act carry the same fine
+	if a.Kind == notice.ActIssue {
+		if values, err = s.unitValues(ctx); err != nil {
+			return doc, nil, err
+		}
+	}
 	var pdfBytes []byte
 	var pdfSum, before string
 	if storesPDF(a.Kind) && render != nil {
@@ -451,6 +457,7 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		if err != nil {
 			return cur, nil, err
 		}
+		revalue(&next, c, a, values)
 		if pdfBytes, err = render(next); err != nil {
 			return cur, nil, fmt.Errorf("cases: PDF do ato emitido: %w", err)
 		}
@@ -490,6 +497,11 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 	next, err := cur.Apply(c, a)
 	if err != nil {
 		return cur, nil, err
+	}
+	if fineBefore, changed := revalue(&next, c, a, values); changed {
+		if err := appendAudit(ctx, tx, fineEntry(id, a, cur.State, fineBefore, next.Draft.Fine)); err != nil {
+			return cur, nil, err
+		}
 	}
 	if pdfBytes != nil {
 		var seq int
@@ -609,13 +621,54 @@ var saoPaulo = tz.Brasilia()
 
 // applyFine values the fine of d on the date at with UnitValues.
 func (s *Store) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code, at time.Time) error {
-	var vs []notice.UnitValue
-	if s.UnitValues != nil {
-		var err error
-		if vs, err = s.UnitValues(ctx); err != nil {
-			return fmt.Errorf("cases: unit values: %w", err)
-		}
+	vs, err := s.unitValues(ctx)
+	if err != nil {
+		return err
 	}
 	notice.ApplyFine(d, c, vs, at)
 	return nil
+}
+
+func (s *Store) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
+	if s.UnitValues == nil {
+		return nil, nil
+	}
+	vs, err := s.UnitValues(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cases: unit values: %w", err)
+	}
+	return vs, nil
+}
+
+// revalue values the fine of an act being issued on the date of the act
+// (notice.RevalueFine): the draft was valued when it was prepared, and a
+// unit's value may have changed since. Other actions leave the fine as it
+// is.
+func revalue(next *notice.Document, c *codes.Code, a notice.Action, values []notice.UnitValue) (*notice.Fine, bool) {
+	if a.Kind != notice.ActIssue {
+		return nil, false
+	}
+	return notice.RevalueFine(&next.Draft, c, values, a.At)
+}
+
+// fineEntry is the audit entry of a fine valued anew at issue: the
+// valuation of the draft and the one of the act, before the issue's own
+// entry.
+func fineEntry(id string, a notice.Action, state notice.State, before, after *notice.Fine) Entry {
+	text := func(f *notice.Fine) string {
+		if f == nil {
+			return ""
+		}
+		return f.Text
+	}
+	amount := func(f *notice.Fine) string {
+		if f == nil {
+			return ""
+		}
+		return f.Amount
+	}
+	detail := mustJSON(map[string]string{"field": "multa", "before": text(before), "after": text(after),
+		"before_amount": amount(before), "after_amount": amount(after), "matricula": a.Actor.Matricula,
+		"reason": "multa valorada na data da emissão com o valor da unidade monetária vigente"})
+	return Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: "revalue_fine", From: state, To: state, Detail: json.RawMessage(detail)}
 }
