@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -141,8 +144,77 @@ func TestCasesAPIList(t *testing.T) {
 		next["days_left"] != 2.0 || next["overdue"] != false || body["page"] != 1.0 || body["page_size"] != 50.0 || body["pages"] != 1.0 {
 		t.Errorf("running case %v, page %v", c, body)
 	}
-	if states, _ := body["states"].([]any); len(states) != 8 {
+	if states, _ := body["states"].([]any); len(states) != 9 {
 		t.Errorf("states vocabulary %v", body["states"])
+	}
+}
+
+// TestCasesAPIAlertWithoutDocument: an alert that fired and has no
+// document yet is a case ("alerta sem ato") from the moment it fires; an
+// alert with a document is listed once, by its document.
+func TestCasesAPIAlertWithoutDocument(t *testing.T) {
+	f, cs, docs := casesFixture(t)
+	fired := time.Date(2026, 3, 11, 23, 10, 0, 0, tz.Brasilia())
+	cs.x.Alerts = func(context.Context) ([]cases.OpenAlert, error) {
+		return []cases.OpenAlert{
+			{ID: "lapa-bar-01/sem-ato", CodeID: "lapa", Municipality: "Lapa", At: fired, SiteAddress: "Rua Barão do Rio Branco, 120, Lapa - PR",
+				Party: cases.PartyRef{Document: "11.444.777/0001-61", Name: "Bar do Zé", Address: "Rua Barão do Rio Branco, 118, Lapa - PR"}},
+			{ID: "lapa-bar-01/a", CodeID: "lapa", Municipality: "Lapa", At: fired}, // has its draft
+		}, nil
+	}
+	cookie, _ := f.login(t, "fis")
+	for _, tc := range []struct {
+		query       string
+		alertRow    bool
+		total       float64
+		firstAlerts string // the alert ids of the page, in order
+	}{
+		{"", true, 5, "lapa-bar-01/c macabu-praca-01/b lapa-bar-01/sem-ato macabu-praca-01/d lapa-bar-01/a"},
+		{"state=sem_ato", true, 1, "lapa-bar-01/sem-ato"},
+		{"state=sem_ato,draft", true, 2, "lapa-bar-01/sem-ato lapa-bar-01/a"},
+		{"alert=lapa-bar-01/sem-ato,lapa-bar-01/a", true, 2, "lapa-bar-01/sem-ato lapa-bar-01/a"},
+		{"address=barao%20do%20rio", true, 1, "lapa-bar-01/sem-ato"},
+		{"municipality=lapa&sort=recent", true, 3, "lapa-bar-01/sem-ato lapa-bar-01/c lapa-bar-01/a"},
+		{"municipality=conceicao-de-macabu", false, 2, "macabu-praca-01/b macabu-praca-01/d"},
+		{"overdue=true", false, 1, "lapa-bar-01/c"},
+		{"overdue=false&municipality=lapa", true, 2, "lapa-bar-01/sem-ato lapa-bar-01/a"},
+		{"mine=true", false, 1, "macabu-praca-01/b"},
+	} {
+		resp, body := f.do(t, "GET", "/api/v1/cases?"+tc.query, "", cookie, "", "")
+		list, _ := body["cases"].([]any)
+		var alertIDs []string
+		var row map[string]any
+		for _, c := range list {
+			c := c.(map[string]any)
+			alertIDs = append(alertIDs, c["alert_id"].(string))
+			if c["alert_id"] == "lapa-bar-01/sem-ato" {
+				row = c
+			}
+		}
+		if got := strings.Join(alertIDs, " "); resp.StatusCode != 200 || got != tc.firstAlerts || body["total"] != tc.total || (row != nil) != tc.alertRow {
+			t.Errorf("%s: %d %q total %v, want %q total %v", tc.query, resp.StatusCode, got, body["total"], tc.firstAlerts, tc.total)
+			continue
+		}
+		if row == nil {
+			continue
+		}
+		party, _ := row["party"].(map[string]any)
+		if row["id"] != "" || row["state"] != "sem_ato" || row["state_label"] != "alerta sem ato" || row["next_deadline"] != nil ||
+			row["overdue"] != false || len(row["documents"].([]any)) != 0 || row["code_id"] != "lapa" ||
+			party["document"] != "11444777000161" || party["name"] != "Bar do Zé" || row["created_at"] != fired.UTC().Format(time.RFC3339) {
+			t.Errorf("%s: alert row %v", tc.query, row)
+		}
+	}
+	if d := docs["draft"]; d.Draft.Finding.AlertID != "lapa-bar-01/a" {
+		t.Fatalf("fixture: the draft is of alert %q", d.Draft.Finding.AlertID)
+	}
+	// A failing alert source is an error, not a list that silently
+	// leaves the alerts out.
+	cs.x.Alerts = func(context.Context) ([]cases.OpenAlert, error) {
+		return nil, errors.New("banco de alertas indisponível")
+	}
+	if resp, body := f.do(t, "GET", "/api/v1/cases", "", cookie, "", ""); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("failing alert source: %d %v", resp.StatusCode, body)
 	}
 }
 

@@ -33,7 +33,7 @@ func (c caseIndex) Party(ctx context.Context, doc string) (any, error) { return 
 func caseStates() []CaseState {
 	var out []CaseState
 	for _, s := range cases.States() {
-		out = append(out, CaseState{ID: string(s), Label: s.Label()})
+		out = append(out, CaseState{ID: string(s), Label: cases.StateFilterLabel(s)})
 	}
 	return out
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sossego/sossego/alerts"
+	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/cases"
@@ -61,6 +62,21 @@ type uiWorkflow struct {
 	mu      sync.Mutex
 	changes []WorkflowChange
 	ahead   time.Duration // the service's clock runs this far ahead of the real one
+	units   []notice.UnitValue
+}
+
+// setUnits replaces the monetary units' values the fines are computed
+// with, as an admin does on the Administração page.
+func (w *uiWorkflow) setUnits(vs []notice.UnitValue) {
+	w.mu.Lock()
+	w.units = vs
+	w.mu.Unlock()
+}
+
+func (w *uiWorkflow) unitValues(context.Context) ([]notice.UnitValue, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]notice.UnitValue(nil), w.units...), nil
 }
 
 // now is the workflow service's clock.
@@ -112,8 +128,9 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 		t.Fatal(err)
 	}
 	w := &uiWorkflow{}
+	cs.UnitValues = w.unitValues
 	w.svc = &WorkflowService{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
-		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler), Now: w.now,
+		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler), Now: w.now, UnitValues: w.unitValues,
 		Assignees: func(context.Context) ([]string, error) { return []string{"fis", "fis2"}, nil },
 		OnChange: func(c WorkflowChange) {
 			w.mu.Lock()

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/testenv"
 )
@@ -152,7 +154,13 @@ func TestUINoticePath(t *testing.T) {
 		dashtest.WaitText(nb+` [data-doc-state]`, "auto de infração lavrado"),
 		chromedp.Click(chromedp.CSS(nb+` [data-open-doc]`)),
 		dashtest.WaitText(nb+` h3`, "Auto de Infração nº "),
-		chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
+		// Drafted while the monetary register had no value of the VRM.
+		dashtest.WaitText(nb+` [data-field-id="penalidade"]`, "valor em R$ a calcular"))
+	// An admin sets the VRM before the auto is issued: the fine is valued
+	// on the date of the act, in the stored PDF too.
+	const vrm = 4938.24
+	u.work.setUnits([]notice.UnitValue{{CodeID: "lapa", Unit: "VRM", From: "2026-01-01", ValueBRL: vrm, Act: "Decreto nº 20/2025"}})
+	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="issue"]`)),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="issue"]`)),
 		dashtest.WaitText(nb+` [data-doc-state]`, "emitido"),
 		dashtest.WaitText(nb+` [data-field-id="fato"]`, "LAeq 68,4 dB(A) em 5 min"))
@@ -188,6 +196,29 @@ func TestUINoticePath(t *testing.T) {
 			t.Errorf("the auto's PDF lacks %q", want)
 		}
 	}
+	// The fine in R$, valued at issue: pt-BR currency on the paper and on
+	// the page.
+	auto, err := u.work.svc.Cases.Get(t.Context(), aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fine := auto.Draft.Fine
+	if fine == nil || fine.Percent == nil || fine.UnitValueBRL == nil || *fine.UnitValueBRL != vrm {
+		t.Fatalf("the issued auto's fine %+v, want one valued with the VRM of R$ 4.938,24", fine)
+	}
+	amount := notice.BRL(math.Round(*fine.Percent*vrm) / 100)
+	if fine.Amount != amount || !regexp.MustCompile(`^R\$ \d{1,3}(\.\d{3})*,\d\d$`).MatchString(amount) {
+		t.Errorf("fine %q, want %q (%v%% of R$ 4.938,24) written as R$ 1.234,56", fine.Amount, amount, *fine.Percent)
+	}
+	for _, want := range []string{"Valor da multa: ", "= " + amount, "VRM de R$ 4.938,24"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the auto's PDF lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "a calcular") || strings.Contains(text, "multa sem valor") {
+		t.Error("the auto's PDF still says the fine has no value")
+	}
+	dashtest.Run(t, ctx, dashtest.WaitText(nb+` [data-field-id="penalidade"]`, "= "+amount))
 	if strings.Contains(text, "fiscal fiscal") {
 		t.Error("the PDF names the agent by role")
 	}

@@ -4,7 +4,9 @@ package cases
 //
 // A case is the chain of documents drawn up for one alert: the first
 // document (a preliminary notice, or a relatório de constatação where the
-// code has none) and the auto de infração that follows it. Its state is the
+// code has none) and the auto de infração that follows it. An alert that
+// fired and has no document yet is a case too, in StateAlert ("alerta sem
+// ato"): the indício waits for the fiscal's constatação. Its state is the
 // state of its latest document; its next deadline is the earliest deadline
 // of its documents still running, or one that ran out while the case waits
 // for the next act (a notice's regularisation prazo, an auto's defence or
@@ -50,11 +52,32 @@ CREATE INDEX IF NOT EXISTS cases_list_scan ON cases_documents(id, parent_id, sta
 // CodeFunc returns the municipal code with id (nil, false if unknown).
 type CodeFunc func(id string) (*codes.Code, bool)
 
+// StateAlert is the state of a case whose alert has no document yet.
+const StateAlert notice.State = "sem_ato"
+
+// OpenAlert is an alert that opens a case before any document is drawn up:
+// an exceedance that fired.
+type OpenAlert struct {
+	ID           string
+	CodeID       string
+	Municipality string
+	Party        PartyRef // the establishment the sensor watches (empty when the register names none)
+	SiteAddress  string
+	At           time.Time // when it fired
+}
+
+// AlertFunc lists the alerts that open cases (documents or not: Index
+// leaves out those that have one).
+type AlertFunc func(ctx context.Context) ([]OpenAlert, error)
+
 // Index lists cases and party histories from a Store. Safe for concurrent
 // use.
 type Index struct {
 	s     *Store
 	codes CodeFunc
+	// Alerts, if set (before the first call), lists the alerts that open
+	// cases: those without a document are listed in StateAlert.
+	Alerts AlertFunc
 
 	mu    sync.Mutex
 	docs  map[string]*docSummary
@@ -90,6 +113,7 @@ type docSummary struct {
 	IssuedAt     time.Time
 	CienciaAt    time.Time
 	DecidedAt    time.Time
+	alertOnly    bool // an alert with no document: ID is empty
 	Penalty      codes.PenaltyOutcome
 	Punished     *bool
 	Actors       []string // who created or issued it (audit actor ids)
@@ -195,6 +219,10 @@ func (x *Index) List(ctx context.Context, f Filter, now time.Time) (Page, error)
 	if err != nil {
 		return Page{}, err
 	}
+	snap, err = x.withAlerts(ctx, snap)
+	if err != nil {
+		return Page{}, err
+	}
 	kids := make(map[string]*docSummary, len(snap)/2)
 	for _, d := range snap {
 		if d.Parent != "" {
@@ -263,7 +291,8 @@ type candidate struct {
 
 func sortCandidates(cs []candidate, by string) {
 	recent := func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(b.updated, a.updated), strings.Compare(b.chain[0].ID, a.chain[0].ID))
+		return cmp.Or(cmp.Compare(b.updated, a.updated), strings.Compare(b.chain[0].ID, a.chain[0].ID),
+			strings.Compare(b.chain[0].AlertID, a.chain[0].AlertID))
 	}
 	if by == "recent" {
 		slices.SortFunc(cs, recent)
@@ -308,7 +337,11 @@ func buildCase(cd candidate, now time.Time) Case {
 		Party: PartyRef{Document: last.Party, Name: last.PartyName, Address: last.PartyAddress}, SiteAddress: root.SiteAddress,
 		State: last.State, Kind: last.Kind, StateLabel: StateLabel(last.Kind, last.State), CreatedAt: root.CreatedAt,
 		UpdatedAt: time.UnixMilli(cd.updated).UTC(), Penalty: last.Penalty.Text, Actors: []string{}}
+	c.Documents = []DocRef{}
 	for _, d := range cd.chain {
+		if d.alertOnly {
+			continue
+		}
 		c.Documents = append(c.Documents, DocRef{ID: d.ID, Kind: d.Kind, Title: d.Title, State: d.State, StateLabel: StateLabel(d.Kind, d.State)})
 		for _, a := range d.Actors {
 			if !slices.Contains(c.Actors, a) {
@@ -338,6 +371,9 @@ func DaysLeft(end, now time.Time) int {
 // StateLabel is the pt-BR name of a document's state, in agreement with
 // its kind ("notificação preliminar emitida", "auto de infração emitido").
 func StateLabel(k notice.Kind, s notice.State) string {
+	if s == StateAlert {
+		return "alerta sem ato"
+	}
 	name, fem := kindName(k)
 	pick := func(f, m string) string {
 		if fem {
@@ -389,7 +425,45 @@ func kindName(k notice.Kind) (string, bool) {
 // States lists the states a case may be filtered by.
 func States() []notice.State {
 	return []notice.State{notice.StateDraft, notice.StateIssued, notice.StateAcknowledged, notice.StateRefused,
-		notice.StateRegularised, notice.StateEscalated, notice.StateCancelled, notice.StateDecided}
+		notice.StateRegularised, notice.StateEscalated, notice.StateCancelled, notice.StateDecided, StateAlert}
+}
+
+// StateFilterLabel is the pt-BR name of a state in the case filter.
+func StateFilterLabel(s notice.State) string {
+	if s == StateAlert {
+		return StateLabel("", s)
+	}
+	return s.Label()
+}
+
+// withAlerts adds to the documents' summaries one for each alert that
+// opens a case and has no document yet.
+func (x *Index) withAlerts(ctx context.Context, snap []*docSummary) ([]*docSummary, error) {
+	if x.Alerts == nil {
+		return snap, nil
+	}
+	as, err := x.Alerts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cases: list: alerts: %w", err)
+	}
+	if len(as) == 0 {
+		return snap, nil
+	}
+	drawn := make(map[string]bool, len(snap))
+	for _, d := range snap {
+		drawn[d.AlertID] = true
+	}
+	out := slices.Clip(snap)
+	for _, a := range as {
+		if a.ID == "" || drawn[a.ID] {
+			continue
+		}
+		drawn[a.ID] = true
+		out = append(out, &docSummary{AlertID: a.ID, CodeID: a.CodeID, Municipality: a.Municipality, State: StateAlert,
+			Party: Digits(a.Party.Document), PartyName: a.Party.Name, PartyAddress: a.Party.Address, SiteAddress: a.SiteAddress,
+			search: fold(a.Party.Address + "\n" + a.SiteAddress), CreatedAt: a.At.UTC(), UpdatedAt: a.At.UnixMilli(), alertOnly: true})
+	}
+	return out, nil
 }
 
 // refresh brings the in-memory summaries up to date with the store and

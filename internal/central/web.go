@@ -86,6 +86,7 @@ func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg 
 	if w.index, err = cases.NewIndex(ctx, c, set.Code); err != nil {
 		return fmt.Errorf("central: cases: %w", err)
 	}
+	w.index.Alerts = openAlerts(cs, reg.Current, set)
 	go func() {
 		if err := w.index.Warm(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("casos: leitura inicial dos documentos falhou; a lista tenta de novo no primeiro pedido", "erro", err)
