@@ -136,8 +136,7 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
-			u.hub.PublishCase(CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State, By: c.By,
-				Assignee: c.Assignee, Title: c.Title, At: c.At})
+			u.hub.PublishCase(CaseUpdate(c))
 		}}
 	h := NewWorkflowAPI(w.svc, func(r *http.Request) (WorkflowUser, bool) {
 		s, ok := SessionFrom(r.Context())

@@ -120,8 +120,7 @@ func (w *web) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
 
 // publishChange sends a stored workflow change to the fiscais' live feed.
 func (w *web) publishChange(c dashboard.WorkflowChange) {
-	w.hub.PublishCase(dashboard.CaseUpdate{AlertID: c.AlertID, NoticeID: c.NoticeID, Action: c.Action, State: c.State,
-		By: c.By, Assignee: c.Assignee, Title: c.Title, At: c.At})
+	w.hub.PublishCase(dashboard.CaseUpdate(c))
 }
 
 // fiscais lists the active fiscais: who an alert may be assigned to.
