@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 func TestNewCheck(t *testing.T) {
@@ -91,7 +92,7 @@ func TestGatewaySendsRecordedCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wire.Verify(env, pub); err != nil {
+	if err := signature.Verify(env, pub); err != nil {
 		t.Fatalf("signature: %v", err)
 	}
 	tp, _ := wire.ParseTopic(topic)

@@ -15,6 +15,7 @@ import (
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // countMeter produces one 1-s Leq sample per Sense, from start, until
@@ -84,7 +85,7 @@ func (c *central) Publish(_ context.Context, topic string, payload []byte, _ boo
 	}
 	env, b, err := wire.Open(payload)
 	if err == nil {
-		err = wire.Verify(env, c.pub)
+		err = signature.Verify(env, c.pub)
 	}
 	if err == nil {
 		err = wire.Validate(tp, env, b, time.Now(), wire.DefaultSkew, wire.DefaultStale)

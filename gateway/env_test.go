@@ -13,6 +13,7 @@ import (
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 func TestEnvRecordOf(t *testing.T) {
@@ -292,7 +293,7 @@ func TestGatewayEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := wire.Verify(env, pub); err != nil {
+			if err := signature.Verify(env, pub); err != nil {
 				t.Fatalf("seq %d: %v", b.Seq, err)
 			}
 			tp, _ := wire.ParseTopic(topic)

@@ -11,6 +11,7 @@ import (
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // fakePub records what the gateway publishes (a broker that PUBACKs all).
@@ -130,7 +131,7 @@ func TestGatewayUnsyncedClockAndAckAhead(t *testing.T) {
 	// Every published payload verifies with the gateway's key.
 	for _, p := range fp.msgs[topic] {
 		env, _, _ := wire.Open(p)
-		if err := wire.Verify(env, pub); err != nil {
+		if err := signature.Verify(env, pub); err != nil {
 			t.Fatalf("published batch does not verify: %v", err)
 		}
 	}

@@ -68,6 +68,7 @@ import (
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Record is one stored 1-s level record.
@@ -693,7 +694,7 @@ func (w *writer) env(p *Package) error {
 type gatewayKeys struct {
 	keys  []GatewayKey
 	files []string
-	wire  []*wire.PublicKey
+	wire  []*signature.PublicKey
 }
 
 func newGatewayKeys(ks []GatewayKey) *gatewayKeys {
@@ -702,7 +703,7 @@ func newGatewayKeys(ks []GatewayKey) *gatewayKeys {
 	for _, k := range ks {
 		n[k.Gateway]++
 		g.files = append(g.files, fmt.Sprintf("%s-%d.pem", safeName(k.Gateway), n[k.Gateway]))
-		wk, _ := wire.NewPublicKey(k.PublicKey) // nil for an unusable key: the signature then fails
+		wk, _ := signature.NewPublicKey(k.PublicKey) // nil for an unusable key: the signature then fails
 		g.wire = append(g.wire, wk)
 	}
 	return g
@@ -749,7 +750,7 @@ func (w *writer) batches(p *Package, keys []BatchKey, gk *gatewayKeys) (batchSta
 	var nd, lb []byte
 	const chunk = 256
 	pending := make([]Batch, 0, chunk)
-	var bvs [2]wire.BatchVerifier
+	var bvs [2]signature.BatchVerifier
 	flush := func() error {
 		// The chunk's signatures, checked in two halves at once.
 		ok := make([]bool, len(pending))

@@ -29,6 +29,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Limits that keep Verify safe on hostile input.
@@ -730,7 +731,7 @@ func (b *bagFiles) checkContents() {
 type gwKey struct {
 	keyDoc
 	pub  ed25519.PublicKey
-	wire *wire.PublicKey
+	wire *signature.PublicKey
 }
 
 func (b *bagFiles) gatewayKeys() (map[string]gwKey, bool) {
@@ -763,7 +764,7 @@ func (b *bagFiles) gatewayKeys() (map[string]gwKey, bool) {
 			rep.add("%s não contém a chave do gateway %s que data/keys/gateways.json informa (%s)", d.File, d.Gateway, d.Fingerprint)
 			continue
 		}
-		wk, _ := wire.NewPublicKey(k)
+		wk, _ := signature.NewPublicKey(k)
 		out[file] = gwKey{keyDoc: d, pub: k, wire: wk}
 	}
 	return out, true
@@ -852,7 +853,7 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var bv wire.BatchVerifier
+			var bv signature.BatchVerifier
 			var envs []wire.Envelope
 			var idx []int
 			lo, hi := w*len(batches)/workers, (w+1)*len(batches)/workers

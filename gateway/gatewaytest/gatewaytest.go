@@ -25,6 +25,7 @@ import (
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/gateway/mqttconn"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Meter is a deterministic fake meter. Each Sense returns a 1-s LAeq sample
@@ -229,7 +230,7 @@ func (c *Central) onMessage(_ mqtt.Client, m mqtt.Message) {
 	}
 	env, b, err := wire.Open(m.Payload())
 	if err == nil {
-		err = wire.Verify(env, c.keys[env.Kid])
+		err = signature.Verify(env, c.keys[env.Kid])
 	}
 	if err == nil {
 		err = wire.Validate(tp, env, b, time.Now(), wire.DefaultSkew, wire.DefaultStale)

@@ -12,11 +12,12 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // process is processAll for one message (verified on its own).
 func (in *Ingester) process(m Message) item {
-	var bv wire.BatchVerifier
+	var bv signature.BatchVerifier
 	return in.processAll([]Message{m}, &bv)[0]
 }
 
@@ -73,7 +74,7 @@ func TestBatchedVerdictsMatchOneByOne(t *testing.T) {
 			t.Fatalf("%s alone: %s, the case expects %s", m.name, got, m.want)
 		}
 	}
-	var bv wire.BatchVerifier
+	var bv signature.BatchVerifier
 	// The whole list, then every rotation of it (each message first, last
 	// and in between), then only the valid ones (the batch equation holds).
 	for r := range all {

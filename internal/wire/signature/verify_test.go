@@ -1,16 +1,20 @@
-package wire
+package signature
 
 import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha512"
+	"encoding/json"
 	"math/big"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oasisprotocol/curve25519-voi/curve"
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+
+	"github.com/sossego/sossego/internal/wire"
 )
 
 // nonCanonicalS returns sig with S replaced by S + ℓ (the group order):
@@ -63,7 +67,7 @@ func TestVerifyMatchesStdlib(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bv.Add(k, &Envelope{V: Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
+		bv.Add(k, &wire.Envelope{V: wire.Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
 	}
 	verdicts := bv.Verify()
 	if len(verdicts) != len(cases) || bv.Len() != 0 {
@@ -78,16 +82,16 @@ func TestVerifyMatchesStdlib(t *testing.T) {
 			good, _ := NewPublicKey(pub)
 			for _, n := range []int{0, 1, 5} {
 				for range n {
-					bv.Add(good, &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig})
+					bv.Add(good, &wire.Envelope{V: wire.Version, Kid: "gw", Body: body, Sig: sig})
 				}
-				idx := bv.Add(k, &Envelope{V: Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
+				idx := bv.Add(k, &wire.Envelope{V: wire.Version, Kid: "gw", Body: tc.body, Sig: tc.sig})
 				v := bv.Verify()
 				for j, err := range v {
 					if j == idx {
 						if got := err == nil; got != tc.want {
 							t.Errorf("after %d valid: %v, want %v (%v)", n, got, tc.want, err)
-						} else if err != nil && ReasonOf(err) != ReasonSignature {
-							t.Errorf("reason %q, want %q", ReasonOf(err), ReasonSignature)
+						} else if err != nil && wire.ReasonOf(err) != wire.ReasonSignature {
+							t.Errorf("reason %q, want %q", wire.ReasonOf(err), wire.ReasonSignature)
 						}
 					} else if err != nil {
 						t.Errorf("a valid signature beside it rejected: %v", err)
@@ -98,7 +102,7 @@ func TestVerifyMatchesStdlib(t *testing.T) {
 			if std != tc.want {
 				t.Fatalf("crypto/ed25519 says %v, the case expects %v", std, tc.want)
 			}
-			env := &Envelope{V: Version, Kid: "gw", Body: tc.body, Sig: tc.sig}
+			env := &wire.Envelope{V: wire.Version, Kid: "gw", Body: tc.body, Sig: tc.sig}
 			k, err := NewPublicKey(tc.pub)
 			if err != nil {
 				t.Fatal(err)
@@ -115,16 +119,16 @@ func TestVerifyMatchesStdlib(t *testing.T) {
 
 func TestVerifyRejections(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)))
-	env := &Envelope{V: Version, Kid: "gw", Body: []byte("{}")}
-	if err := Verify(env, pub); ReasonOf(err) != ReasonSignature {
+	env := &wire.Envelope{V: wire.Version, Kid: "gw", Body: []byte("{}")}
+	if err := Verify(env, pub); wire.ReasonOf(err) != wire.ReasonSignature {
 		t.Errorf("no signature: %v", err)
 	}
 	env.Sig = make([]byte, 64)
-	if err := Verify(env, pub[:31]); ReasonOf(err) != ReasonSignature {
+	if err := Verify(env, pub[:31]); wire.ReasonOf(err) != wire.ReasonSignature {
 		t.Errorf("short key: %v", err)
 	}
 	var nilKey *PublicKey
-	if err := nilKey.Verify(env); ReasonOf(err) != ReasonSignature {
+	if err := nilKey.Verify(env); wire.ReasonOf(err) != wire.ReasonSignature {
 		t.Errorf("nil key: %v", err)
 	}
 	offCurve := make([]byte, 32)
@@ -132,8 +136,79 @@ func TestVerifyRejections(t *testing.T) {
 	if _, err := NewPublicKey(offCurve); err == nil {
 		t.Error("NewPublicKey accepted a point off the curve")
 	}
-	if err := Verify(env, offCurve); ReasonOf(err) != ReasonSignature {
+	if err := Verify(env, offCurve); wire.ReasonOf(err) != wire.ReasonSignature {
 		t.Errorf("off-curve key: %v", err)
+	}
+}
+
+// levels is a valid levels batch, sealed by the tests below.
+func levels() *wire.Batch {
+	t0 := time.Date(2026, 3, 10, 23, 0, 0, 0, time.UTC)
+	return &wire.Batch{
+		V: wire.Version, Kind: wire.KindLevels, Municipality: "lapa", Gateway: "gw-01", Sensor: "m1", Seq: 7,
+		SentAt: t0, Device: wire.Device{Model: "sim", Serial: "0001", Grade: "class1"},
+		Records: []wire.Record{{T: t0.Add(-2 * time.Second), DurMs: 1000, LAeq: 60, LAFmax: 63, LAFmin: 55}},
+	}
+}
+
+// TestVerifyRejects: Verify takes the sealed body and refuses it changed
+// (even re-indented), unsigned, or under a wrong, missing or short key.
+func TestVerifyRejects(t *testing.T) {
+	pub, priv, _ := ed25519.GenerateKey(bytes.NewReader(make([]byte, 64)))
+	otherPub, _, _ := ed25519.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{1}, 64)))
+	payload, err := wire.Seal(levels(), priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned, err := wire.Seal(levels(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tamper: change one byte of the body (60 → 61 dB) keeping valid JSON.
+	tampered := bytes.Replace(payload, []byte(`"laeq_db":60`), []byte(`"laeq_db":61`), 1)
+	if bytes.Equal(tampered, payload) {
+		t.Fatal("tamper did not change the payload")
+	}
+	// Re-indenting the body keeps the same JSON value but not the same bytes.
+	env, _, _ := wire.Open(payload)
+	var ind bytes.Buffer
+	_ = json.Indent(&ind, env.Body, "", " ")
+	sig, _ := json.Marshal(env.Sig)
+	reformatted := []byte(`{"v":1,"kid":"gw-01","body":` + ind.String() + `,"sig":` + string(sig) + `}`)
+
+	tests := []struct {
+		name    string
+		payload []byte
+		pub     ed25519.PublicKey
+	}{
+		{"tampered body", tampered, pub},
+		{"reformatted body", reformatted, pub},
+		{"unsigned", unsigned, pub},
+		{"wrong key", payload, otherPub},
+		{"no key registered", payload, nil},
+		{"short key", payload, pub[:10]},
+	}
+	env, _, err = wire.Open(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(env, pub); err != nil {
+		t.Fatalf("the sealed batch: %v", err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, err := wire.Open(tc.payload)
+			if err != nil {
+				t.Fatalf("wire.Open: %v", err)
+			}
+			err = Verify(env, tc.pub)
+			if err == nil {
+				t.Fatal("Verify accepted")
+			}
+			if wire.ReasonOf(err) != wire.ReasonSignature {
+				t.Errorf("reason %q, want %q", wire.ReasonOf(err), wire.ReasonSignature)
+			}
+		})
 	}
 }
 
@@ -152,7 +227,7 @@ func FuzzVerifyMatchesStdlib(f *testing.F) {
 			return
 		}
 		std := ed25519.Verify(pub, msg, sig)
-		env := &Envelope{V: Version, Kid: "gw", Body: msg, Sig: sig}
+		env := &wire.Envelope{V: wire.Version, Kid: "gw", Body: msg, Sig: sig}
 		k, err := NewPublicKey(pub)
 		if err != nil {
 			// Refused keys: off the curve (crypto/ed25519 refuses them
@@ -282,12 +357,12 @@ func TestVerifyCofactoredDifference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Envelope{V: Version, Kid: "gw", Body: msg, Sig: sig}
+	env := &wire.Envelope{V: wire.Version, Kid: "gw", Body: msg, Sig: sig}
 	if err := key.Verify(env); err != nil {
 		t.Errorf("cofactored check refused it: %v", err)
 	}
 	var bv BatchVerifier
-	good := &Envelope{V: Version, Kid: "gw", Body: []byte("x"), Sig: ed25519.Sign(priv, []byte("x"))}
+	good := &wire.Envelope{V: wire.Version, Kid: "gw", Body: []byte("x"), Sig: ed25519.Sign(priv, []byte("x"))}
 	bv.Add(key, good)
 	bv.Add(key, env)
 	bv.Add(key, good)
@@ -309,7 +384,7 @@ func FuzzBatchMatchesSingle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte, flipAt uint16, flip byte, n uint8) {
 		keys := []ed25519.PrivateKey{priv, priv2}
 		var bv BatchVerifier
-		var envs []*Envelope
+		var envs []*wire.Envelope
 		var pks []*PublicKey
 		for i := range int(n%12) + 1 {
 			p := keys[i%2]
@@ -329,7 +404,7 @@ func FuzzBatchMatchesSingle(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig}
+			env := &wire.Envelope{V: wire.Version, Kid: "gw", Body: body, Sig: sig}
 			envs, pks = append(envs, env), append(pks, k)
 			bv.Add(k, env)
 		}

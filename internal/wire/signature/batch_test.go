@@ -1,4 +1,4 @@
-package wire
+package signature
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"github.com/oasisprotocol/curve25519-voi/curve"
 	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
 	voied25519 "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
+
+	"github.com/sossego/sossego/internal/wire"
 )
 
 // testSigner is a gateway key for the batch tests, with what it takes to
@@ -124,7 +126,7 @@ func flipR(t *testing.T, sig []byte, onCurve bool) []byte {
 // equation adds the entries to bv and runs the batch equation alone,
 // without the one-by-one fallback: whether it held, and the rejections
 // of the decoding step (which also holds precheck's). bv is then empty.
-func equation(bv *BatchVerifier, keys []*PublicKey, envs []*Envelope) (bool, []error) {
+func equation(bv *BatchVerifier, keys []*PublicKey, envs []*wire.Envelope) (bool, []error) {
 	for i := range envs {
 		bv.Add(keys[i], envs[i])
 	}
@@ -136,7 +138,7 @@ func equation(bv *BatchVerifier, keys []*PublicKey, envs []*Envelope) (bool, []e
 
 // checkVerdicts runs Verify on the entries and compares every verdict with
 // PublicKey.Verify's, reason and message.
-func checkVerdicts(t *testing.T, bv *BatchVerifier, keys []*PublicKey, envs []*Envelope) []error {
+func checkVerdicts(t *testing.T, bv *BatchVerifier, keys []*PublicKey, envs []*wire.Envelope) []error {
 	t.Helper()
 	for i := range envs {
 		if got := bv.Add(keys[i], envs[i]); got != i {
@@ -187,13 +189,13 @@ func TestBatchAggregatedKeysValid(t *testing.T) {
 			for _, il := range interleavings {
 				t.Run(fmt.Sprintf("n=%d/keys=%d/%s", n, nkeys, il.name), func(t *testing.T) {
 					var keys []*PublicKey
-					var envs []*Envelope
+					var envs []*wire.Envelope
 					distinct := map[*PublicKey]bool{}
 					for i := range n {
 						s := signers[il.key(i, n, nkeys, rng)]
 						body := testBody(i)
 						keys = append(keys, s.pub)
-						envs = append(envs, &Envelope{V: Version, Kid: "gw", Body: body, Sig: ed25519.Sign(s.priv, body)})
+						envs = append(envs, &wire.Envelope{V: wire.Version, Kid: "gw", Body: body, Sig: ed25519.Sign(s.priv, body)})
 						distinct[s.pub] = true
 					}
 					held, out := equation(&bv, keys, envs)
@@ -302,7 +304,7 @@ func TestBatchAggregatedKeysBad(t *testing.T) {
 	}
 	run := func(t *testing.T, n int, il int, spoils []spoil) {
 		var keys []*PublicKey
-		var envs []*Envelope
+		var envs []*wire.Envelope
 		bad := map[int]bool{}
 		wrong, malformed := false, 0
 		for i := range n {
@@ -322,7 +324,7 @@ func TestBatchAggregatedKeysBad(t *testing.T) {
 				}
 			}
 			keys = append(keys, s.pub)
-			envs = append(envs, &Envelope{V: Version, Kid: "gw-" + strconv.Itoa(owner), Body: body, Sig: sig})
+			envs = append(envs, &wire.Envelope{V: wire.Version, Kid: "gw-" + strconv.Itoa(owner), Body: body, Sig: sig})
 		}
 		for i := range envs {
 			if single := keys[i].Verify(envs[i]); (single != nil) != bad[i] {
@@ -345,8 +347,8 @@ func TestBatchAggregatedKeysBad(t *testing.T) {
 		for i, err := range checkVerdicts(t, &bv, keys, envs) {
 			if (err != nil) != bad[i] {
 				t.Errorf("entry %d: verdict %v, want bad=%v", i, err, bad[i])
-			} else if err != nil && ReasonOf(err) != ReasonSignature {
-				t.Errorf("entry %d: reason %q", i, ReasonOf(err))
+			} else if err != nil && wire.ReasonOf(err) != wire.ReasonSignature {
+				t.Errorf("entry %d: reason %q", i, wire.ReasonOf(err))
 			}
 		}
 	}
@@ -406,7 +408,7 @@ func TestBatchSmallOrderR(t *testing.T) {
 			for _, at := range [][]int{{0}, {n - 1}, {0, n / 2}} {
 				t.Run(fmt.Sprintf("%s/n=%d/at=%v", kind.name, n, at), func(t *testing.T) {
 					var keys []*PublicKey
-					var envs []*Envelope
+					var envs []*wire.Envelope
 					for i := range n {
 						s := signers[i%len(signers)]
 						body := testBody(i)
@@ -415,7 +417,7 @@ func TestBatchSmallOrderR(t *testing.T) {
 							sig = kind.sign(t, s, body)
 						}
 						keys = append(keys, s.pub)
-						envs = append(envs, &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig})
+						envs = append(envs, &wire.Envelope{V: wire.Version, Kid: "gw", Body: body, Sig: sig})
 					}
 					for i := range envs {
 						if err := keys[i].Verify(envs[i]); err != nil {
@@ -452,7 +454,7 @@ func TestBatchSameKeyTwoValues(t *testing.T) {
 	for _, badAt := range []int{-1, 0, 3, 9} {
 		t.Run("bad at "+strconv.Itoa(badAt), func(t *testing.T) {
 			var keys []*PublicKey
-			var envs []*Envelope
+			var envs []*wire.Envelope
 			for i := range 10 {
 				k, s := signers[0].pub, signers[0]
 				switch i % 3 {
@@ -467,7 +469,7 @@ func TestBatchSameKeyTwoValues(t *testing.T) {
 					sig[40] ^= 0x10
 				}
 				keys = append(keys, k)
-				envs = append(envs, &Envelope{V: Version, Kid: "gw", Body: body, Sig: sig})
+				envs = append(envs, &wire.Envelope{V: wire.Version, Kid: "gw", Body: body, Sig: sig})
 			}
 			held, _ := equation(&bv, keys, envs)
 			if held != (badAt < 0) {
@@ -478,8 +480,8 @@ func TestBatchSameKeyTwoValues(t *testing.T) {
 			}
 			// Precheck rejections beside them: no key, no signature.
 			keys = append(keys, nil, twin)
-			envs = append(envs, &Envelope{V: Version, Kid: "gw", Body: testBody(10), Sig: envs[0].Sig},
-				&Envelope{V: Version, Kid: "gw", Body: testBody(11)})
+			envs = append(envs, &wire.Envelope{V: wire.Version, Kid: "gw", Body: testBody(10), Sig: envs[0].Sig},
+				&wire.Envelope{V: wire.Version, Kid: "gw", Body: testBody(11)})
 			for i, err := range checkVerdicts(t, &bv, keys, envs) {
 				if want := i == badAt || i >= 10; (err != nil) != want {
 					t.Errorf("entry %d: %v, want rejected=%v", i, err, want)
