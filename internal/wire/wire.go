@@ -476,8 +476,41 @@ func strictUnmarshal(data []byte, v any) error {
 
 // Validate checks a decoded batch against the topic it arrived on and the
 // receive time now: schema, ids, value ranges and timestamps no more than
-// skew in the future or stale in the past.
+// skew in the future or stale in the past. The steps run in this order and
+// the first rejection is returned: the envelope and header against the
+// topic, the device and clock fields, then the records of the batch's kind.
 func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.Duration) error {
+	if err := validateHeader(t, env, b); err != nil {
+		return err
+	}
+	if err := validateDevice(b); err != nil {
+		return err
+	}
+	if b.Check != nil && b.Kind != KindCheck {
+		return reject(ReasonSchema, "campo check só vale em mensagens check")
+	}
+	w := receiveWindow{now: now, skew: skew, stale: stale}
+	switch b.Kind {
+	case KindLevels:
+		return validateLevels(b, w)
+	case KindEnv:
+		return validateEnv(b, w)
+	case KindCheck:
+		if b.Check == nil || len(b.Records) != 0 || len(b.Env) != 0 {
+			return reject(ReasonSchema, "mensagem check precisa de check (e nenhum records ou env)")
+		}
+		if err := w.check(0, b.Check.T); err != nil {
+			return err
+		}
+		return validateCheck(b.Check)
+	default:
+		return reject(ReasonSchema, "kind %q desconhecido; use levels, env ou check", b.Kind)
+	}
+}
+
+// validateHeader checks the batch's version, that its kind and ids are the
+// topic's and the envelope's key id its gateway, and its seq.
+func validateHeader(t Topic, env *Envelope, b *Batch) error {
 	if b.V != Version {
 		return reject(ReasonSchema, "campo v=%d não suportado (esperado %d)", b.V, Version)
 	}
@@ -497,6 +530,12 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 	if b.Seq > MaxSeq {
 		return reject(ReasonSchema, "seq %d fora de 1..%d", b.Seq, uint64(MaxSeq))
 	}
+	return nil
+}
+
+// validateDevice checks the free-text lengths, the device's grade, model,
+// serial and calibration date.
+func validateDevice(b *Batch) error {
 	for _, f := range []struct{ name, v string }{{"device.model", b.Device.Model}, {"device.serial", b.Device.Serial},
 		{"device.firmware", b.Device.Firmware}, {"clock.source", b.Clock.Source}} {
 		if len(f.v) > MaxTextLen {
@@ -514,120 +553,147 @@ func Validate(t Topic, env *Envelope, b *Batch, now time.Time, skew, stale time.
 			return reject(ReasonSchema, "device.calibrated_at %q não é uma data AAAA-MM-DD", b.Device.CalibratedAt)
 		}
 	}
-	checkT := func(i int, ts time.Time) error {
-		if ts.IsZero() {
-			return reject(ReasonSchema, "registro %d sem campo t", i)
-		}
-		if ts.After(now.Add(skew)) {
-			return reject(ReasonTime, "registro %d com t=%s no futuro (recebido em %s); verifique o relógio do gateway",
-				i, ts.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-		}
-		if ts.Before(now.Add(-stale)) {
-			return reject(ReasonTime, "registro %d com t=%s antigo demais (mais de %s antes do recebimento)",
-				i, ts.UTC().Format(time.RFC3339), stale)
-		}
-		return nil
+	return nil
+}
+
+// receiveWindow is what a record's time is checked against: the receive
+// time, how far in the future (skew) and the past (stale) it may be.
+type receiveWindow struct {
+	now         time.Time
+	skew, stale time.Duration
+}
+
+// check checks record i's time ts: present, not after now+skew, not before
+// now-stale.
+func (w receiveWindow) check(i int, ts time.Time) error {
+	if ts.IsZero() {
+		return reject(ReasonSchema, "registro %d sem campo t", i)
 	}
-	// Record starts strictly increase and span at most MaxBatchSpan: a
-	// start that repeats or goes back means the gateway clock stepped back
-	// while the batch was being built, and which of the two records is right
-	// cannot be told here.
-	checkOrder := func(i int, prev, ts, first time.Time) error {
-		if i > 0 && !ts.After(prev) {
-			return reject(ReasonTime, "registro %d com t=%s não é posterior ao anterior (t=%s): os registros de um lote vêm em ordem de tempo, sem repetir; o relógio do gateway voltou?",
-				i, ts.UTC().Format(time.RFC3339Nano), prev.UTC().Format(time.RFC3339Nano))
-		}
-		if ts.Sub(first) > MaxBatchSpan {
-			return reject(ReasonTime, "registros de %s a %s: um lote cobre no máximo %s; o relógio do gateway saltou?",
-				first.UTC().Format(time.RFC3339), ts.UTC().Format(time.RFC3339), MaxBatchSpan)
-		}
-		return nil
+	if ts.After(w.now.Add(w.skew)) {
+		return reject(ReasonTime, "registro %d com t=%s no futuro (recebido em %s); verifique o relógio do gateway",
+			i, ts.UTC().Format(time.RFC3339), w.now.UTC().Format(time.RFC3339))
 	}
-	if b.Check != nil && b.Kind != KindCheck {
-		return reject(ReasonSchema, "campo check só vale em mensagens check")
+	if ts.Before(w.now.Add(-w.stale)) {
+		return reject(ReasonTime, "registro %d com t=%s antigo demais (mais de %s antes do recebimento)",
+			i, ts.UTC().Format(time.RFC3339), w.stale)
 	}
-	switch b.Kind {
-	case KindLevels:
-		if len(b.Records) == 0 || len(b.Env) != 0 {
-			return reject(ReasonSchema, "mensagem levels precisa de records (e nenhum env)")
-		}
-		if len(b.Records) > MaxRecords {
-			return reject(ReasonSchema, "%d registros excedem o máximo de %d por lote", len(b.Records), MaxRecords)
-		}
-		for i, r := range b.Records {
-			if err := checkT(i, r.T); err != nil {
-				return err
-			}
-			if i > 0 {
-				if err := checkOrder(i, b.Records[i-1].T, r.T, b.Records[0].T); err != nil {
-					return err
-				}
-			}
-			if r.DurMs <= 0 || r.DurMs > MaxDurMs {
-				return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d", i, r.DurMs, MaxDurMs)
-			}
-			for _, v := range []struct {
-				name string
-				db   float64
-			}{{"laeq_db", r.LAeq}, {"lafmax_db", r.LAFmax}, {"lafmin_db", r.LAFmin}} {
-				if err := checkDB(i, v.name, v.db); err != nil {
-					return err
-				}
-			}
-			if r.LCpeak != nil {
-				if err := checkDB(i, "lcpeak_db", *r.LCpeak); err != nil {
-					return err
-				}
-			}
-			if r.LAFmin > r.LAeq+0.05 || r.LAeq > r.LAFmax+0.05 {
-				return reject(ReasonRange, "registro %d incoerente: exige lafmin_db ≤ laeq_db ≤ lafmax_db (%.1f, %.1f, %.1f)",
-					i, r.LAFmin, r.LAeq, r.LAFmax)
-			}
-			if r.Hist != nil {
-				if err := r.Hist.Validate(); err != nil {
-					return reject(ReasonSchema, "registro %d: histograma inválido: %v", i, err)
-				}
-			}
-		}
-	case KindEnv:
-		if len(b.Env) == 0 || len(b.Records) != 0 {
-			return reject(ReasonSchema, "mensagem env precisa de env (e nenhum records)")
-		}
-		if len(b.Env) > MaxRecords {
-			return reject(ReasonSchema, "%d leituras excedem o máximo de %d por lote", len(b.Env), MaxRecords)
-		}
-		for i, e := range b.Env {
-			if err := checkT(i, e.T); err != nil {
-				return err
-			}
-			if i > 0 {
-				if err := checkOrder(i, b.Env[i-1].T, e.T, b.Env[0].T); err != nil {
-					return err
-				}
-			}
-			if e.TemperatureC == nil && e.HumidityPct == nil && e.PressureHPa == nil {
-				return reject(ReasonSchema, "leitura %d sem nenhuma grandeza", i)
-			}
-			if e.TemperatureC != nil && (*e.TemperatureC < -60 || *e.TemperatureC > 90) {
-				return reject(ReasonRange, "leitura %d: temperatura %.1f °C fora de -60..90", i, *e.TemperatureC)
-			}
-			if e.HumidityPct != nil && (*e.HumidityPct < 0 || *e.HumidityPct > 100) {
-				return reject(ReasonRange, "leitura %d: umidade %.1f%% fora de 0..100", i, *e.HumidityPct)
-			}
-			if e.PressureHPa != nil && (*e.PressureHPa < 300 || *e.PressureHPa > 1100) {
-				return reject(ReasonRange, "leitura %d: pressão %.1f hPa fora de 300..1100", i, *e.PressureHPa)
-			}
-		}
-	case KindCheck:
-		if b.Check == nil || len(b.Records) != 0 || len(b.Env) != 0 {
-			return reject(ReasonSchema, "mensagem check precisa de check (e nenhum records ou env)")
-		}
-		if err := checkT(0, b.Check.T); err != nil {
+	return nil
+}
+
+// checkOrder checks record i's start ts (i > 0) against the previous
+// record's and the first's. Record starts strictly increase and span at
+// most MaxBatchSpan: a start that repeats or goes back means the gateway
+// clock stepped back while the batch was being built, and which of the two
+// records is right cannot be told here.
+func checkOrder(i int, prev, ts, first time.Time) error {
+	if !ts.After(prev) {
+		return reject(ReasonTime, "registro %d com t=%s não é posterior ao anterior (t=%s): os registros de um lote vêm em ordem de tempo, sem repetir; o relógio do gateway voltou?",
+			i, ts.UTC().Format(time.RFC3339Nano), prev.UTC().Format(time.RFC3339Nano))
+	}
+	if ts.Sub(first) > MaxBatchSpan {
+		return reject(ReasonTime, "registros de %s a %s: um lote cobre no máximo %s; o relógio do gateway saltou?",
+			first.UTC().Format(time.RFC3339), ts.UTC().Format(time.RFC3339), MaxBatchSpan)
+	}
+	return nil
+}
+
+// validateLevels checks a levels batch: records and no env, at most
+// MaxRecords, each in the receive window, in order, and in range.
+func validateLevels(b *Batch, w receiveWindow) error {
+	if len(b.Records) == 0 || len(b.Env) != 0 {
+		return reject(ReasonSchema, "mensagem levels precisa de records (e nenhum env)")
+	}
+	if len(b.Records) > MaxRecords {
+		return reject(ReasonSchema, "%d registros excedem o máximo de %d por lote", len(b.Records), MaxRecords)
+	}
+	for i := range b.Records {
+		r := &b.Records[i]
+		if err := w.check(i, r.T); err != nil {
 			return err
 		}
-		return validateCheck(b.Check)
-	default:
-		return reject(ReasonSchema, "kind %q desconhecido; use levels, env ou check", b.Kind)
+		if i > 0 {
+			if err := checkOrder(i, b.Records[i-1].T, r.T, b.Records[0].T); err != nil {
+				return err
+			}
+		}
+		if err := validateRecord(i, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateRecord checks record i's duration, levels (each in range and
+// LAFmin ≤ LAeq ≤ LAFmax within rounding) and histogram.
+func validateRecord(i int, r *Record) error {
+	if r.DurMs <= 0 || r.DurMs > MaxDurMs {
+		return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d", i, r.DurMs, MaxDurMs)
+	}
+	for _, v := range []struct {
+		name string
+		db   float64
+	}{{"laeq_db", r.LAeq}, {"lafmax_db", r.LAFmax}, {"lafmin_db", r.LAFmin}} {
+		if err := checkDB(i, v.name, v.db); err != nil {
+			return err
+		}
+	}
+	if r.LCpeak != nil {
+		if err := checkDB(i, "lcpeak_db", *r.LCpeak); err != nil {
+			return err
+		}
+	}
+	if r.LAFmin > r.LAeq+0.05 || r.LAeq > r.LAFmax+0.05 {
+		return reject(ReasonRange, "registro %d incoerente: exige lafmin_db ≤ laeq_db ≤ lafmax_db (%.1f, %.1f, %.1f)",
+			i, r.LAFmin, r.LAeq, r.LAFmax)
+	}
+	if r.Hist != nil {
+		if err := r.Hist.Validate(); err != nil {
+			return reject(ReasonSchema, "registro %d: histograma inválido: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// validateEnv checks an env batch: env readings and no records, at most
+// MaxRecords, each in the receive window, in order, and in range.
+func validateEnv(b *Batch, w receiveWindow) error {
+	if len(b.Env) == 0 || len(b.Records) != 0 {
+		return reject(ReasonSchema, "mensagem env precisa de env (e nenhum records)")
+	}
+	if len(b.Env) > MaxRecords {
+		return reject(ReasonSchema, "%d leituras excedem o máximo de %d por lote", len(b.Env), MaxRecords)
+	}
+	for i := range b.Env {
+		e := &b.Env[i]
+		if err := w.check(i, e.T); err != nil {
+			return err
+		}
+		if i > 0 {
+			if err := checkOrder(i, b.Env[i-1].T, e.T, b.Env[0].T); err != nil {
+				return err
+			}
+		}
+		if err := validateEnvRecord(i, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateEnvRecord checks reading i: at least one quantity, each in its
+// range.
+func validateEnvRecord(i int, e *EnvRecord) error {
+	if e.TemperatureC == nil && e.HumidityPct == nil && e.PressureHPa == nil {
+		return reject(ReasonSchema, "leitura %d sem nenhuma grandeza", i)
+	}
+	if e.TemperatureC != nil && (*e.TemperatureC < -60 || *e.TemperatureC > 90) {
+		return reject(ReasonRange, "leitura %d: temperatura %.1f °C fora de -60..90", i, *e.TemperatureC)
+	}
+	if e.HumidityPct != nil && (*e.HumidityPct < 0 || *e.HumidityPct > 100) {
+		return reject(ReasonRange, "leitura %d: umidade %.1f%% fora de 0..100", i, *e.HumidityPct)
+	}
+	if e.PressureHPa != nil && (*e.PressureHPa < 300 || *e.PressureHPa > 1100) {
+		return reject(ReasonRange, "leitura %d: pressão %.1f hPa fora de 300..1100", i, *e.PressureHPa)
 	}
 	return nil
 }

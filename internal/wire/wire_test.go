@@ -281,6 +281,12 @@ func TestValidate(t *testing.T) {
 		{"humidity", func(b *Batch) { b.Env[0].HumidityPct = f64(-0.1) }, ReasonRange},
 		{"pressure", func(b *Batch) { b.Env[0].PressureHPa = f64(299) }, ReasonRange},
 		{"only pressure ok", func(b *Batch) { b.Env[0].TemperatureC, b.Env[0].HumidityPct = nil, nil }, ""},
+		{"too many env readings", func(b *Batch) {
+			for len(b.Env) <= MaxRecords {
+				b.Env = append(b.Env, b.Env[0])
+			}
+		}, ReasonSchema},
+		{"env stale", func(b *Batch) { b.Env[0].T = now.Add(-DefaultStale - time.Second) }, ReasonTime},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
