@@ -33,6 +33,17 @@ opções:
   --data-dir DIR   diretório de dados do serviço central (arquivo ` + calibration.FileName + `)
   --by NOME        quem registra (padrão: o usuário do sistema)`
 
+// calibrationCmd is one run of "sossego calibration <sub>": its options,
+// the register once open, and where it writes.
+type calibrationCmd struct {
+	sub, dir, by, sensor, file, muni, at string
+	days                                 int
+	when                                 time.Time // --at, or now
+	cert                                 calibration.Certificate
+	r                                    *calibration.Register
+	io                                   stdio
+}
+
 func runCalibration(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprintln(io.err, calibrationUsage)
@@ -41,171 +52,223 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 		}
 		return 0
 	}
-	sub := args[0]
-	fs := newFlagsUsage("calibration "+sub, calibrationUsage, io)
-	dir := fs.String("data-dir", "", "diretório de dados do serviço central")
-	by := fs.String("by", "", "quem registra")
-	sensor := fs.String("sensor", "", "sensor")
-	var c calibration.Certificate
-	fs.StringVar(&c.Number, "number", "", "número do certificado")
-	fs.StringVar(&c.Laboratory, "laboratory", "", "laboratório")
-	fs.StringVar(&c.MeterModel, "meter-model", "", "modelo do medidor")
-	fs.StringVar(&c.MeterSerial, "meter-serial", "", "número de série do medidor")
-	fs.StringVar(&c.CalibratedOn, "calibrated-on", "", "data de calibração")
-	fs.StringVar(&c.Expires, "expires", "", "validade")
-	fs.Float64Var(&c.UncertaintyDB, "uncertainty", 0, "incerteza expandida (dB)")
-	fs.StringVar(&c.Note, "note", "", "observação")
-	fs.Int64Var(&c.Replaces, "replaces", 0, "revisão corrigida")
-	file := fs.String("file", "", "arquivo do certificado (PDF)")
-	at := fs.String("at", "", "data e hora (RFC 3339)")
-	muni := fs.String("municipality", "", "município")
-	days := fs.Int("days", -1, "prazo em dias")
-	if code, ok := fs.parse(args[1:]); !ok {
+	c, code, ok := parseCalibration(args[0], args[1:], io)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(io.err, "sossego calibration %s: argumento inesperado %q (as opções começam com --)\n", sub, fs.Arg(0))
-		return 2
+	if code, ok := c.checkArgs(); !ok {
+		return code
 	}
-	if *dir == "" {
-		fmt.Fprintln(io.err, "sossego calibration: informe --data-dir (o diretório de dados do serviço central)")
-		return 2
-	}
-	switch sub {
-	case "list", "add", "history", "check", "policy":
-	default:
-		fmt.Fprintf(io.err, "sossego calibration: subcomando desconhecido %q\n", sub)
-		fmt.Fprintln(io.err, calibrationUsage)
-		return 2
-	}
-	if (sub == "add" || sub == "history" || sub == "check") && *sensor == "" {
-		fmt.Fprintf(io.err, "sossego calibration %s: informe --sensor\n", sub)
-		return 2
-	}
-	if sub == "policy" && (*muni == "" || *days < 0) {
-		fmt.Fprintln(io.err, "sossego calibration policy: informe --municipality e --days (1 a 366; 0 volta ao padrão de 30)")
-		return 2
-	}
-	when := time.Now()
-	if *at != "" {
-		t, err := time.Parse(time.RFC3339, *at)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego calibration check: --at %q inválido: use RFC 3339, como 2026-12-01T22:00:00-03:00\n", *at)
-			return 2
-		}
-		when = t
-	}
-	if *by == "" {
-		*by = "cli"
-		if u, err := user.Current(); err == nil && u.Username != "" {
-			*by = "cli:" + u.Username
-		}
-	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		fmt.Fprintf(io.err, "sossego calibration: %s\n", describe(err))
 		return 1
 	}
-	r, err := calibration.Open(ctx, filepath.Join(*dir, calibration.FileName), calibration.Options{})
+	r, err := calibration.Open(ctx, filepath.Join(c.dir, calibration.FileName), calibration.Options{})
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego calibration: não foi possível abrir o registro de calibração: %s\n", describe(err))
 		return 1
 	}
 	defer r.Close()
-	fail := func(err error) int {
-		var ve *calibration.ValidationError
-		if errors.As(err, &ve) {
-			fmt.Fprintf(io.err, "sossego calibration %s: nada foi registrado; corrija:\n", sub)
-			for _, p := range ve.Problems {
-				fmt.Fprintf(io.err, "  - %s\n", p)
-			}
-			return 1
+	c.r = r
+	switch c.sub {
+	case "add":
+		return c.add(ctx)
+	case "policy":
+		return c.policy(ctx)
+	case "check":
+		return c.check(ctx)
+	case "history":
+		return c.history(ctx)
+	default: // list
+		return c.list(ctx)
+	}
+}
+
+// parseCalibration reads the options of sub (every sub-command takes the
+// same set; each uses its own).
+func parseCalibration(sub string, args []string, io stdio) (*calibrationCmd, int, bool) {
+	c := &calibrationCmd{sub: sub, io: io}
+	fs := newFlagsUsage("calibration "+sub, calibrationUsage, io)
+	fs.StringVar(&c.dir, "data-dir", "", "diretório de dados do serviço central")
+	fs.StringVar(&c.by, "by", "", "quem registra")
+	fs.StringVar(&c.sensor, "sensor", "", "sensor")
+	fs.StringVar(&c.cert.Number, "number", "", "número do certificado")
+	fs.StringVar(&c.cert.Laboratory, "laboratory", "", "laboratório")
+	fs.StringVar(&c.cert.MeterModel, "meter-model", "", "modelo do medidor")
+	fs.StringVar(&c.cert.MeterSerial, "meter-serial", "", "número de série do medidor")
+	fs.StringVar(&c.cert.CalibratedOn, "calibrated-on", "", "data de calibração")
+	fs.StringVar(&c.cert.Expires, "expires", "", "validade")
+	fs.Float64Var(&c.cert.UncertaintyDB, "uncertainty", 0, "incerteza expandida (dB)")
+	fs.StringVar(&c.cert.Note, "note", "", "observação")
+	fs.Int64Var(&c.cert.Replaces, "replaces", 0, "revisão corrigida")
+	fs.StringVar(&c.file, "file", "", "arquivo do certificado (PDF)")
+	fs.StringVar(&c.at, "at", "", "data e hora (RFC 3339)")
+	fs.StringVar(&c.muni, "municipality", "", "município")
+	fs.IntVar(&c.days, "days", -1, "prazo em dias")
+	if code, ok := fs.parse(args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.err, "sossego calibration %s: argumento inesperado %q (as opções começam com --)\n", sub, fs.Arg(0))
+		return nil, 2, false
+	}
+	return c, 0, true
+}
+
+// checkArgs checks the sub-command and the options it needs, and fills in
+// the time (--at, or now) and who records (--by, or the system user).
+func (c *calibrationCmd) checkArgs() (int, bool) {
+	if c.dir == "" {
+		fmt.Fprintln(c.io.err, "sossego calibration: informe --data-dir (o diretório de dados do serviço central)")
+		return 2, false
+	}
+	switch c.sub {
+	case "list", "add", "history", "check", "policy":
+	default:
+		fmt.Fprintf(c.io.err, "sossego calibration: subcomando desconhecido %q\n", c.sub)
+		fmt.Fprintln(c.io.err, calibrationUsage)
+		return 2, false
+	}
+	if (c.sub == "add" || c.sub == "history" || c.sub == "check") && c.sensor == "" {
+		fmt.Fprintf(c.io.err, "sossego calibration %s: informe --sensor\n", c.sub)
+		return 2, false
+	}
+	if c.sub == "policy" && (c.muni == "" || c.days < 0) {
+		fmt.Fprintln(c.io.err, "sossego calibration policy: informe --municipality e --days (1 a 366; 0 volta ao padrão de 30)")
+		return 2, false
+	}
+	c.when = time.Now()
+	if c.at != "" {
+		t, err := time.Parse(time.RFC3339, c.at)
+		if err != nil {
+			fmt.Fprintf(c.io.err, "sossego calibration check: --at %q inválido: use RFC 3339, como 2026-12-01T22:00:00-03:00\n", c.at)
+			return 2, false
 		}
-		fmt.Fprintf(io.err, "sossego calibration %s: %s\n", sub, describe(err))
+		c.when = t
+	}
+	if c.by == "" {
+		c.by = "cli"
+		if u, err := user.Current(); err == nil && u.Username != "" {
+			c.by = "cli:" + u.Username
+		}
+	}
+	return 0, true
+}
+
+// fail prints err: a validation error's problems one per line, anything
+// else on one line. It returns the exit status 1.
+func (c *calibrationCmd) fail(err error) int {
+	var ve *calibration.ValidationError
+	if errors.As(err, &ve) {
+		fmt.Fprintf(c.io.err, "sossego calibration %s: nada foi registrado; corrija:\n", c.sub)
+		for _, p := range ve.Problems {
+			fmt.Fprintf(c.io.err, "  - %s\n", p)
+		}
 		return 1
 	}
-	switch sub {
-	case "add":
-		c.Sensor = *sensor
-		var data []byte
-		if *file != "" {
-			if data, err = os.ReadFile(*file); err != nil {
-				fmt.Fprintf(io.err, "sossego calibration add: --file: %s\n", describe(err))
-				return 1
-			}
-			c.FileName = filepath.Base(*file)
+	fmt.Fprintf(c.io.err, "sossego calibration %s: %s\n", c.sub, describe(err))
+	return 1
+}
+
+// add registers a certificate revision, with its file if --file names one.
+func (c *calibrationCmd) add(ctx context.Context) int {
+	cert := c.cert
+	cert.Sensor = c.sensor
+	var data []byte
+	if c.file != "" {
+		var err error
+		if data, err = os.ReadFile(c.file); err != nil {
+			fmt.Fprintf(c.io.err, "sossego calibration add: --file: %s\n", describe(err))
+			return 1
 		}
-		got, err := r.Add(ctx, c, data, *by)
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(io.out, "certificado nº %s registrado para o sensor %s (revisão %d, válido até %s)\n", got.Number, got.Sensor, got.ID, brDay(got.Expires))
-		if got.FileSHA256 != "" {
-			fmt.Fprintf(io.out, "arquivo %s guardado, sha256 %s\n", got.FileName, got.FileSHA256)
-		}
-		return 0
-	case "policy":
-		if err := r.SetPolicy(ctx, *muni, *days, *by); err != nil {
-			return fail(err)
-		}
-		if *days == 0 {
-			fmt.Fprintf(io.out, "%s: verificação de campo a cada %d dias (padrão)\n", *muni, int(calibration.DefaultCheckMaxAge/(24*time.Hour)))
-		} else {
-			fmt.Fprintf(io.out, "%s: verificação de campo a cada %d dias\n", *muni, *days)
-		}
-		return 0
-	case "check":
-		v, err := r.Verdict(ctx, *sensor, when)
-		if err != nil {
-			return fail(err)
-		}
-		printVerdict(io, *sensor, v)
-		if !v.OK {
-			return 3
-		}
-		return 0
-	case "history":
-		hist, err := r.History(ctx, *sensor)
-		if err != nil {
-			return fail(err)
-		}
-		checks, err := r.Checks(ctx, *sensor, 0)
-		if err != nil {
-			return fail(err)
-		}
-		if len(hist) == 0 {
-			fmt.Fprintf(io.out, "%s: nenhum certificado registrado\n", *sensor)
-		}
-		for _, c := range hist {
-			fix := ""
-			if c.Replaces != 0 {
-				fix = fmt.Sprintf(" (corrige a revisão %d)", c.Replaces)
-			}
-			fmt.Fprintf(io.out, "revisão %d%s: nº %s, %s; medidor %s nº %s; calibrado em %s, válido até %s; incerteza ± %s dB; registrado em %s por %s\n",
-				c.ID, fix, c.Number, c.Laboratory, c.MeterModel, c.MeterSerial, brDay(c.CalibratedOn), brDay(c.Expires),
-				brDB(c.UncertaintyDB), c.RecordedAt.In(tz.Brasilia()).Format("02/01/2006 15:04"), c.RecordedBy)
-			if c.FileSHA256 != "" {
-				fmt.Fprintf(io.out, "  arquivo %s (%d bytes), sha256 %s\n", c.FileName, c.FileSize, c.FileSHA256)
-			}
-		}
-		for _, k := range checks {
-			fmt.Fprintf(io.out, "verificação de campo %s: %s dB do calibrador %s nº %s, medido %s dB, desvio %s dB (gateway %s, seq %d)\n",
-				k.At.In(tz.Brasilia()).Format("02/01/2006 15:04"), brDB(k.ReferenceDB), k.CalibratorModel, k.CalibratorSerial,
-				brDB(k.MeasuredDB), brSigned(k.Drift()), k.Gateway, k.Seq)
-		}
-		return 0
-	default: // list
-		rows, err := r.Overview(ctx, when)
-		if err != nil {
-			return fail(err)
-		}
-		if len(rows) == 0 {
-			fmt.Fprintln(io.out, "nenhum certificado registrado")
-		}
-		for _, row := range rows {
-			printVerdict(io, row.Sensor, row.Verdict)
-		}
-		return 0
+		cert.FileName = filepath.Base(c.file)
 	}
+	got, err := c.r.Add(ctx, cert, data, c.by)
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(c.io.out, "certificado nº %s registrado para o sensor %s (revisão %d, válido até %s)\n", got.Number, got.Sensor, got.ID, brDay(got.Expires))
+	if got.FileSHA256 != "" {
+		fmt.Fprintf(c.io.out, "arquivo %s guardado, sha256 %s\n", got.FileName, got.FileSHA256)
+	}
+	return 0
+}
+
+// policy sets a municipality's field-check interval.
+func (c *calibrationCmd) policy(ctx context.Context) int {
+	if err := c.r.SetPolicy(ctx, c.muni, c.days, c.by); err != nil {
+		return c.fail(err)
+	}
+	if c.days == 0 {
+		fmt.Fprintf(c.io.out, "%s: verificação de campo a cada %d dias (padrão)\n", c.muni, int(calibration.DefaultCheckMaxAge/(24*time.Hour)))
+	} else {
+		fmt.Fprintf(c.io.out, "%s: verificação de campo a cada %d dias\n", c.muni, c.days)
+	}
+	return 0
+}
+
+// check prints the sensor's verdict at the time asked; exit status 3 when
+// its readings are indicativas.
+func (c *calibrationCmd) check(ctx context.Context) int {
+	v, err := c.r.Verdict(ctx, c.sensor, c.when)
+	if err != nil {
+		return c.fail(err)
+	}
+	printVerdict(c.io, c.sensor, v)
+	if !v.OK {
+		return 3
+	}
+	return 0
+}
+
+// history prints every certificate revision of the sensor, then its field
+// checks.
+func (c *calibrationCmd) history(ctx context.Context) int {
+	hist, err := c.r.History(ctx, c.sensor)
+	if err != nil {
+		return c.fail(err)
+	}
+	checks, err := c.r.Checks(ctx, c.sensor, 0)
+	if err != nil {
+		return c.fail(err)
+	}
+	out := c.io.out
+	if len(hist) == 0 {
+		fmt.Fprintf(out, "%s: nenhum certificado registrado\n", c.sensor)
+	}
+	for _, h := range hist {
+		fix := ""
+		if h.Replaces != 0 {
+			fix = fmt.Sprintf(" (corrige a revisão %d)", h.Replaces)
+		}
+		fmt.Fprintf(out, "revisão %d%s: nº %s, %s; medidor %s nº %s; calibrado em %s, válido até %s; incerteza ± %s dB; registrado em %s por %s\n",
+			h.ID, fix, h.Number, h.Laboratory, h.MeterModel, h.MeterSerial, brDay(h.CalibratedOn), brDay(h.Expires),
+			brDB(h.UncertaintyDB), h.RecordedAt.In(tz.Brasilia()).Format("02/01/2006 15:04"), h.RecordedBy)
+		if h.FileSHA256 != "" {
+			fmt.Fprintf(out, "  arquivo %s (%d bytes), sha256 %s\n", h.FileName, h.FileSize, h.FileSHA256)
+		}
+	}
+	for _, k := range checks {
+		fmt.Fprintf(out, "verificação de campo %s: %s dB do calibrador %s nº %s, medido %s dB, desvio %s dB (gateway %s, seq %d)\n",
+			k.At.In(tz.Brasilia()).Format("02/01/2006 15:04"), brDB(k.ReferenceDB), k.CalibratorModel, k.CalibratorSerial,
+			brDB(k.MeasuredDB), brSigned(k.Drift()), k.Gateway, k.Seq)
+	}
+	return 0
+}
+
+// list prints every sensor's verdict now (or at --at).
+func (c *calibrationCmd) list(ctx context.Context) int {
+	rows, err := c.r.Overview(ctx, c.when)
+	if err != nil {
+		return c.fail(err)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(c.io.out, "nenhum certificado registrado")
+	}
+	for _, row := range rows {
+		printVerdict(c.io, row.Sensor, row.Verdict)
+	}
+	return 0
 }
 
 // printVerdict prints a sensor's verdict: one line, then its warnings.
