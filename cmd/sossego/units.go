@@ -30,6 +30,16 @@ opções:
   --data-dir DIR     diretório de dados do serviço central (arquivo ` + monetary.FileName + `)
   --codes-dir DIR    diretório com códigos YAML adicionais`
 
+// unitsCmd is one run of "sossego units <sub>": its options, the codes,
+// the store once open, and where it writes.
+type unitsCmd struct {
+	sub, dir, codesDir, code, unit, from, to, value, act, by string
+	codeSet                                                  *codes.Set
+	amount                                                   monetary.Amount // --value, for set
+	st                                                       *monetary.Store
+	io                                                       stdio
+}
+
 func runUnits(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprintln(io.err, unitsUsage)
@@ -38,134 +48,171 @@ func runUnits(ctx context.Context, args []string, io stdio) int {
 		}
 		return 0
 	}
-	sub := args[0]
-	switch sub {
-	case "list", "set", "history":
-	default:
-		fmt.Fprintf(io.err, "sossego units: subcomando desconhecido %q\n", sub)
-		fmt.Fprintln(io.err, unitsUsage)
-		return 2
+	c, code, ok := parseUnits(args[0], args[1:], io)
+	if !ok {
+		return code
 	}
-	fs := newFlagsUsage("units "+sub, unitsUsage, io)
-	dir := fs.String("data-dir", "", "diretório de dados do serviço central")
-	codesDir := fs.String("codes-dir", "", "diretório com códigos YAML adicionais")
-	code := fs.String("code", "", "código municipal (sossego codes list)")
-	unit := fs.String("unit", "", "unidade monetária do código")
-	from := fs.String("from", "", "início da vigência")
-	to := fs.String("to", "", "fim da vigência")
-	value := fs.String("value", "", "valor em R$")
-	act := fs.String("act", "", "ato legal que fixou o valor")
-	by := fs.String("by", "", "quem cadastra (padrão: o usuário do sistema)")
-	if c, ok := fs.parse(args[1:]); !ok {
-		return c
+	if code, ok := c.checkArgs(); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(io.err, "sossego units %s: argumentos inesperados %q (as opções começam com --)\n", sub, fs.Args())
-		return 2
-	}
-	if *dir == "" {
-		fmt.Fprintln(io.err, "sossego units: informe --data-dir (o diretório de dados do serviço central)")
-		return 2
-	}
-	set, err := codes.LoadDir(*codesDir)
-	if err != nil {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		fmt.Fprintf(io.err, "sossego units: %s\n", describe(err))
 		return 1
 	}
-	if *code != "" {
-		if _, ok := set.Code(*code); !ok {
-			fmt.Fprintf(io.err, "sossego units %s: código municipal %q desconhecido: use %s\n", sub, *code, strings.Join(set.IDs(), ", "))
-			return 2
-		}
-	}
-	if sub != "list" && *code == "" {
-		fmt.Fprintf(io.err, "sossego units %s: informe --code (um de %s)\n", sub, strings.Join(set.IDs(), ", "))
-		return 2
-	}
-	var amount monetary.Amount
-	if sub == "set" {
-		var missing []string
-		for _, f := range []struct{ name, v string }{{"--unit", *unit}, {"--from", *from}, {"--value", *value}, {"--act", *act}} {
-			if strings.TrimSpace(f.v) == "" {
-				missing = append(missing, f.name)
-			}
-		}
-		if len(missing) > 0 {
-			fmt.Fprintf(io.err, "sossego units set: informe %s\n", strings.Join(missing, ", "))
-			return 2
-		}
-		if amount, err = monetary.ParseAmount(*value); err != nil {
-			fmt.Fprintf(io.err, "sossego units set: %s\n", err)
-			return 2
-		}
-	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		fmt.Fprintf(io.err, "sossego units: %s\n", describe(err))
-		return 1
-	}
-	st, err := monetary.OpenDir(ctx, *dir)
+	st, err := monetary.OpenDir(ctx, c.dir)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego units: não foi possível abrir o cadastro de unidades monetárias: %s\n", describe(err))
 		return 1
 	}
 	defer st.Close()
-	switch sub {
+	c.st = st
+	switch c.sub {
 	case "set":
-		who := *by
-		if who == "" {
-			who = "linha de comando"
-			if u := os.Getenv("USER"); u != "" {
-				who += " (" + u + ")"
-			}
-		}
-		p, err := st.Set(ctx, set, monetary.Period{CodeID: *code, Unit: *unit, From: *from, To: *to, Value: amount, Act: *act}, who, time.Now())
-		var ve *monetary.ValidationError
-		switch {
-		case errors.As(err, &ve):
-			fmt.Fprintln(io.err, "sossego units set: corrija:")
-			for _, pr := range ve.Problems {
-				fmt.Fprintf(io.err, "  - %s\n", pr)
-			}
-			return 1
-		case err != nil:
-			fmt.Fprintf(io.err, "sossego units set: %s\n", describe(err))
-			return 1
-		}
-		fmt.Fprintf(io.out, "%s de %s: %s %s (%s)\n", p.Unit, *code, p.Value, p.Text(), p.Act)
-		return 0
+		return c.set(ctx)
 	case "history":
-		h, err := st.History(ctx, *code, *unit)
-		if err != nil {
-			fmt.Fprintf(io.err, "sossego units history: %s\n", describe(err))
-			return 1
+		return c.history(ctx)
+	default: // list
+		return c.list(ctx)
+	}
+}
+
+// parseUnits checks the sub-command and reads its options.
+func parseUnits(sub string, args []string, io stdio) (*unitsCmd, int, bool) {
+	switch sub {
+	case "list", "set", "history":
+	default:
+		fmt.Fprintf(io.err, "sossego units: subcomando desconhecido %q\n", sub)
+		fmt.Fprintln(io.err, unitsUsage)
+		return nil, 2, false
+	}
+	c := &unitsCmd{sub: sub, io: io}
+	fs := newFlagsUsage("units "+sub, unitsUsage, io)
+	fs.StringVar(&c.dir, "data-dir", "", "diretório de dados do serviço central")
+	fs.StringVar(&c.codesDir, "codes-dir", "", "diretório com códigos YAML adicionais")
+	fs.StringVar(&c.code, "code", "", "código municipal (sossego codes list)")
+	fs.StringVar(&c.unit, "unit", "", "unidade monetária do código")
+	fs.StringVar(&c.from, "from", "", "início da vigência")
+	fs.StringVar(&c.to, "to", "", "fim da vigência")
+	fs.StringVar(&c.value, "value", "", "valor em R$")
+	fs.StringVar(&c.act, "act", "", "ato legal que fixou o valor")
+	fs.StringVar(&c.by, "by", "", "quem cadastra (padrão: o usuário do sistema)")
+	if code, ok := fs.parse(args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.err, "sossego units %s: argumentos inesperados %q (as opções começam com --)\n", sub, fs.Args())
+		return nil, 2, false
+	}
+	return c, 0, true
+}
+
+// checkArgs checks the options the sub-command needs, loads the codes and,
+// for set, reads the value.
+func (c *unitsCmd) checkArgs() (int, bool) {
+	if c.dir == "" {
+		fmt.Fprintln(c.io.err, "sossego units: informe --data-dir (o diretório de dados do serviço central)")
+		return 2, false
+	}
+	set, err := codes.LoadDir(c.codesDir)
+	if err != nil {
+		fmt.Fprintf(c.io.err, "sossego units: %s\n", describe(err))
+		return 1, false
+	}
+	c.codeSet = set
+	if c.code != "" {
+		if _, ok := set.Code(c.code); !ok {
+			fmt.Fprintf(c.io.err, "sossego units %s: código municipal %q desconhecido: use %s\n", c.sub, c.code, strings.Join(set.IDs(), ", "))
+			return 2, false
 		}
-		if len(h) == 0 {
-			fmt.Fprintf(io.out, "nenhuma alteração registrada para %s\n", strings.TrimSpace(*code+" "+*unit))
-			return 0
+	}
+	if c.sub != "list" && c.code == "" {
+		fmt.Fprintf(c.io.err, "sossego units %s: informe --code (um de %s)\n", c.sub, strings.Join(set.IDs(), ", "))
+		return 2, false
+	}
+	if c.sub != "set" {
+		return 0, true
+	}
+	var missing []string
+	for _, f := range []struct{ name, v string }{{"--unit", c.unit}, {"--from", c.from}, {"--value", c.value}, {"--act", c.act}} {
+		if strings.TrimSpace(f.v) == "" {
+			missing = append(missing, f.name)
 		}
-		for _, c := range h {
-			what := "cadastrado"
-			if c.Action == "closed" {
-				what = "encerrado (novo valor a seguir)"
-			}
-			fmt.Fprintf(io.out, "%s  %-20s %s %s: %s %s (%s)\n", c.At.In(tz.Brasilia()).Format("02/01/2006 15:04"), c.By, c.Unit, what,
-				c.Period.Value, c.Period.Text(), c.Period.Act)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(c.io.err, "sossego units set: informe %s\n", strings.Join(missing, ", "))
+		return 2, false
+	}
+	if c.amount, err = monetary.ParseAmount(c.value); err != nil {
+		fmt.Fprintf(c.io.err, "sossego units set: %s\n", err)
+		return 2, false
+	}
+	return 0, true
+}
+
+// set records a value with its period of validity.
+func (c *unitsCmd) set(ctx context.Context) int {
+	who := c.by
+	if who == "" {
+		who = "linha de comando"
+		if u := os.Getenv("USER"); u != "" {
+			who += " (" + u + ")"
 		}
+	}
+	p, err := c.st.Set(ctx, c.codeSet, monetary.Period{CodeID: c.code, Unit: c.unit, From: c.from, To: c.to, Value: c.amount, Act: c.act}, who, time.Now())
+	var ve *monetary.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		fmt.Fprintln(c.io.err, "sossego units set: corrija:")
+		for _, pr := range ve.Problems {
+			fmt.Fprintf(c.io.err, "  - %s\n", pr)
+		}
+		return 1
+	case err != nil:
+		fmt.Fprintf(c.io.err, "sossego units set: %s\n", describe(err))
+		return 1
+	}
+	fmt.Fprintf(c.io.out, "%s de %s: %s %s (%s)\n", p.Unit, c.code, p.Value, p.Text(), p.Act)
+	return 0
+}
+
+// history prints the change log of a code (and unit).
+func (c *unitsCmd) history(ctx context.Context) int {
+	h, err := c.st.History(ctx, c.code, c.unit)
+	if err != nil {
+		fmt.Fprintf(c.io.err, "sossego units history: %s\n", describe(err))
+		return 1
+	}
+	if len(h) == 0 {
+		fmt.Fprintf(c.io.out, "nenhuma alteração registrada para %s\n", strings.TrimSpace(c.code+" "+c.unit))
 		return 0
 	}
-	ps, err := st.Periods(ctx, *code)
+	for _, ch := range h {
+		what := "cadastrado"
+		if ch.Action == "closed" {
+			what = "encerrado (novo valor a seguir)"
+		}
+		fmt.Fprintf(c.io.out, "%s  %-20s %s %s: %s %s (%s)\n", ch.At.In(tz.Brasilia()).Format("02/01/2006 15:04"), ch.By, ch.Unit, what,
+			ch.Period.Value, ch.Period.Text(), ch.Period.Act)
+	}
+	return 0
+}
+
+// list prints each code's units (or --code's), today's value and every
+// period recorded.
+func (c *unitsCmd) list(ctx context.Context) int {
+	ps, err := c.st.Periods(ctx, c.code)
 	if err != nil {
-		fmt.Fprintf(io.err, "sossego units list: %s\n", describe(err))
+		fmt.Fprintf(c.io.err, "sossego units list: %s\n", describe(err))
 		return 1
 	}
 	today := time.Now().In(tz.Brasilia()).Format(time.DateOnly)
-	for _, id := range set.IDs() {
-		if *code != "" && id != *code {
+	for _, id := range c.codeSet.IDs() {
+		if c.code != "" && id != c.code {
 			continue
 		}
-		c, _ := set.Code(id)
-		fmt.Fprintf(io.out, "%s — %s\n", id, c.Title())
-		for _, u := range c.Units {
+		code, _ := c.codeSet.Code(id)
+		fmt.Fprintf(c.io.out, "%s — %s\n", id, code.Title())
+		for _, u := range code.Units {
 			line := "  " + u.ID + " (" + u.Name + ")"
 			if u.Obsolete {
 				line += " [unidade extinta]"
@@ -177,10 +224,10 @@ func runUnits(ctx context.Context, args []string, io stdio) int {
 			} else {
 				line += ": sem valor vigente hoje — as multas saem sem valor em R$ até que seja cadastrado (sossego units set)"
 			}
-			fmt.Fprintln(io.out, line)
+			fmt.Fprintln(c.io.out, line)
 			for _, p := range ps {
 				if p.CodeID == id && p.Unit == u.ID {
-					fmt.Fprintf(io.out, "      %s %s — %s\n", p.Value, p.Text(), p.Act)
+					fmt.Fprintf(c.io.out, "      %s %s — %s\n", p.Value, p.Text(), p.Act)
 				}
 			}
 		}

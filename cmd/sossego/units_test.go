@@ -31,6 +31,8 @@ func TestUnitsCLI(t *testing.T) {
 		{"missing flags", []string{"set", "--data-dir", dir, "--code", "lapa"}, 2, "", "informe --unit, --from, --value, --act"},
 		{"bad date", []string{"set", "--data-dir", dir, "--code", "lapa", "--unit", "VRM", "--from", "31/02/2030", "--value", "10", "--act", "x"}, 1, "", "início da vigência \"31/02/2030\" inválido"},
 		{"no code for history", []string{"history", "--data-dir", dir}, 2, "", "informe --code"},
+		{"unknown code for history", []string{"history", "--data-dir", dir, "--code", "atlantida"}, 2, "", `sossego units history: código municipal "atlantida" desconhecido: use `},
+		{"unknown option", []string{"list", "--data-dir", dir, "--codigo", "lapa"}, 2, "", "sossego units list: opção desconhecida --codigo"},
 		{"no data dir", []string{"list"}, 2, "", "--data-dir"},
 		{"unknown sub", []string{"delete", "--data-dir", dir}, 2, "", "subcomando desconhecido"},
 		{"stray argument", []string{"list", "--data-dir", dir, "lapa"}, 2, "", "argumentos inesperados"},
