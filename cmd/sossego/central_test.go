@@ -33,6 +33,9 @@ func TestCentralFlagErrors(t *testing.T) {
 		{"byte rate zero", []string{"--gateway-bytes-per-s", "0"}, `--gateway-bytes-per-s: use mais que 0`},
 		{"byte rate garbage", []string{"--gateway-bytes-per-s", "rápido"}, `--gateway-bytes-per-s: tamanho "rápido" inválido`},
 		{"byte burst under one message", []string{"--gateway-bytes-burst", "512KiB"}, `--gateway-bytes-burst 512KiB é pouco`},
+		{"no evidence years", []string{"--evidence-years", "0"}, `sossego central: --evidence-years 0 inválido; use pelo menos 1 ano`},
+		{"no connections", []string{"--http-max-conns", "0"}, `--http-max-conns e --http-max-conns-per-ip precisam ser pelo menos 1`},
+		{"stray argument", []string{"lapa.yaml"}, `sossego central: argumento inesperado "lapa.yaml"`},
 	}
 	// Already cancelled: should a bad value get through, the service stops
 	// at once instead of hanging the test.
