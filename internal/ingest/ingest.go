@@ -776,40 +776,10 @@ type committedGroup struct {
 // commit stores a group, sends the application-level acks and counts
 // what was stored; observe does the rest.
 func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, error) {
-	var w store.Write
-	var idx []int // group index of each batch in w.Batches
-	for i, it := range group {
-		switch {
-		case it.batch != nil:
-			w.Batches = append(w.Batches, *it.batch)
-			idx = append(idx, i)
-		case it.dead != nil:
-			w.DeadLetters = append(w.DeadLetters, *it.dead)
-		case it.status != nil:
-			w.Statuses = append(w.Statuses, *it.status)
-		}
-	}
-	var res store.Result
-	backoff := 50 * time.Millisecond
-	for {
-		start := time.Now()
-		var err error
-		res, err = in.o.Store.Apply(ctx, w)
-		if err == nil {
-			in.o.Metrics.storeLatency.Observe(time.Since(start).Seconds())
-			break
-		}
-		in.o.Metrics.storeErrors.Inc()
-		if ctx.Err() != nil {
-			return committedGroup{}, ctx.Err()
-		}
-		in.o.Log.Error("falha ao gravar; nada foi confirmado, nova tentativa", "erro", err, "espera", backoff)
-		select {
-		case <-ctx.Done():
-			return committedGroup{}, ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
+	w, idx := groupWrite(group)
+	res, err := in.apply(ctx, w)
+	if err != nil {
+		return committedGroup{}, err
 	}
 	now := in.o.Now()
 	for _, it := range group {
@@ -823,7 +793,56 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 		}
 		events = append(events, evs...)
 	}
-	// Application-level acks: one per gateway, with the new watermark.
+	in.ack(group, w, res, now)
+	in.countCommitted(w, res)
+	return committedGroup{group: group, w: w, idx: idx, res: res, events: events}, nil
+}
+
+// groupWrite gathers a group's batches, dead letters and statuses into one
+// store write; idx is the group index of each batch in w.Batches.
+func groupWrite(group []item) (w store.Write, idx []int) {
+	for i, it := range group {
+		switch {
+		case it.batch != nil:
+			w.Batches = append(w.Batches, *it.batch)
+			idx = append(idx, i)
+		case it.dead != nil:
+			w.DeadLetters = append(w.DeadLetters, *it.dead)
+		case it.status != nil:
+			w.Statuses = append(w.Statuses, *it.status)
+		}
+	}
+	return w, idx
+}
+
+// apply stores w, retrying with a growing backoff (up to 5 s) until the
+// store takes it or ctx ends: nothing is acked before it is stored.
+func (in *Ingester) apply(ctx context.Context, w store.Write) (store.Result, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		start := time.Now()
+		res, err := in.o.Store.Apply(ctx, w)
+		if err == nil {
+			in.o.Metrics.storeLatency.Observe(time.Since(start).Seconds())
+			return res, nil
+		}
+		in.o.Metrics.storeErrors.Inc()
+		if ctx.Err() != nil {
+			return store.Result{}, ctx.Err()
+		}
+		in.o.Log.Error("falha ao gravar; nada foi confirmado, nova tentativa", "erro", err, "espera", backoff)
+		select {
+		case <-ctx.Done():
+			return store.Result{}, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// ack publishes the application-level acks of a commit: one per gateway
+// with a new watermark, on its municipality's topic.
+func (in *Ingester) ack(group []item, w store.Write, res store.Result, now time.Time) {
 	muni := map[string]string{}
 	for _, it := range group {
 		if it.dead != nil && it.dead.Settles {
@@ -849,6 +868,11 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 		}
 	}
 	in.logAckFailures(now)
+}
+
+// countCommitted counts a commit's messages by kind and outcome (stored,
+// duplicate, conflict, rejected) and the records it stored.
+func (in *Ingester) countCommitted(w store.Write, res store.Result) {
 	stored := -res.RecordsIgnored
 	for j, b := range w.Batches {
 		if res.SeqConflict[j] {
@@ -875,7 +899,6 @@ func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, e
 	for range w.Statuses {
 		in.o.Metrics.messages.WithLabelValues(wire.KindStatus, "stored").Inc()
 	}
-	return committedGroup{group: group, w: w, idx: idx, res: res, events: events}, nil
 }
 
 // conflictEvents counts, logs and reports what a commit kept instead of
