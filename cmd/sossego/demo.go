@@ -113,29 +113,63 @@ var demoUsers = []struct {
 	{"admin", "admin-demo-2026", users.Admin},
 }
 
-func runDemo(ctx context.Context, args []string, io stdio) int {
-	fs := newFlags("demo", `uso: sossego demo [opções]
+const demoUsage = `uso: sossego demo [opções]
 
 Demonstração (o que make run inicia): o serviço central com o cadastro de
 demonstração, três usuários de exemplo e 4 gateways simulados. As chaves e senhas
-da demonstração derivam de uma semente pública: nunca use este cadastro de verdade.`, io)
-	dataDir := fs.String("data-dir", "./var/demo", "pasta dos dados da demonstração (apagada e recriada a cada início, salvo --keep)")
-	keep := fs.Bool("keep", false, "mantém os dados de uma demonstração anterior")
-	httpAddr := fs.String("http", central.DefaultHTTP, "endereço do painel e da API")
-	mqttAddr := fs.String("mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido")
+da demonstração derivam de uma semente pública: nunca use este cadastro de verdade.`
+
+// demoFlags are the options of sossego demo, checked.
+type demoFlags struct {
+	dataDir, httpAddr, mqttAddr string
+	keep                        bool
+	log                         *slog.Logger
+}
+
+func runDemo(ctx context.Context, args []string, io stdio) int {
+	f, code, ok := parseDemo(args, io)
+	if !ok {
+		return code
+	}
+	if err := prepareDemo(ctx, f.dataDir, f.keep); err != nil {
+		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
+		return 1
+	}
+	fmt.Fprintf(io.err, "sossego demo: gravando %d dias de histórico simulado para os relatórios…\n", demoHistoryDays)
+	if err := backfillDemo(ctx, f.dataDir, time.Now()); err != nil {
+		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
+		return 1
+	}
+	if err := runDemoServices(ctx, f, io); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
+		return 1
+	}
+	fmt.Fprintln(io.out, "demonstração encerrada.")
+	return 0
+}
+
+// parseDemo reads and checks the options; a busy default port is replaced
+// by a free one. !ok means exit with code.
+func parseDemo(args []string, io stdio) (demoFlags, int, bool) {
+	fs := newFlags("demo", demoUsage, io)
+	var f demoFlags
+	fs.StringVar(&f.dataDir, "data-dir", "./var/demo", "pasta dos dados da demonstração (apagada e recriada a cada início, salvo --keep)")
+	fs.BoolVar(&f.keep, "keep", false, "mantém os dados de uma demonstração anterior")
+	fs.StringVar(&f.httpAddr, "http", central.DefaultHTTP, "endereço do painel e da API")
+	fs.StringVar(&f.mqttAddr, "mqtt-listen", central.DefaultMQTTListen, "endereço do broker MQTT embutido")
 	logLevel := fs.String("log", "warn", "nível de log: debug, info, warn, error")
 	if code, ok := fs.parse(args); !ok {
-		return code
+		return f, code, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.err, "sossego demo: argumento inesperado %q\n", fs.Arg(0))
-		return 2
+		return f, 2, false
 	}
 	// A busy default port (a system Mosquitto on 1883, another service on
 	// 8080) must not stop the demo: take a free one; the banner prints it.
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, addr := range map[string]*string{"http": httpAddr, "mqtt-listen": mqttAddr} {
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for name, addr := range map[string]*string{"http": &f.httpAddr, "mqtt-listen": &f.mqttAddr} {
 		if !set[name] && !portFree(*addr) {
 			fmt.Fprintf(io.err, "sossego demo: %s ocupado; usando uma porta livre (veja o endereço abaixo)\n", *addr)
 			*addr = "127.0.0.1:0"
@@ -144,29 +178,26 @@ da demonstração derivam de uma semente pública: nunca use este cadastro de ve
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(io.err, "sossego demo: --log %q inválido; use debug, info, warn ou error\n", *logLevel)
-		return 2
+		return f, 2, false
 	}
-	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
-	if err := prepareDemo(ctx, *dataDir, *keep); err != nil {
-		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
-		return 1
-	}
-	fmt.Fprintf(io.err, "sossego demo: gravando %d dias de histórico simulado para os relatórios…\n", demoHistoryDays)
-	if err := backfillDemo(ctx, *dataDir, time.Now()); err != nil {
-		fmt.Fprintf(io.err, "sossego demo: %v\n", err)
-		return 1
-	}
+	f.log = slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: lvl}))
+	return f, 0, true
+}
+
+// runDemoServices runs the central service and, once it listens, the
+// simulated gateways, until ctx ends or the service stops. Shutdown order:
+// on Ctrl-C the simulated gateways stop first (each flushes its open batch
+// and says "offline"), then the central service, so that neither side logs
+// lost connections.
+func runDemoServices(ctx context.Context, f demoFlags, io stdio) error {
 	cfg := alerts.DefaultConfig()
 	// The demo shortens the lifecycle so that the bar's alert fires within
 	// two minutes of start; production keeps the documented defaults.
 	cfg.Window, cfg.MinDuration, cfg.ResolveTime = 20*time.Second, 20*time.Second, 60*time.Second
 	ready := make(chan central.Addrs, 1)
-	o := central.Options{DataDir: *dataDir, HTTP: *httpAddr, MQTTListen: *mqttAddr, AlertConfig: &cfg, Log: log,
-		Registry: filepath.Join(*dataDir, "registry.yaml"), Demo: true, Ready: func(a central.Addrs) { ready <- a },
-		NotifyDefaults: demoNotify(*dataDir, *httpAddr)}
-	// Shutdown order: on Ctrl-C the simulated gateways stop first (each
-	// flushes its open batch and says "offline"), then the central service,
-	// so that neither side logs lost connections.
+	o := central.Options{DataDir: f.dataDir, HTTP: f.httpAddr, MQTTListen: f.mqttAddr, AlertConfig: &cfg, Log: f.log,
+		Registry: filepath.Join(f.dataDir, "registry.yaml"), Demo: true, Ready: func(a central.Addrs) { ready <- a },
+		NotifyDefaults: demoNotify(f.dataDir, f.httpAddr)}
 	cctx, stopCentral := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCentral()
 	centralDone := make(chan error, 1)
@@ -178,9 +209,9 @@ da demonstração derivam de uma semente pública: nunca use este cadastro de ve
 	centralEnded := false
 	select {
 	case a := <-ready:
-		printDemoBanner(io, a, *dataDir)
+		printDemoBanner(io, a, f.dataDir)
 		for _, d := range demoGateways {
-			gws.Go(func() error { return runDemoGateway(gctx, d, a.MQTT, *dataDir, log) })
+			gws.Go(func() error { return runDemoGateway(gctx, d, a.MQTT, f.dataDir, f.log) })
 		}
 		select {
 		case <-ctx.Done():
@@ -210,12 +241,7 @@ da demonstração derivam de uma semente pública: nunca use este cadastro de ve
 			err = cerr
 		}
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(io.err, "sossego demo: %s\n", describe(err))
-		return 1
-	}
-	fmt.Fprintln(io.out, "demonstração encerrada.")
-	return 0
+	return err
 }
 
 func portFree(addr string) bool {
