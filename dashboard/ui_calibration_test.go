@@ -106,7 +106,8 @@ func TestUICalibration(t *testing.T) {
 
 	// The alert card's note for the swapped meter.
 	dashtest.Run(t, b,
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#view').append(window.sossegoCalibration.alertNote({id: 'a1', sensor: 'lapa-hospital-01', firing_at: new Date().toISOString()}))`),
+		// the page's own module instance (same URL), not a global
+		chromedp.Evaluate[chromedp.Void](`void import('/static/js/calibration.js').then((m) => document.querySelector('#view').append(m.alertNote({id: 'a1', sensor: 'lapa-hospital-01', firing_at: new Date().toISOString()})))`),
 		dashtest.WaitText(`[data-cal-alert="a1"]`, "Leituras indicativas — não sustentam constatação nem notificação"),
 		dashtest.WaitText(`[data-cal-alert="a1"]`, "A2A-99999-X"),
 	)

@@ -27,7 +27,8 @@ import (
 // witness document "abc" refused); the service's clock moves past the
 // prazo, a second constatação with an on-site reading is recorded, the auto
 // de infração cites both; its PDF, as stored at issue, is fetched and read
-// with poppler. With SOSSEGO_SCREENSHOTS=docs/img the screenshots of
+// with poppler. The constatação after the prazo is offered only once the
+// prazo ran out; before, the card says from when. With SOSSEGO_SCREENSHOTS=docs/img the screenshots of
 // docs/workflow-api.md are written.
 func TestUINoticePath(t *testing.T) {
 	if testing.Short() {
@@ -128,6 +129,20 @@ func TestUINoticePath(t *testing.T) {
 		dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "correndo"))
 	shot("notice-recusa")
 
+	// While the prazo runs, the constatação after it is not offered: the
+	// card says from when it is (the end of the stored prazo, Brasília time).
+	np, err := u.work.svc.Cases.ForAlert(t.Context(), id)
+	if err != nil || np.PrazoEnd.IsZero() {
+		t.Fatalf("the notice's prazo: %v %+v", err, np.PrazoEnd)
+	}
+	brt := time.FixedZone("BRT", -3*3600)
+	dashtest.Run(t, ctx,
+		dashtest.WaitText(nb+` [data-followup-at]`, "Registrar constatação após o prazo: disponível após "+np.PrazoEnd.In(brt).Format("02/01/2006 15:04")),
+		dashtest.WaitJS(`!document.querySelector('`+nb+` [data-step="constatacao"]')`, "no constatação after the prazo while it runs"))
+	if got := evalJS[string](t, ctx, `document.querySelector('`+nb+` [data-followup-at]').dataset.followupAt`); got != np.PrazoEnd.UTC().Format("2006-01-02T15:04:05.000Z") {
+		t.Errorf("data-followup-at %q, want the prazo's end %v", got, np.PrazoEnd)
+	}
+
 	// The auto before the prazo ran out is refused.
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(nb+` [data-step="auto"]`)),
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="auto"]`)),
@@ -137,6 +152,8 @@ func TestUINoticePath(t *testing.T) {
 	u.work.advance(7 * 24 * time.Hour)
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(al+` [data-action="notice"]`)),
 		dashtest.WaitText(nb+` [data-deadline="regularizacao"]`, "vencido"),
+		dashtest.WaitText(nb+` [data-step="constatacao"]`, "Registrar constatação após o prazo"),
+		dashtest.WaitJS(`!document.querySelector('`+nb+` [data-followup-at]')`, "no waiting line once the prazo expired"),
 		chromedp.Click(chromedp.CSS(nb+` [data-step="constatacao"]`)),
 		dashtest.WaitText(nb+` [data-form="constatacao"]`, "Constatação após o prazo"),
 		chromedp.SendKeys(form("constatacao", "heard"), "a mesma música amplificada, com as portas abertas"),

@@ -2,9 +2,10 @@ package dashboard
 
 // The embedded web UI.
 //
-// static/ holds the whole single-page UI (index.html, app.css, app.js and
-// their licence-free hand-written SVG chart): no CDN, no web fonts, no map
-// tiles, so the dashboard works on a municipal LAN without internet. All
+// static/ holds the whole single-page UI: index.html, the style sheets,
+// the vendored uPlot chart library and the ES modules under static/js/
+// (js/app.js is the entry point; no bundler, no CDN, no web fonts, no map
+// tiles), so the dashboard works on a municipal LAN without internet. All
 // user-facing text is pt-BR; times are shown in America/Sao_Paulo.
 //
 // Web.Register mounts, on one http.ServeMux:
@@ -61,6 +62,9 @@ func NewWeb(auth *Auth, hub *Hub, set *codes.Set, log *slog.Logger) *Web {
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// jsType is the Content-Type of every script, module or classic.
+const jsType = "text/javascript; charset=utf-8"
+
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", csp)
@@ -86,6 +90,11 @@ func (wb *Web) Register(mux *http.ServeMux) {
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	mux.Handle("GET /static/", securityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
+		if strings.HasSuffix(r.URL.Path, ".js") {
+			// A module script needs a JavaScript MIME type; the host's
+			// mime.types must not decide it (nosniff is on).
+			w.Header().Set("Content-Type", jsType)
+		}
 		files.ServeHTTP(w, r)
 	})))
 	mux.Handle("GET /ws", wb.hub)

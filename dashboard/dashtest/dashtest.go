@@ -112,12 +112,27 @@ func Login(base, user, password string) chromedp.Action[chromedp.Void] {
 	)
 }
 
-// StubAlarms replaces the page's alarm sound and browser notification with
-// counters: window.__beeps and window.__notifications (titles).
+// StubAlarms replaces the browser's audio and notification APIs with fakes
+// that count what the page does with them: window.__beeps (alarm sounds
+// started) and window.__notifications (titles). Notifications are granted.
+// The page makes its audio context at login, so stub before logging in.
 func StubAlarms() chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](`window.__beeps = 0; window.__notifications = [];
-		window.sossego.notify.sound = () => { window.__beeps++; };
-		window.sossego.notify.notification = (title) => { window.__notifications.push(title); };`)
+	return chromedp.Evaluate[chromedp.Void](`(() => {
+		window.__beeps = 0; window.__notifications = [];
+		const param = () => ({ value: 0, setValueAtTime() {}, exponentialRampToValueAtTime() {} });
+		class FakeAudioContext {
+			constructor() { this.currentTime = 0; this.destination = {}; }
+			createOscillator() { return { type: "", frequency: param(), connect: (n) => n, start() { window.__beeps++; }, stop() {} }; }
+			createGain() { return { gain: param(), connect: (n) => n }; }
+		}
+		window.AudioContext = FakeAudioContext; window.webkitAudioContext = FakeAudioContext;
+		class FakeNotification {
+			constructor(title) { window.__notifications.push(title); }
+			static requestPermission() { return Promise.resolve("granted"); }
+		}
+		FakeNotification.permission = "granted";
+		window.Notification = FakeNotification;
+	})()`)
 }
 
 // WaitText polls until the first element matching the CSS selector contains
