@@ -12,7 +12,8 @@
 //	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"]`, "dB(A)"))
 //	dashtest.Screenshot(t, ctx, "overview-phone")
 //
-// Screenshots go to $SOSSEGO_SCREENSHOTS, or $TMPDIR/sossego-screenshots.
+// Screenshots go to $SOSSEGO_SCREENSHOTS (relative to the repository root),
+// or $TMPDIR/sossego-screenshots.
 package dashtest
 
 import (
@@ -173,9 +174,14 @@ func WaitJSWithin(d time.Duration, expr, what string) chromedp.Action[chromedp.V
 	})
 }
 
-// ScreenshotDir is where Screenshot writes.
+// ScreenshotDir is where Screenshot writes: $SOSSEGO_SCREENSHOTS (a
+// relative path is relative to the repository root, as for the full-system
+// test), or a temporary directory.
 func ScreenshotDir(t testing.TB) string {
 	if d := os.Getenv("SOSSEGO_SCREENSHOTS"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(testenv.RepoRoot(t), d)
+		}
 		return d
 	}
 	// Outside the repository, so that a test run never dirties the tree;

@@ -3,7 +3,7 @@
 // notifications and calibration note, and the fiscal's actions; the
 // alert's document opens in the card (notice.js).
 import { $, api, db, download, fill, fmtDateTime, h } from "./lib.js";
-import { S } from "./state.js";
+import { S, codeTitle, municipalityName } from "./state.js";
 import { stepForm } from "./forms.js";
 import { alertPath, docPanel } from "./notice.js";
 import * as notify from "./notify.js";
@@ -33,7 +33,7 @@ function summary(a) {
   const state = a.kind === "no_data" && a.state !== "resolved" ? "no_data" : a.state;
   const since = a.firing_at || a.pending_at;
   return h("div", { class: "summary" },
-    h("div", { class: "facts" }, h("span", { class: "state" }, ALERT_STATES[state] || state), h("span", {}, a.municipality || ""),
+    h("div", { class: "facts" }, h("span", { class: "state" }, ALERT_STATES[state] || state), h("span", {}, municipalityName(a.municipality, a.code_id)),
       h("span", {}, since ? "desde " + fmtDateTime.format(new Date(since)) : ""),
       a.screening ? h("span", { class: "grade screening" }, "medidor de triagem: indicativo") : null,
       // readings replayed after an outage: the alert is about the past and was known only later
@@ -43,7 +43,7 @@ function summary(a) {
       a.unsynced_records > 0 ? h("span", { class: "late", "data-unsynced": "" },
         `relógio do gateway não sincronizado em ${a.unsynced_records} leituras: não gera notificação`) : null),
     h("div", {}, h("a", { href: "#/sensor/" + encodeURIComponent(a.sensor) }, h("b", {}, a.sensor)), measured(a)),
-    a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — código ${a.code_id} (${a.code_version || ""})` : "") : null,
+    a.article ? h("div", {}, h("b", {}, a.article), a.code_id ? ` — ${codeTitle(a.code_id)}${a.code_version ? ", versão " + a.code_version : ""}` : "") : null,
     a.quote ? h("div", { class: "quote" }, "“" + a.quote + "”") : null,
     a.establishment ? h("div", { class: "muted" }, "Estabelecimento: " + a.establishment) : null);
 }

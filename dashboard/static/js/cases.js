@@ -5,7 +5,7 @@
 // GET /api/v1/parties/{doc} (docs/api.md). app.js routes here (view) and
 // each alert card shows alertLine(a).
 import { TZ, api, h } from "./lib.js";
-import { S } from "./state.js";
+import { S, municipalityName } from "./state.js";
 
 const fmtDate = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric" });
 const fmtDT = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
@@ -138,7 +138,7 @@ function view(root) {
 
   function municipalities() {
     const ids = [...new Set([...S.sensors.values()].map((s) => s.municipality).filter(Boolean))].sort();
-    if (ids.length && muni.options.length === 1) muni.append(...ids.map((m) => h("option", { value: m }, m)));
+    if (ids.length && muni.options.length === 1) muni.append(...ids.map((m) => h("option", { value: m }, municipalityName(m))));
   }
   function query() {
     const q = new URLSearchParams();

@@ -28,7 +28,7 @@ export function codesView(id) {
     try {
       const list = await loadCodes();
       sel.replaceChildren(...list.map((c) => h("option", { value: c.id }, `${c.municipality}/${c.state}${c.in_force ? "" : " (revogado)"}`)));
-      const want = id || (S.filter && (list.find((c) => c.municipality === S.filter) || {}).id) || (list[0] && list[0].id);
+      const want = id || (S.filter && (list.find((c) => c.id === S.filter || c.municipality === S.filter) || {}).id) || (list[0] && list[0].id);
       if (!want) { body.replaceChildren(h("p", { class: "muted" }, "Nenhum código carregado.")); return; }
       sel.value = want;
       renderCode(body, await codeView(want));

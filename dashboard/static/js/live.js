@@ -2,7 +2,7 @@
 // limit in force, its data age, gateway and clock; filtered by
 // municipality.
 import { $, db, fmtDateTime, fmtTime, h } from "./lib.js";
-import { S, gatewayOf, sensor } from "./state.js";
+import { S, gatewayOf, municipalityName, sensor } from "./state.js";
 import { GRADES, ageClass, clockText, freshness, limitText, marginClass, marginText, periodText, serverNow } from "./levels.js";
 
 function gatewayText(g) {
@@ -24,7 +24,7 @@ function card(s) {
   const cls = f.state === "live" ? marginClass(l) : "none"; // colours mean "now"
   const grade = s.grade || (l && l.grade);
   return h("a", { class: "card " + cls + " " + ageClass(f), href: "#/sensor/" + encodeURIComponent(s.id), "data-sensor": s.id, "data-age": f.state },
-    h("div", { class: "head" }, h("span", { class: "id" }, s.id), h("span", { class: "muted" }, s.municipality || "")),
+    h("div", { class: "head" }, h("span", { class: "id" }, s.id), h("span", { class: "muted" }, municipalityName(s.municipality, s.code))),
     s.address ? h("div", { class: "addr" }, s.address) : null,
     h("div", { class: "level" },
       h("span", { class: "value", "data-field": "laeq" }, l ? db(l.laeq_db) : "—"), h("span", {}, "dB(A)"),
@@ -51,7 +51,7 @@ export function overviewView() {
   root.replaceChildren(h("h1", {}, "Sensores ao vivo"), h("div", { class: "toolbar" }, h("label", {}, "Município ", select), count), grid);
 
   function fillSelect() {
-    const opts = [h("option", { value: "" }, "todos")].concat(municipalities().map((m) => h("option", { value: m }, m)));
+    const opts = [h("option", { value: "" }, "todos")].concat(municipalities().map((m) => h("option", { value: m }, municipalityName(m))));
     select.replaceChildren(...opts);
     select.value = S.filter;
     if (select.value !== S.filter) { S.filter = ""; select.value = ""; }

@@ -2,7 +2,7 @@
 // (notice, relatório, auto, correction) with its fields, constatações,
 // people, deadlines and edits, and the fiscal's workflow steps as forms
 // (docs/workflow-api.md).
-import { $, api, download, fill, fmtDateTime, h } from "./lib.js";
+import { $, api, download, fill, fmtDate, fmtDateTime, fmtHM, h } from "./lib.js";
 import { S } from "./state.js";
 import { stepForm } from "./forms.js";
 
@@ -236,7 +236,7 @@ function constatacaoButton(c, open) {
   const f = followUpState(v);
   if (f.open) return h("button", { type: "button", class: v.grounded ? "secondary" : "", "data-step": "constatacao", onclick: () => open("constatacao") }, "Registrar constatação após o prazo");
   if (!f.at) return null;
-  return h("span", { class: "muted", "data-followup-at": f.at.toISOString() }, `Registrar constatação após o prazo: disponível após ${fmtDateTime.format(f.at)}`);
+  return h("span", { class: "muted", "data-followup-at": f.at.toISOString() }, `Registrar constatação após o prazo: disponível após ${fmtDate.format(f.at)} ${fmtHM.format(f.at)}`);
 }
 
 function docButtons(c, forms, open) {

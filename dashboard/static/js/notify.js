@@ -196,6 +196,53 @@ async function loadSettings(el) {
   renderSettings(el, data);
 }
 
+// muniBox: a municipality's plantão — coordinator, escalation, weekly
+// shifts and exceptions by date (fiscais and everyone: [value, label]).
+function muniBox(m, fiscais, everyone) {
+  const shifts = h("tbody"), overs = h("tbody");
+  const shiftRow = (s = { days: [], from: "", to: "", user: "" }) => shifts.append(h("tr", { "data-shift": "" },
+    h("td", {}, DAYS.map(([d, l]) => h("label", { class: "day" }, check(d, s.days.includes(d)), l))),
+    h("td", {}, input("from", s.from, { type: "time" })), h("td", {}, input("to", s.to === "24:00" ? "23:59" : s.to, { type: "time" })),
+    h("td", {}, select("user", s.user, [["", "—"], ...fiscais])),
+    h("td", {}, h("button", { type: "button", class: "link", onclick: (ev) => ev.target.closest("tr").remove() }, "remover"))));
+  const overRow = (o = {}) => overs.append(h("tr", { "data-override": "" }, h("td", {}, input("date", o.date, { type: "date" })),
+    h("td", {}, input("from", o.from, { type: "time" })), h("td", {}, input("to", o.to === "24:00" ? "" : o.to, { type: "time" })),
+    h("td", {}, select("user", o.user, [["", "—"], ...fiscais])), h("td", {}, input("reason", o.reason)),
+    h("td", {}, h("button", { type: "button", class: "link", onclick: (ev) => ev.target.closest("tr").remove() }, "remover"))));
+  (m.weekly || []).forEach(shiftRow);
+  (m.overrides || []).forEach(overRow);
+  return h("fieldset", { class: "panel", "data-municipality": m.id }, h("legend", {}, "Município " + m.id),
+    field("Coordenação (último passo do escalonamento)", select("coordinator", m.coordinator, [["", "—"], ...everyone])),
+    field("Escalonar sem reconhecimento após (min)", input("escalate_after_min", m.escalate_after_min || 15, { type: "number", min: 1, max: 1440 })),
+    field("Fuso horário", input("timezone", m.timezone || TZ)),
+    h("h4", {}, "Escala semanal"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Dias", "De", "Até", "Fiscal", ""].map((x) => h("th", {}, x)))), shifts)),
+    h("button", { type: "button", class: "secondary", onclick: () => shiftRow() }, "Adicionar turno"),
+    h("h4", {}, "Exceções por data (substituem a escala)"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Data", "De", "Até", "Fiscal", "Motivo", ""].map((x) => h("th", {}, x)))), overs)),
+    h("button", { type: "button", class: "secondary", onclick: () => overRow() }, "Adicionar exceção"));
+}
+
+// collectSettings: the PUT /api/v1/notify/settings body of the form (e the
+// stored e-mail settings, the others the form's parts).
+function collectSettings(form, { e, em, hooks, push, munis, contacts }) {
+  const hm = (v) => (v === "23:59" ? "24:00" : v);
+  return { public_url: form.elements.public_url.value.trim(),
+    email: { enabled: em.enabled.checked, transport: em.transport.value, host: em.host.value.trim(), port: Number(em.port.value) || 0, security: em.security.value,
+      username: em.username.value.trim(), password: em.password.value, from: em.from.value.trim(), dir: em.dir.value.trim(), ca_file: em.ca.value.trim(), timeout: e.timeout },
+    webhooks: [...hooks.querySelectorAll("tr")].map((tr) => ({ name: tr.querySelector("[name=name]").value.trim(), url: tr.querySelector("[name=url]").value.trim(),
+      secret: tr.querySelector("[name=secret]").value, municipalities: tr.querySelector("[name=municipalities]").value.split(",").map((x) => x.trim()).filter(Boolean) })),
+    push: { enabled: push.enabled.checked, subject: push.subject.value.trim() },
+    grouping: Object.fromEntries(["level", "no_data", "clock"].map((k) => { const tr = form.querySelector(`[data-grouping=${k}]`); return [k, { wait: tr.querySelector("[name=wait]").value.trim(), interval: tr.querySelector("[name=interval]").value.trim() }]; })),
+    municipalities: [...munis.querySelectorAll("[data-municipality]")].map((fs) => ({ id: fs.dataset.municipality, coordinator: fs.querySelector("[name=coordinator]").value,
+      escalate_after_min: Number(fs.querySelector("[name=escalate_after_min]").value) || 0, timezone: fs.querySelector("[name=timezone]").value.trim(),
+      weekly: [...fs.querySelectorAll("[data-shift]")].map((tr) => ({ days: DAYS.map(([d]) => d).filter((d) => tr.querySelector(`[name=${d}]`).checked),
+        from: tr.querySelector("[name=from]").value, to: hm(tr.querySelector("[name=to]").value), user: tr.querySelector("[name=user]").value })),
+      overrides: [...fs.querySelectorAll("[data-override]")].map((tr) => ({ date: tr.querySelector("[name=date]").value, from: tr.querySelector("[name=from]").value,
+        to: tr.querySelector("[name=to]").value, user: tr.querySelector("[name=user]").value, reason: tr.querySelector("[name=reason]").value.trim() })) }))
+      .filter((m) => m.weekly.length || m.overrides.length || m.coordinator),
+    contacts: [...contacts.querySelectorAll("tr")].map((tr) => ({ user: tr.dataset.contact, email: tr.querySelector("[name=email]").value.trim(), phone: tr.querySelector("[name=phone]").value.trim() }))
+      .filter((c) => c.email || c.phone) };
+}
+
 function renderSettings(el, data) {
   const st = JSON.parse(JSON.stringify(data.settings));
   const users = data.users || [];
@@ -222,31 +269,9 @@ function renderSettings(el, data) {
   const push = { enabled: check("push.enabled", st.push && st.push.enabled), subject: input("push.subject", st.push && st.push.subject, { placeholder: "mailto:ti@prefeitura.gov.br" }) };
   // municipalities
   const munis = h("div");
-  const muniBox = (m) => {
-    const shifts = h("tbody"), overs = h("tbody");
-    const shiftRow = (s = { days: [], from: "", to: "", user: "" }) => shifts.append(h("tr", { "data-shift": "" },
-      h("td", {}, DAYS.map(([d, l]) => h("label", { class: "day" }, check(d, s.days.includes(d)), l))),
-      h("td", {}, input("from", s.from, { type: "time" })), h("td", {}, input("to", s.to === "24:00" ? "23:59" : s.to, { type: "time" })),
-      h("td", {}, select("user", s.user, [["", "—"], ...fiscais])),
-      h("td", {}, h("button", { type: "button", class: "link", onclick: (ev) => ev.target.closest("tr").remove() }, "remover"))));
-    const overRow = (o = {}) => overs.append(h("tr", { "data-override": "" }, h("td", {}, input("date", o.date, { type: "date" })),
-      h("td", {}, input("from", o.from, { type: "time" })), h("td", {}, input("to", o.to === "24:00" ? "" : o.to, { type: "time" })),
-      h("td", {}, select("user", o.user, [["", "—"], ...fiscais])), h("td", {}, input("reason", o.reason)),
-      h("td", {}, h("button", { type: "button", class: "link", onclick: (ev) => ev.target.closest("tr").remove() }, "remover"))));
-    (m.weekly || []).forEach(shiftRow);
-    (m.overrides || []).forEach(overRow);
-    return h("fieldset", { class: "panel", "data-municipality": m.id }, h("legend", {}, "Município " + m.id),
-      field("Coordenação (último passo do escalonamento)", select("coordinator", m.coordinator, [["", "—"], ...everyone])),
-      field("Escalonar sem reconhecimento após (min)", input("escalate_after_min", m.escalate_after_min || 15, { type: "number", min: 1, max: 1440 })),
-      field("Fuso horário", input("timezone", m.timezone || TZ)),
-      h("h4", {}, "Escala semanal"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Dias", "De", "Até", "Fiscal", ""].map((x) => h("th", {}, x)))), shifts)),
-      h("button", { type: "button", class: "secondary", onclick: () => shiftRow() }, "Adicionar turno"),
-      h("h4", {}, "Exceções por data (substituem a escala)"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Data", "De", "Até", "Fiscal", "Motivo", ""].map((x) => h("th", {}, x)))), overs)),
-      h("button", { type: "button", class: "secondary", onclick: () => overRow() }, "Adicionar exceção"));
-  };
   const knownMunis = new Set((st.municipalities || []).map((m) => m.id));
   for (const s of S.sensors.values()) if (s.municipality && !knownMunis.has(s.municipality)) { knownMunis.add(s.municipality); (st.municipalities = st.municipalities || []).push({ id: s.municipality, weekly: [] }); }
-  (st.municipalities || []).sort((a, b) => a.id.localeCompare(b.id)).forEach((m) => munis.append(muniBox(m)));
+  (st.municipalities || []).sort((a, b) => a.id.localeCompare(b.id)).forEach((m) => munis.append(muniBox(m, fiscais, everyone)));
   // contacts
   const contacts = h("tbody");
   const contactOf = (u) => (st.contacts || []).find((c) => c.user === u) || {};
@@ -286,25 +311,9 @@ function renderSettings(el, data) {
     const parts = msg.replace(/^corrija: /, "").split("; ");
     err.replaceChildren(h("p", {}, "Não foi salvo:"), h("ul", {}, parts.map((p) => h("li", {}, p))));
   }
-  const hm = (v) => (v === "23:59" ? "24:00" : v);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const out = { public_url: form.elements.public_url.value.trim(),
-      email: { enabled: em.enabled.checked, transport: em.transport.value, host: em.host.value.trim(), port: Number(em.port.value) || 0, security: em.security.value,
-        username: em.username.value.trim(), password: em.password.value, from: em.from.value.trim(), dir: em.dir.value.trim(), ca_file: em.ca.value.trim(), timeout: e.timeout },
-      webhooks: [...hooks.querySelectorAll("tr")].map((tr) => ({ name: tr.querySelector("[name=name]").value.trim(), url: tr.querySelector("[name=url]").value.trim(),
-        secret: tr.querySelector("[name=secret]").value, municipalities: tr.querySelector("[name=municipalities]").value.split(",").map((x) => x.trim()).filter(Boolean) })),
-      push: { enabled: push.enabled.checked, subject: push.subject.value.trim() },
-      grouping: Object.fromEntries(["level", "no_data", "clock"].map((k) => { const tr = form.querySelector(`[data-grouping=${k}]`); return [k, { wait: tr.querySelector("[name=wait]").value.trim(), interval: tr.querySelector("[name=interval]").value.trim() }]; })),
-      municipalities: [...munis.querySelectorAll("[data-municipality]")].map((fs) => ({ id: fs.dataset.municipality, coordinator: fs.querySelector("[name=coordinator]").value,
-        escalate_after_min: Number(fs.querySelector("[name=escalate_after_min]").value) || 0, timezone: fs.querySelector("[name=timezone]").value.trim(),
-        weekly: [...fs.querySelectorAll("[data-shift]")].map((tr) => ({ days: DAYS.map(([d]) => d).filter((d) => tr.querySelector(`[name=${d}]`).checked),
-          from: tr.querySelector("[name=from]").value, to: hm(tr.querySelector("[name=to]").value), user: tr.querySelector("[name=user]").value })),
-        overrides: [...fs.querySelectorAll("[data-override]")].map((tr) => ({ date: tr.querySelector("[name=date]").value, from: tr.querySelector("[name=from]").value,
-          to: tr.querySelector("[name=to]").value, user: tr.querySelector("[name=user]").value, reason: tr.querySelector("[name=reason]").value.trim() })) }))
-        .filter((m) => m.weekly.length || m.overrides.length || m.coordinator),
-      contacts: [...contacts.querySelectorAll("tr")].map((tr) => ({ user: tr.dataset.contact, email: tr.querySelector("[name=email]").value.trim(), phone: tr.querySelector("[name=phone]").value.trim() }))
-        .filter((c) => c.email || c.phone) };
+    const out = collectSettings(form, { e, em, hooks, push, munis, contacts });
     err.hidden = true; ok.textContent = "salvando…";
     try {
       const saved = await api("/api/v1/notify/settings", { method: "PUT", body: out });

@@ -4,17 +4,12 @@
 // (PDF, CSV, JSON, exports by minute and by second). app.js routes here
 // (view).
 import { TZ, api, db, h } from "./lib.js";
-import { S, label } from "./state.js";
+import { label, municipalityName } from "./state.js";
 
 // pt-BR label of a zone (GET /api/v1/labels, loaded by app.js).
 const zoneName = (z) => label("zone", z);
-// "Lapa/PR": the municipality of a sensor's code, from the codes loaded by app.js.
-const municipalityName = (s) => {
-  const c = (S.codes || []).find((x) => x.id === s.code) || (S.codes || []).find((x) => x.id === s.municipality);
-  return c ? `${c.municipality}/${c.state}` : s.municipality || "";
-};
 // A sensor as the selector shows it: where it is, the municipality, its id.
-const sensorName = (s) => `${s.address || s.id} — ${municipalityName(s)}${s.address ? ` (${s.id})` : ""}`;
+const sensorName = (s) => `${s.address || s.id} — ${municipalityName(s.municipality, s.code)}${s.address ? ` (${s.id})` : ""}`;
 // What the code's calendar says of a day.
 const dayKind = (d) => d.holiday ? "feriado: " + d.holiday : d.holiday_eve ? "véspera de feriado" : d.business_day === false ? "não útil" : "útil";
 const pct = (v) => (100 * (v || 0)).toLocaleString("pt-BR", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + " %";
@@ -168,7 +163,7 @@ function view(root) {
       const munis = [...new Set(sensors.map((s) => s.municipality).filter(Boolean))].sort();
       target.replaceChildren(
         h("optgroup", { label: "Sensores" }, sensors.map((s) => h("option", { value: "sensor=" + encodeURIComponent(s.id) }, sensorName(s)))),
-        h("optgroup", { label: "Municípios (todos os sensores)" }, munis.map((m) => h("option", { value: "municipality=" + encodeURIComponent(m) }, municipalityName(sensors.find((s) => s.municipality === m))))));
+        h("optgroup", { label: "Municípios (todos os sensores)" }, munis.map((m) => h("option", { value: "municipality=" + encodeURIComponent(m) }, municipalityName(m)))));
       const want = new URLSearchParams((location.hash.split("?")[1]) || "");
       if (want.get("sensor")) target.value = "sensor=" + encodeURIComponent(want.get("sensor"));
       state.target = target.value;

@@ -2,7 +2,7 @@
 // of a window (15 min, 1 h, 24 h) with the limit in force from the server,
 // the window's figures and the environment of the last 24 h.
 import { $, api, db, fill, fmtDateTime, fmtTime, h } from "./lib.js";
-import { S, gatewayOf, label, sensor } from "./state.js";
+import { S, gatewayOf, label, municipalityName, sensor } from "./state.js";
 import { GRADES, ageClass, clockText, freshness, limitText, marginClass, marginText, periodText } from "./levels.js";
 import { levelChart } from "./chart.js";
 import { envPanel } from "./env.js";
@@ -22,7 +22,7 @@ function head(s) {
       h("span", { class: "margin " + cls }, marginText(l)), h("span", { class: "age " + ageClass(f), id: "detail-age" }, f.text)),
     s.lateLevel && s.lateLevel !== l ? h("p", { class: "age age-late", id: "detail-late" }, `chegando leituras atrasadas: registro de ${fmtDateTime.format(new Date(s.lateLevel.t))} (${db(s.lateLevel.laeq_db)} dB(A))`) : null,
     h("div", { class: "facts" },
-      h("span", {}, s.municipality || ""), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
+      h("span", {}, municipalityName(s.municipality, s.code)), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
       h("span", {}, limitText(l) ? `${limitText(l)}, ${periodText(l)}` : "sem limite numérico agora"),
       h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state || "sem status"}` : ""),
       h("span", {}, clockText(s)),

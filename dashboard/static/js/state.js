@@ -27,6 +27,21 @@ export function sensor(id) {
   return s;
 }
 
+// municipalityName: "Lapa/PR" for a municipality id (a gateway's topic
+// segment) or a code id, from the codes loaded at sign-in; the id itself
+// when no code names it.
+export function municipalityName(id, codeId) {
+  const cs = S.codes || [];
+  const c = (codeId && cs.find((x) => x.id === codeId)) || cs.find((x) => x.id === id);
+  return c ? `${c.municipality}/${c.state}` : id || "";
+}
+
+// codeTitle: "Lei nº 1783/2004 (Lapa/PR)" for a code id.
+export function codeTitle(id) {
+  const c = (S.codes || []).find((x) => x.id === id);
+  return c ? c.title : "código " + id;
+}
+
 export function gatewayOf(s) { return s.gateway ? S.gateways.get(s.gateway) : null; }
 
 // pt-BR label of a vocabulary value (zone, source, day, …) from GET
