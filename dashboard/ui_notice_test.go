@@ -52,7 +52,10 @@ func TestUINoticePath(t *testing.T) {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event("change", {bubbles: true})); })()`,
 			nb+` [data-form="`+kind+`"] [name="`+name+`"]`, v))
 	}
-	shot := func(name string) { dashtest.ScreenshotTo(t, ctx, dashtest.ScreenshotDir(t), name, false) }
+	shot := func(name string) {
+		dashtest.Run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast').forEach((e) => e.remove())`))
+		dashtest.ScreenshotTo(t, ctx, dashtest.ScreenshotDir(t), name, false)
+	}
 
 	dashtest.Run(t, ctx, dashtest.Login(u.srv.URL, "fis", testPassword), chromedp.Navigate(u.srv.URL+"/#/alertas"),
 		dashtest.WaitText(`#view h1`, "Alertas"), dashtest.StubAlarms())

@@ -226,17 +226,29 @@ export function followUpState(v) {
   return { open: now >= end, at: new Date(end) };
 }
 
+// followsUpNotice: a notice after its ciente or recusa, whose prazo the
+// constatação after it checks.
+const followsUpNotice = (v, d) => v.stored && isNoticeKind(d.kind) && ["acknowledged", "refused"].includes(v.state);
+
 // constatacaoButton: "Registrar constatação" before any notice; after a
 // notice's ciente or recusa, "Registrar constatação após o prazo" once the
-// prazo expired, else when it becomes available.
+// prazo expired (followUpNote says when before).
 function constatacaoButton(c, open) {
   const { v, d } = c;
-  if (!v.stored) return h("button", { type: "button", class: v.grounded ? "secondary" : "", "data-step": "constatacao", onclick: () => open("constatacao") }, "Registrar constatação");
-  if (!isNoticeKind(d.kind) || !["acknowledged", "refused"].includes(v.state)) return null;
+  const button = (text) => h("button", { type: "button", class: v.grounded ? "secondary" : "", "data-step": "constatacao", onclick: () => open("constatacao") }, text);
+  if (!v.stored) return button("Registrar constatação");
+  if (followsUpNotice(v, d) && followUpState(v).open) return button("Registrar constatação após o prazo");
+  return null;
+}
+
+// followUpNote: while the prazo runs, from when the constatação after it
+// can be recorded.
+function followUpNote(c) {
+  const { v, d } = c;
+  if (!c.fiscal || !followsUpNotice(v, d)) return null;
   const f = followUpState(v);
-  if (f.open) return h("button", { type: "button", class: v.grounded ? "secondary" : "", "data-step": "constatacao", onclick: () => open("constatacao") }, "Registrar constatação após o prazo");
-  if (!f.at) return null;
-  return h("span", { class: "muted", "data-followup-at": f.at.toISOString() }, `Registrar constatação após o prazo: disponível após ${fmtDate.format(f.at)} ${fmtHM.format(f.at)}`);
+  if (f.open || !f.at) return null;
+  return h("p", { class: "muted", "data-followup-at": f.at.toISOString() }, `Registrar constatação após o prazo: disponível após ${fmtDate.format(f.at)} ${fmtHM.format(f.at)}`);
 }
 
 function docButtons(c, forms, open) {
@@ -384,6 +396,7 @@ export function docPanel(boxOf) {
     fill(box, docBody(v, c.d),
       c.fiscal && v.stored && !(v.actions || []).length ? h("p", { class: "muted" }, "Nenhuma ação cabe agora neste documento.") : null,
       h("div", { class: "actions" }, docButtons(c, forms, open)),
+      followUpNote(c),
       formBox, res);
   }
   return panel;
