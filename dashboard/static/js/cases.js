@@ -103,6 +103,20 @@ async function openParty(party, doc) {
   party.scrollIntoView({ block: "nearest" });
 }
 
+// caseRow: one case of the list; its party's CNPJ/CPF opens the history.
+function caseRow(c, party) {
+  const nd = c.next_deadline;
+  return h("tr", { "data-case": c.id, "data-state": c.state, class: c.overdue ? "overdue" : "" },
+    h("td", {}, h("b", {}, c.id), h("div", { class: "muted small" }, (c.documents || []).slice(1).map((d) => d.id).join(", ")),
+      h("div", { class: "small" }, h("a", { href: "#/alertas/" + encodeURIComponent(c.alert_id) }, "alerta"))),
+    h("td", {}, c.municipality || c.code_id),
+    h("td", {}, c.party.name, h("div", {}, h("button", { type: "button", class: "link", "data-party": c.party.document, onclick: () => openParty(party, c.party.document) }, docText(c.party.document)))),
+    h("td", {}, c.party.address, c.site_address && c.site_address !== c.party.address ? h("div", { class: "muted small" }, "medição: " + c.site_address) : null),
+    h("td", { "data-field": "state" }, c.state_label),
+    h("td", { "data-field": "deadline" }, nd ? [h("div", {}, nd.label + " até " + nd.last_day), h("div", { class: nd.overdue ? "error" : nd.days_left <= 2 ? "near" : "muted" }, daysText(nd.days_left))] : h("span", { class: "muted" }, "sem prazo correndo")),
+    h("td", { class: "small" }, c.penalty || "—"));
+}
+
 // ---- the page -------------------------------------------------------------
 function view(root) {
   const me = S.me || {};
@@ -174,18 +188,7 @@ function view(root) {
     render(data);
   }
   function render(data) {
-    const rows = (data.cases || []).map((c) => {
-      const nd = c.next_deadline;
-      return h("tr", { "data-case": c.id, "data-state": c.state, class: c.overdue ? "overdue" : "" },
-        h("td", {}, h("b", {}, c.id), h("div", { class: "muted small" }, (c.documents || []).slice(1).map((d) => d.id).join(", ")),
-          h("div", { class: "small" }, h("a", { href: "#/alertas/" + encodeURIComponent(c.alert_id) }, "alerta"))),
-        h("td", {}, c.municipality || c.code_id),
-        h("td", {}, c.party.name, h("div", {}, h("button", { type: "button", class: "link", "data-party": c.party.document, onclick: () => openParty(party, c.party.document) }, docText(c.party.document)))),
-        h("td", {}, c.party.address, c.site_address && c.site_address !== c.party.address ? h("div", { class: "muted small" }, "medição: " + c.site_address) : null),
-        h("td", { "data-field": "state" }, c.state_label),
-        h("td", { "data-field": "deadline" }, nd ? [h("div", {}, nd.label + " até " + nd.last_day), h("div", { class: nd.overdue ? "error" : nd.days_left <= 2 ? "near" : "muted" }, daysText(nd.days_left))] : h("span", { class: "muted" }, "sem prazo correndo")),
-        h("td", { class: "small" }, c.penalty || "—"));
-    });
+    const rows = (data.cases || []).map((c) => caseRow(c, party));
     table.replaceChildren(rows.length ? h("table", { class: "cases" },
       h("thead", {}, h("tr", {}, ["Caso", "Município", "Parte (CNPJ/CPF)", "Endereço", "Estado", "Próximo prazo", "Penalidade"].map((t) => h("th", {}, t)))),
       h("tbody", {}, rows)) : "");

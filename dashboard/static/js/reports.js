@@ -127,6 +127,39 @@ function draw(canvas, r, data, minutes) {
   canvas.dataset.limits = String(limits.length);
 }
 
+// loadTargets fills the selector with the sensors and municipalities and
+// picks the sensor of the link (#/relatorios?sensor=…).
+async function loadTargets(target, msg, state) {
+  try {
+    const data = await get("/api/v1/sensors");
+    const sensors = (data.sensors || []).slice().sort((a, b) => (a.municipality || "").localeCompare(b.municipality || "") || a.id.localeCompare(b.id));
+    const munis = [...new Set(sensors.map((s) => s.municipality).filter(Boolean))].sort();
+    target.replaceChildren(
+      h("optgroup", { label: "Sensores" }, sensors.map((s) => h("option", { value: "sensor=" + encodeURIComponent(s.id) }, sensorName(s)))),
+      h("optgroup", { label: "Municípios (todos os sensores)" }, munis.map((m) => h("option", { value: "municipality=" + encodeURIComponent(m) }, municipalityName(m)))));
+    const want = new URLSearchParams((location.hash.split("?")[1]) || "");
+    if (want.get("sensor")) target.value = "sensor=" + encodeURIComponent(want.get("sensor"));
+    state.target = target.value;
+  } catch (e) { msg.textContent = "Não foi possível carregar os sensores: " + e.message; }
+}
+
+function link(text, href, id) { return h("a", { class: "button secondary", href, id, download: "" }, text); }
+// renderDownloads: the report shown as PDF, CSV and JSON, and a sensor's
+// series by minute (and by second up to 31 days).
+function renderDownloads(downloads, state) {
+  if (!state.data) { downloads.replaceChildren(); return; }
+  const base = "/api/v1/reports?" + state.shown;
+  const isSensor = state.shown.startsWith("sensor=");
+  const sid = isSensor ? new URLSearchParams(state.shown).get("sensor") : "";
+  const days = (Date.parse(state.data.to) - Date.parse(state.data.from)) / 864e5;
+  const sp = new URLSearchParams(state.shown);
+  const exp = (res) => `/api/v1/sensors/${encodeURIComponent(sid)}/export?from=${sp.get("from")}&to=${sp.get("to")}&res=${res}&format=csv`;
+  downloads.replaceChildren(h("span", { class: "muted" }, "Baixar: "),
+    link("PDF", base + "&format=pdf", "dl-pdf"), link("CSV", base + "&format=csv", "dl-csv"), link("JSON", base + "&format=json", "dl-json"),
+    isSensor ? link("Dados de 1 min (CSV)", exp("1min"), "dl-1min") : null,
+    isSensor && days <= 31 ? link("Dados de 1 s (CSV)", exp("1s"), "dl-1s") : null);
+}
+
 function view(root) {
   const state = { preset: "hoje", target: "", from: today(), to: today(), data: null, minutes: null, seq: 0, shown: "" };
   const target = h("select", { id: "report-target", "aria-label": "Sensor ou município" });
@@ -156,36 +189,9 @@ function view(root) {
   to.addEventListener("change", () => { state.to = to.value; });
   target.addEventListener("change", () => { state.target = target.value; });
 
-  async function loadTargets() {
-    try {
-      const data = await get("/api/v1/sensors");
-      const sensors = (data.sensors || []).slice().sort((a, b) => (a.municipality || "").localeCompare(b.municipality || "") || a.id.localeCompare(b.id));
-      const munis = [...new Set(sensors.map((s) => s.municipality).filter(Boolean))].sort();
-      target.replaceChildren(
-        h("optgroup", { label: "Sensores" }, sensors.map((s) => h("option", { value: "sensor=" + encodeURIComponent(s.id) }, sensorName(s)))),
-        h("optgroup", { label: "Municípios (todos os sensores)" }, munis.map((m) => h("option", { value: "municipality=" + encodeURIComponent(m) }, municipalityName(m)))));
-      const want = new URLSearchParams((location.hash.split("?")[1]) || "");
-      if (want.get("sensor")) target.value = "sensor=" + encodeURIComponent(want.get("sensor"));
-      state.target = target.value;
-    } catch (e) { msg.textContent = "Não foi possível carregar os sensores: " + e.message; }
-  }
 
   function query(extra) {
     return `${state.target}&from=${state.from}&to=${state.to}${extra || ""}`;
-  }
-  function link(text, href, id) { return h("a", { class: "button secondary", href, id, download: "" }, text); }
-  function renderDownloads() {
-    if (!state.data) { downloads.replaceChildren(); return; }
-    const base = "/api/v1/reports?" + state.shown;
-    const isSensor = state.shown.startsWith("sensor=");
-    const sid = isSensor ? new URLSearchParams(state.shown).get("sensor") : "";
-    const days = (Date.parse(state.data.to) - Date.parse(state.data.from)) / 864e5;
-    const sp = new URLSearchParams(state.shown);
-    const exp = (res) => `/api/v1/sensors/${encodeURIComponent(sid)}/export?from=${sp.get("from")}&to=${sp.get("to")}&res=${res}&format=csv`;
-    downloads.replaceChildren(h("span", { class: "muted" }, "Baixar: "),
-      link("PDF", base + "&format=pdf", "dl-pdf"), link("CSV", base + "&format=csv", "dl-csv"), link("JSON", base + "&format=json", "dl-json"),
-      isSensor ? link("Dados de 1 min (CSV)", exp("1min"), "dl-1min") : null,
-      isSensor && days <= 31 ? link("Dados de 1 s (CSV)", exp("1s"), "dl-1s") : null);
   }
 
   async function run() {
@@ -214,7 +220,7 @@ function view(root) {
       if (seq !== state.seq) return;
       state.data = null; msg.textContent = e.message; out.replaceChildren();
     }
-    renderDownloads();
+    renderDownloads(downloads, state);
   }
 
   function render() {
@@ -222,7 +228,7 @@ function view(root) {
     out.replaceChildren(...sensors.map((r) => sensorBlock(r, state.data, state.minutes)));
   }
 
-  loadTargets().then(() => { syncDates(); if (state.target) run(); });
+  loadTargets(target, msg, state).then(() => { syncDates(); if (state.target) run(); });
   syncDates();
   return { live() {} };
 }
