@@ -62,7 +62,7 @@ func TestUINotifications(t *testing.T) {
 	a := u.alerts.list[0]
 	svc.Notify(ctx, alerts.Event{Kind: alerts.EventFiring, At: a.FiringAt, Alert: a})
 	dashtest.Run(t, b, chromedp.Navigate(u.srv.URL+"/#/alertas/"+strings.ReplaceAll(a.ID, "/", "%2F")),
-		dashtest.WaitText(`#on-duty`, "lapa: fis"),
+		dashtest.WaitText(`#on-duty`, "Lapa/PR: fis"),
 		dashtest.WaitText(`#on-duty`, "sem destinatário"), // conceição de macabu has no schedule
 		dashtest.WaitJS(`!!document.querySelector('[data-notif-history]')`, "the history box"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-notif-history] summary').click()`),
@@ -78,7 +78,7 @@ func TestUINotifications(t *testing.T) {
 	}
 	dashtest.Run(t, b, chromedp.Navigate(u.srv.URL+"/#/notificacoes"),
 		dashtest.WaitJS(`!!document.querySelector('[data-silence]')`, "the silence in the list"),
-		dashtest.WaitText(`#duty-list`, "lapa: fis"),
+		dashtest.WaitText(`#duty-list`, "Lapa/PR: fis"),
 		dashtest.WaitJS(`!document.querySelector('#notify-settings')`, "no settings for a fiscal"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#logout').click()`),
 		chromedp.WaitVisible(chromedp.CSS(`#login-user`)))

@@ -3,7 +3,7 @@
 // settings (receivers, plantão, escalation, contacts, test message).
 // API: /api/v1/notify/… (docs/notifications.md).
 import { TZ, api, fill as put, h, toast } from "./lib.js";
-import { S } from "./state.js";
+import { S, municipalityName } from "./state.js";
 
 const me = () => S.me || {};
 const fmtDT = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false });
@@ -16,7 +16,7 @@ const FINAL = { sent: "ok", failed: "bad", retry: "warn", no_recipient: "bad", n
 
 function dutyText(d) {
   const who = d.users && d.users.length ? d.users.join(", ") : "ninguém" + (d.coordinator ? ` (chama a coordenação: ${d.coordinator})` : " — sem coordenação: os alertas ficam sem destinatário");
-  let t = `${d.municipality}: ${who}`;
+  let t = `${municipalityName(d.municipality)}: ${who}`;
   if (d.override) t += " — exceção" + (d.reason ? ` (${d.reason})` : "");
   if (d.until) t += `, até ${fmtHM.format(new Date(d.until))}`;
   if (d.next) t += `; depois ${d.next}`;
