@@ -153,7 +153,7 @@ func (h *WorkflowAPI) view(r *http.Request, d notice.Document, stored bool) (Not
 		return NoticeView{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
 	}
 	v := NoticeView{Document: d, Stored: stored, StateText: d.StateLabel(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
-		Pending: d.Draft.Pending(), Actions: allowed(d), Grounded: len(d.Draft.Constatacoes) > 0}
+		Pending: d.Draft.Pending(), Actions: allowed(d, h.svc.now()), Grounded: len(d.Draft.Constatacoes) > 0}
 	if v.Grounded {
 		if err := d.Draft.Constatacoes[0].Grounds(); err != nil {
 			v.Grounded, v.Why = false, err.Error()
@@ -193,9 +193,11 @@ func (h *WorkflowAPI) view(r *http.Request, d notice.Document, stored bool) (Not
 	return v, nil
 }
 
-// allowed lists the actions whose state precondition holds (parameters and
-// deadlines are checked when the action is tried).
-func allowed(d notice.Document) []notice.ActionKind {
+// allowed lists the actions whose state precondition holds at now
+// (parameters are checked when the action is tried). The auto after a
+// notice is offered only once its prazo ran out: before that it is
+// certain to be refused.
+func allowed(d notice.Document, now time.Time) []notice.ActionKind {
 	k := d.Draft.Kind
 	out := []notice.ActionKind{}
 	switch d.State {
@@ -212,7 +214,10 @@ func allowed(d notice.Document) []notice.ActionKind {
 		}
 	case notice.StateAcknowledged, notice.StateRefused:
 		if k.IsNotice() {
-			out = append(out, notice.ActRegularise, notice.ActEscalate)
+			out = append(out, notice.ActRegularise)
+			if d.PrazoEnd.IsZero() || d.PrazoExpired(now) {
+				out = append(out, notice.ActEscalate)
+			}
 		} else if k == notice.KindAuto {
 			out = append(out, notice.ActDecide)
 		}

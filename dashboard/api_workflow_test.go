@@ -367,11 +367,29 @@ func TestLapaEndToEnd(t *testing.T) {
 		t.Fatalf("refused: %v", v)
 	}
 
-	// The prazo runs to 14/03; the auto needs a constatação after it.
+	// The prazo runs to 14/03; the auto needs a constatação after it, and
+	// is not among the actions offered before.
+	hasAuto := func(v map[string]any) bool {
+		for _, a := range v["actions"].([]any) {
+			if a == "auto" {
+				return true
+			}
+		}
+		return false
+	}
+	if hasAuto(v) {
+		t.Errorf("auto offered while the prazo runs: actions %v", v["actions"])
+	}
 	e.clk.Set(at(3, 14, 23, 0))
 	early := e.ok(t, "ana", "POST", kpath, onSite(lapa, at(3, 14, 22, 30), 68, np), 201)
+	if v := e.ok(t, "ana", "GET", npath, nil, 200); hasAuto(v) {
+		t.Errorf("auto offered on the prazo's last day: actions %v", v["actions"])
+	}
 	e.refused(t, "ana", "POST", npath+"/auto", map[string]any{"follow_up": early["id"]}, 409, "corre até 14/03/2026")
 	e.clk.Set(at(3, 16, 9, 0))
+	if v := e.ok(t, "ana", "GET", npath, nil, 200); !hasAuto(v) {
+		t.Errorf("auto not offered after the prazo: actions %v", v["actions"])
+	}
 	e.refused(t, "ana", "POST", npath+"/auto", nil, 409, "registre a constatação após o prazo")
 	e.refused(t, "ana", "POST", npath+"/auto", map[string]any{"follow_up": early["id"]}, 409, "anterior ao fim do prazo")
 	e.refused(t, "ana", "POST", kpath, func() map[string]any { b := sensorWindow(lapa, ""); b["follows_up"] = np; return b }(), 422, "precisa de nova medição no local")

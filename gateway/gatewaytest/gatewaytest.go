@@ -365,6 +365,25 @@ func (c *Central) StatusLog(gw string) []wire.Status {
 	return slices.Clone(c.statusLog[gw])
 }
 
+// WaitProgress polls cond every 20 ms until it holds; it gives up only
+// when progress (a counter that grows while the work advances) has not
+// moved for stall. On a busy machine the work takes as long as it takes;
+// what fails is work that stopped. It reports whether cond held.
+func WaitProgress(stall time.Duration, progress func() uint64, cond func() bool) bool {
+	last, moved := progress(), time.Now()
+	for {
+		if cond() {
+			return true
+		}
+		if p := progress(); p != last {
+			last, moved = p, time.Now()
+		} else if time.Since(moved) > stall {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // WaitFor polls cond every 20 ms until it holds or d passes; it reports
 // whether cond held. It is a wait, not a timing assertion.
 func WaitFor(d time.Duration, cond func() bool) bool {
