@@ -56,7 +56,7 @@ func TestDecreedDays(t *testing.T) {
 	}{
 		{Date{2026, 3, 19}, "São José", false, false}, // a Thursday
 		{Date{2026, 3, 18}, "", true, true},
-		{Date{2018, 3, 19}, "", false, true}, // before the law: a Monday like any other
+		{Date{2018, 3, 19}, "", false, true},  // before the law: a Monday like any other
 		{Date{2026, 3, 11}, "", false, false}, // ponto facultativo: not a holiday, not a business day
 		{Date{2026, 3, 10}, "", false, true},
 	} {

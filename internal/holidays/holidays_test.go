@@ -96,7 +96,11 @@ func TestCheck(t *testing.T) {
 			func(e Entry) bool { return e.MonthDay == "10-05" && e.Kind == "feriado" }},
 		{"since, dd/mm/aaaa", lapa, with(func(e *Entry) { e.MonthDay = "10-05"; e.Since = "02/05/2024" }), nil,
 			func(e Entry) bool { return e.Since == "2024-05-02" }},
-		{"a single date, texts trimmed", lapa, with(func(e *Entry) { e.Date = "08/12/2026"; e.Name = "  Recesso   de fim de ano "; e.Kind = "ponto_facultativo" }), nil,
+		{"a single date, texts trimmed", lapa, with(func(e *Entry) {
+			e.Date = "08/12/2026"
+			e.Name = "  Recesso   de fim de ano "
+			e.Kind = "ponto_facultativo"
+		}), nil,
 			func(e Entry) bool { return e.Date == "2026-12-08" && e.Name == "Recesso de fim de ano" }},
 		{"the same yearly day of another municipality", lapa, with(func(e *Entry) { e.MonthDay = "08-15" }), nil, nil},
 		{"unknown municipality", nil, with(func(e *Entry) { e.Municipality = "curitiba"; e.Date = "2026-12-08" }), []string{`município "curitiba" desconhecido`}, nil},
