@@ -43,8 +43,8 @@ type Entry struct {
 	// 45/2026").
 	Act   string    `json:"act"`
 	Kind  string    `json:"kind"` // feriado | ponto_facultativo
-	SetBy string    `json:"set_by"`
-	SetAt time.Time `json:"set_at"`
+	SetBy string    `json:"set_by,omitempty"`
+	SetAt time.Time `json:"set_at,omitzero"`
 }
 
 // Decreed is the entry as the codes engine reads it.
@@ -105,6 +105,26 @@ var ErrNotFound = errors.New("holidays: entry not found")
 type Codes interface {
 	Code(id string) (*codes.Code, bool)
 	IDs() []string
+}
+
+// resolver finds a code by the name a person types ("Lapa", "Conceição de
+// Macabu"): *codes.Set.Resolve.
+type resolver interface {
+	Resolve(name string) (*codes.Code, error)
+}
+
+// lookup finds the municipality's code by id or, when set can, by name.
+func lookup(set Codes, m string) (*codes.Code, bool) {
+	m = strings.TrimSpace(m)
+	if c, ok := set.Code(m); ok {
+		return c, true
+	}
+	if r, ok := set.(resolver); ok && m != "" {
+		if c, err := r.Resolve(m); err == nil {
+			return c, true
+		}
+	}
+	return nil, false
 }
 
 // ParseDay reads a day as typed: a single date ("2026-12-07" or

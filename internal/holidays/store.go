@@ -131,7 +131,7 @@ func (s *Store) List(ctx context.Context, municipality string) ([]Entry, error) 
 // checked against; a problem is a *ValidationError in pt-BR and nothing is
 // written.
 func (s *Store) Add(ctx context.Context, set Codes, e Entry, by string, now time.Time) (Entry, error) {
-	c, ok := set.Code(strings.TrimSpace(e.Municipality))
+	c, ok := lookup(set, e.Municipality)
 	if !ok {
 		return Entry{}, &ValidationError{Problems: []string{fmt.Sprintf("município %q desconhecido: use %s", e.Municipality, strings.Join(set.IDs(), ", "))}}
 	}
