@@ -265,7 +265,8 @@ func (c *Code) religiousHoliday(d Date) (string, bool) {
 }
 
 // Holiday reports whether d is a holiday under this code: national, the
-// municipal holidays it names, or the Easter-based days it keeps.
+// municipal holidays it names, the Easter-based days it keeps, or a
+// holiday the municipality decreed (Calendar.Decreed, kind feriado).
 func (c *Code) Holiday(d Date) (string, bool) {
 	if n, ok := nationalHoliday(d); ok {
 		return n, true
@@ -275,7 +276,23 @@ func (c *Code) Holiday(d Date) (string, bool) {
 			return h.Name, true
 		}
 	}
-	return c.religiousHoliday(d)
+	if n, ok := c.religiousHoliday(d); ok {
+		return n, true
+	}
+	if x, ok := c.decreedOn(d); ok && x.Kind == DecreedHoliday {
+		return x.Name, true
+	}
+	return "", false
+}
+
+// Optional reports the ponto facultativo decreed on d, if any (and d is not
+// a holiday): not a business day, not a holiday for the day rules.
+func (c *Code) Optional(d Date) (string, bool) {
+	if _, h := c.Holiday(d); h {
+		return "", false
+	}
+	x, ok := c.decreedOn(d)
+	return x.Name, ok && x.Kind == DecreedOptional
 }
 
 // HolidayEve reports whether the day after d is a holiday.
@@ -285,9 +302,13 @@ func (c *Code) HolidayEve(d Date) bool {
 }
 
 // BusinessDay reports whether d is a "dia útil" under this code's wording:
-// one of its business weekdays and not a holiday.
+// one of its business weekdays, not a holiday and not a decreed ponto
+// facultativo.
 func (c *Code) BusinessDay(d Date) bool {
 	if _, h := c.Holiday(d); h {
+		return false
+	}
+	if _, o := c.Optional(d); o {
 		return false
 	}
 	wd := weekdayNames[d.Weekday()]

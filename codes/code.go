@@ -93,6 +93,10 @@ type Calendar struct {
 	// ServiceDayStart: minutes before this time belong to the previous
 	// calendar day's schedule ("HH:MM do dia seguinte"). Default 06:00.
 	ServiceDayStart string `yaml:"service_day_start"`
+	// Decreed are the days the municipality set outside the code (a
+	// municipal holiday law, a decree of ponto facultativo), passed in as
+	// data through Set.SetDecreed or Code.WithDecreed; never in the YAML.
+	Decreed []Decreed `yaml:"-"`
 }
 
 // Holiday is a municipal holiday on a fixed date.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -551,6 +552,9 @@ func windowsOverlap(a, b *Window) bool {
 // Set is a collection of codes by id.
 type Set struct {
 	byID map[string]*Code
+	// decreed holds the codes with the municipality's decreed days
+	// (SetDecreed); a code absent from it has none.
+	decreed atomic.Pointer[map[string]*Code]
 }
 
 // Builtin returns the five embedded seed codes.
@@ -609,10 +613,10 @@ func loadFS(fsys fs.FS, dir string) (*Set, error) {
 	return s, nil
 }
 
-// Code returns the code with id.
+// Code returns the code with id, with the decreed days last given to
+// SetDecreed.
 func (s *Set) Code(id string) (*Code, bool) {
-	c, ok := s.byID[id]
-	return c, ok
+	return s.code(id)
 }
 
 // IDs returns the code ids in order.
@@ -630,7 +634,7 @@ func (s *Set) IDs() []string {
 // When nothing matches, the error is pt-BR and suggests the nearest ids.
 func (s *Set) Resolve(name string) (*Code, error) {
 	key := normalizeID(name)
-	if c, ok := s.byID[key]; ok {
+	if c, ok := s.code(key); ok {
 		return c, nil
 	}
 	ids := s.IDs()

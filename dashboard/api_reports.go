@@ -484,6 +484,10 @@ func dayLabel(d stats.DayInfo) string {
 	switch {
 	case d.Holiday != "":
 		return "feriado: " + d.Holiday
+	case d.Optional != "" && d.HolidayEve:
+		return "ponto facultativo: " + d.Optional + "; véspera de feriado"
+	case d.Optional != "":
+		return "ponto facultativo: " + d.Optional
 	case d.HolidayEve:
 		return "véspera de feriado"
 	}

@@ -125,7 +125,9 @@ func status(d *Document, now, end time.Time) string {
 
 // DeadlineEnd is the exclusive end of a deadline of days counted from the
 // day after start: calendar days, or the code's business days ("dias
-// úteis": its business weekdays, excluding national and municipal holidays).
+// úteis": its business weekdays, excluding national and municipal holidays
+// and the days the municipality decreed — holidays and pontos facultativos,
+// codes.Calendar.Decreed — as the code c carries them).
 func DeadlineEnd(c *codes.Code, start time.Time, days int, business bool) time.Time {
 	if !business {
 		return PrazoEnd(start, days)

@@ -75,6 +75,7 @@ var rules = []rule{
 		[]string{"codeberg.org/go-pdf/fpdf", "codeberg.org/go-fonts/liberation/", "gonum.org/v1/plot", "golang.org/x/image/font", "github.com/boombuler/barcode"}},
 	{"internal/users", []string{"internal/sqlitedb"}, []string{"golang.org/x/crypto/", "modernc.org/sqlite"}},
 	{"internal/monetary", []string{"codes", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
+	{"internal/holidays", []string{"codes", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
 	{"internal/notify", []string{"alerts", "alerts/notify", "internal/sqlitedb", "internal/tz"},
 		[]string{"github.com/wneessen/go-mail", "github.com/SherClockHolmes/webpush-go", "github.com/prometheus/client_golang/",
 			"golang.org/x/sync/", "modernc.org/sqlite"}},
@@ -82,7 +83,7 @@ var rules = []rule{
 	// register's included; consumers of types and small interfaces, never a
 	// database driver.
 	{"dashboard", []string{"alerts", "alerts/evidence", "alerts/notice", "alerts/notify", "codes", "internal/calibration", "internal/cases",
-		"internal/docid", "internal/monetary", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
+		"internal/docid", "internal/holidays", "internal/monetary", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
 		[]string{"github.com/gorilla/websocket", "gonum.org/v1/plot/vg"}},
 	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
 

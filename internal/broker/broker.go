@@ -39,6 +39,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -91,6 +92,11 @@ type Options struct {
 	// (default DefaultSessionExpiry). mochi's own default is 136 years:
 	// abandoned sessions would pile up for ever.
 	SessionExpiry time.Duration
+	// ShutdownGrace bounds each step of Run's shutdown (default
+	// DefaultShutdownGrace): the clients get that long to take their
+	// DISCONNECT, then every connection left is closed, then Run returns
+	// at the latest after as long again (shutdown.go).
+	ShutdownGrace time.Duration
 	Log           *slog.Logger
 }
 
@@ -117,6 +123,8 @@ type connectDeadline struct {
 	net.Listener
 	d   time.Duration
 	log *slog.Logger
+	// conns, when set, tracks the accepted connections (shutdown.go).
+	conns *connSet
 }
 
 func (l connectDeadline) Accept() (net.Conn, error) {
@@ -136,6 +144,9 @@ func (l connectDeadline) Accept() (net.Conn, error) {
 			c.Close() // gone already; wait for the next one
 			continue
 		}
+		if l.conns != nil {
+			return l.conns.add(c), nil
+		}
 		return c, nil
 	}
 }
@@ -150,6 +161,13 @@ type Broker struct {
 	hook *authHook
 	tcp  net.Addr
 	tls  net.Addr
+	// raw are the TCP listeners under mochi's, closed first at shutdown;
+	// conns the connections they accepted.
+	raw     []net.Listener
+	conns   *connSet
+	closing atomic.Bool
+	grace   time.Duration
+	log     *slog.Logger
 }
 
 // New configures the broker and binds its listeners (so that the actual
@@ -170,6 +188,9 @@ func New(o Options) (*Broker, error) {
 	if o.SessionExpiry <= 0 {
 		o.SessionExpiry = DefaultSessionExpiry
 	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = DefaultShutdownGrace
+	}
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumPacketSize = MaxPacket
 	caps.MaximumClientWritesPending = 64 * 1024
@@ -183,14 +204,16 @@ func New(o Options) (*Broker, error) {
 	if err := srv.AddHook(h, nil); err != nil {
 		return nil, fmt.Errorf("broker: add auth hook: %w", err)
 	}
-	b := &Broker{srv: srv, hook: h}
+	b := &Broker{srv: srv, hook: h, conns: newConnSet(), grace: o.ShutdownGrace, log: o.Log}
+	h.closing = &b.closing
 	if o.Listen != "" {
 		ln, err := net.Listen("tcp", o.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("broker: listen %s: %w", o.Listen, err)
 		}
 		b.tcp = ln.Addr()
-		if err := srv.AddListener(listeners.NewNet("tcp", connectDeadline{ln, o.ConnectTimeout, o.Log})); err != nil {
+		b.raw = append(b.raw, ln)
+		if err := srv.AddListener(listeners.NewNet("tcp", connectDeadline{ln, o.ConnectTimeout, o.Log, b.conns})); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("broker: add listener: %w", err)
 		}
@@ -205,7 +228,8 @@ func New(o Options) (*Broker, error) {
 		}
 		// The deadline is set on the TCP connection, so it bounds the TLS
 		// handshake too.
-		ln := tls.NewListener(connectDeadline{tcp, o.ConnectTimeout, o.Log}, o.TLS)
+		b.raw = append(b.raw, tcp)
+		ln := tls.NewListener(connectDeadline{tcp, o.ConnectTimeout, o.Log, b.conns}, o.TLS)
 		b.tls = ln.Addr()
 		if err := srv.AddListener(listeners.NewNet("tls", ln)); err != nil {
 			ln.Close()
@@ -258,27 +282,15 @@ func (b *Broker) Publish(topic string, payload []byte) error {
 	return nil
 }
 
-// Run serves until ctx ends, then closes every connection.
+// Run serves until ctx ends, then closes every connection: within
+// ShutdownGrace when the clients take their DISCONNECT, and in at most
+// about three times ShutdownGrace whatever they do (shutdown.go).
 func (b *Broker) Run(ctx context.Context) error {
 	if err := b.srv.Serve(); err != nil {
 		return fmt.Errorf("broker: serve: %w", err)
 	}
 	<-ctx.Done()
-	// mochi v2.7.9's own listener close (closeListenerClients →
-	// Clients.GetByListener) read-locks the client map twice; a client
-	// removing itself in between (a clean session ending) deadlocks both,
-	// and Close never returns (seen in CI). Close the listeners first with
-	// a closer that reads the map once; srv.Close then finds them closed.
-	b.srv.Listeners.CloseAll(func(listener string) {
-		for _, cl := range b.srv.Clients.GetAll() {
-			if cl.Net.Listener == listener && !cl.Closed() {
-				_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
-			}
-		}
-	})
-	if err := b.srv.Close(); err != nil {
-		return fmt.Errorf("broker: close: %w", err)
-	}
+	b.shutdown()
 	return nil
 }
 
@@ -301,12 +313,20 @@ type authHook struct {
 	srv      *mqtt.Server // to disconnect a client whose publish breaks the policy
 	log      *slog.Logger
 	refusals *logLimiter
+	closing  *atomic.Bool // the broker is stopping: CONNECT refused
 }
 
 func (h *authHook) ID() string { return "sossego-auth" }
 
 func (h *authHook) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect, mqtt.OnPublish}, []byte{b})
+	return bytes.Contains([]byte{mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect, mqtt.OnPublish}, []byte{b})
+}
+
+// OnConnect refuses a connection that completes CONNECT while the broker
+// stops: it would otherwise stay connected after the clients were told
+// to leave, and mochi's Close would wait for it.
+func (h *authHook) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
+	return refuseWhileClosing(h.closing, h.log, cl)
 }
 
 func peerCN(c net.Conn) (string, bool) {

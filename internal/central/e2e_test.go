@@ -82,19 +82,25 @@ func screenshotDir(t *testing.T) string {
 }
 
 // publishOnline publishes each gateway's retained "online" status with a
-// synchronised clock, as the gateway daemon does on connect.
+// synchronised clock, as the gateway daemon does on connect. On a busy
+// machine a CONNECT (bcrypt check included) can take many seconds: the
+// client waits up to a minute, and is disconnected whatever happens, so a
+// failure never leaves a client connecting behind the test's back.
 func publishOnline(t *testing.T, url string, gws []loadgen.Gateway) {
 	t.Helper()
+	const wait = 60 * time.Second
 	for _, g := range gws {
 		c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID(g.ID).
-			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true))
-		if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatalf("status connect %s: %v", g.ID, tok.Error())
+			SetUsername(g.ID).SetPassword(g.Password).SetCleanSession(true).SetConnectTimeout(wait).SetAutoReconnect(false))
+		if tok := c.Connect(); !tok.WaitTimeout(wait) || tok.Error() != nil {
+			c.Disconnect(0)
+			t.Fatalf("status connect %s within %s: %v", g.ID, wait, tok.Error())
 		}
 		b, _ := json.Marshal(wire.Status{V: 1, State: "online", At: time.Now().UTC().Truncate(time.Millisecond),
 			Clock: &wire.Clock{Synced: true, OffsetMs: 0.8, Source: "ntp"}, Version: "e2e"})
-		if tok := c.Publish(wire.StatusTopic(g.Municipality, g.ID), 1, true, b); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatalf("status publish %s: %v", g.ID, tok.Error())
+		if tok := c.Publish(wire.StatusTopic(g.Municipality, g.ID), 1, true, b); !tok.WaitTimeout(wait) || tok.Error() != nil {
+			c.Disconnect(0)
+			t.Fatalf("status publish %s within %s: %v", g.ID, wait, tok.Error())
 		}
 		c.Disconnect(100)
 	}

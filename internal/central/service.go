@@ -242,6 +242,9 @@ func (s *service) openWeb(ctx context.Context) error {
 	if s.codeSet, err = codes.LoadDir(s.o.CodesDir); err != nil {
 		return fmt.Errorf("central: codes: %w", err)
 	}
+	if err := wb.decreedDays(ctx, s.codeSet, s.log); err != nil {
+		return err
+	}
 	s.limits = alerts.CodeLimits{Set: s.codeSet}
 	s.observers = append(append([]ingest.Observer(nil), s.o.Observers...), hubFeed{hub: wb.hub, limits: s.limits}, s.cal.Observer())
 	return nil
@@ -460,7 +463,7 @@ func (s *service) run(ctx context.Context) error {
 	}
 	parts := []func(context.Context) error{
 		func(ctx context.Context) error { return s.reg.Run(ctx, s.o.RegistryPoll, s.o.Reload) },
-		s.wb.hub.Run, s.disk.Run, s.in.Run, s.follower.Run, s.sub.Run,
+		s.wb.hub.Run, s.wb.holWatch.Run, s.disk.Run, s.in.Run, s.follower.Run, s.sub.Run,
 	}
 	if s.brk != nil {
 		parts = append(parts, s.brk.Run)

@@ -16,6 +16,7 @@ import (
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/monetary"
 	"github.com/sossego/sossego/internal/registry"
@@ -36,6 +37,11 @@ type web struct {
 	keys  *evidence.KeyRing // the evidence packages' signing key and its history
 	// reports: reports, exports and limit series (nil: not served).
 	reports *dashboard.Reports
+
+	// hols is the register of the municipalities' decreed days; holWatch
+	// keeps the code set's calendar in step with it.
+	hols     *holidays.Store
+	holWatch *holidays.Watch
 }
 
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
@@ -58,11 +64,17 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: monetary units: %w", err)
 	}
+	hols, err := holidays.OpenDir(ctx, o.DataDir)
+	if err != nil {
+		us.Close()
+		units.Close()
+		return nil, fmt.Errorf("central: municipal holidays: %w", err)
+	}
 	auth := dashboard.NewAuth(us, dashboard.AuthOptions{Origins: origins, SecureCookies: o.SecureCookies, TrustedProxies: proxies},
 		log.With("componente", "acesso"))
 	hub := dashboard.NewHub(auth, dashboard.HubOptions{Origins: origins}, log.With("componente", "painel"))
 	auth.SetOnLogout(hub.EndSession)
-	return &web{users: us, units: units, auth: auth, hub: hub}, nil
+	return &web{users: us, units: units, hols: hols, auth: auth, hub: hub}, nil
 }
 
 func (w *web) close() {
@@ -71,6 +83,23 @@ func (w *web) close() {
 	}
 	w.users.Close()
 	w.units.Close()
+	w.hols.Close()
+}
+
+// decreedDays hands the register of municipal holidays to set before
+// anything reads it, so alert limits, reports, limit series and deadlines
+// share one calendar from the start; holWatch then follows the register.
+func (w *web) decreedDays(ctx context.Context, set *codes.Set, log *slog.Logger) error {
+	log = log.With("componente", "feriados")
+	n, err := holidays.Apply(ctx, w.hols, set, log)
+	if err != nil {
+		return fmt.Errorf("central: municipal holidays: %w", err)
+	}
+	if n > 0 {
+		log.Info("feriados municipais cadastrados aplicados ao calendário dos códigos", "dias", n)
+	}
+	w.holWatch = holidays.NewWatch(w.hols, set, 0, log)
+	return nil
 }
 
 // workflow opens the case store of notices and autos (tables prefixed
@@ -145,6 +174,8 @@ func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Liv
 	dashboard.NewRegistryAPI(reg, log.With("componente", "cadastro")).Register(mux, w.auth)
 	dashboard.NewAdminAPI(dashboard.AdminOptions{Users: w.users, Units: w.units, Codes: set,
 		Log: log.With("componente", "administração")}).Register(mux, w.auth)
+	dashboard.NewHolidaysAPI(dashboard.HolidaysOptions{Store: w.hols, Codes: set, Log: log.With("componente", "feriados"),
+		OnChange: func(ctx context.Context) error { _, err := holidays.Apply(ctx, w.hols, set, nil); return err }}).Register(mux, w.auth)
 	apiMux := http.NewServeMux()
 	api.Register(apiMux)
 	if w.reports != nil {

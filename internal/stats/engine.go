@@ -47,8 +47,11 @@ type Options struct {
 
 // DayInfo is what a municipal code's calendar says of a local date.
 type DayInfo struct {
-	Holiday     string `json:"holiday,omitempty"`     // the holiday's name (national, the code's own, Easter-based)
-	HolidayEve  bool   `json:"holiday_eve,omitempty"` // the next day is a holiday
+	Holiday    string `json:"holiday,omitempty"`     // the holiday's name (national, the code's own, Easter-based)
+	HolidayEve bool   `json:"holiday_eve,omitempty"` // the next day is a holiday
+	// Optional is the name of a ponto facultativo the municipality decreed
+	// for the day: not a holiday for the code's rules, not a business day.
+	Optional    string `json:"optional,omitempty"`
 	BusinessDay *bool  `json:"business_day,omitempty"`
 }
 
@@ -56,15 +59,17 @@ type DayInfo struct {
 type CalendarFunc func(y int, m time.Month, d int) DayInfo
 
 // CodeCalendar is the calendar of a municipal code: its national,
-// municipal and Easter-based holidays, their eves and its business days
-// (codes.Code.Holiday, HolidayEve, BusinessDay), the days its engine
-// reads its day-dependent rules by.
+// municipal and Easter-based holidays, the days the municipality decreed
+// (codes.Calendar.Decreed: holidays and pontos facultativos), their eves and
+// its business days (codes.Code.Holiday, Optional, HolidayEve, BusinessDay),
+// the days its engine reads its day-dependent rules by.
 func CodeCalendar(c *codes.Code) CalendarFunc {
 	return func(y int, m time.Month, d int) DayInfo {
 		dt := codes.Date{Y: y, M: m, D: d}
 		name, _ := c.Holiday(dt)
+		opt, _ := c.Optional(dt)
 		b := c.BusinessDay(dt)
-		return DayInfo{Holiday: name, HolidayEve: c.HolidayEve(dt), BusinessDay: &b}
+		return DayInfo{Holiday: name, HolidayEve: c.HolidayEve(dt), Optional: opt, BusinessDay: &b}
 	}
 }
 
