@@ -59,8 +59,8 @@ CREATE TABLE IF NOT EXISTS seq_skips (
 // migrateConflicts adds the gateways columns that count conflicts and
 // skipped seqs to a database from before them (the tables themselves are
 // created by conflictsSchema). It does nothing on a current database.
-func migrateConflicts(db *sql.DB) error {
-	rows, err := db.Query(`SELECT name FROM pragma_table_info('gateways')`)
+func migrateConflicts(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info('gateways')`)
 	if err != nil {
 		return fmt.Errorf("read gateways columns: %w", err)
 	}
@@ -80,7 +80,7 @@ func migrateConflicts(db *sql.DB) error {
 		if have[c] {
 			continue
 		}
-		if _, err := db.Exec(`ALTER TABLE gateways ADD COLUMN ` + c + ` INTEGER NOT NULL DEFAULT 0`); err != nil {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE gateways ADD COLUMN `+c+` INTEGER NOT NULL DEFAULT 0`); err != nil {
 			return fmt.Errorf("add gateways.%s: %w", c, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -14,11 +15,11 @@ import (
 // the mirror would skip the records stored under the reused ids.
 
 // migrateEnv rebuilds an env table created before its ids came from
-// sqlite_sequence, keeping every row and id, in one transaction. It does
-// nothing on a current database.
-func migrateEnv(db *sql.DB) error {
+// sqlite_sequence, keeping every row and id. It does nothing on a current
+// database.
+func migrateEnv(ctx context.Context, tx *sql.Tx) error {
 	const cols = `id, sensor, t, temperature_c, humidity_pct, pressure_hpa, gateway, seq`
-	return rebuildTable(db, "env", "ids that only grow",
+	return rebuildTable(ctx, tx, "env", "ids that only grow",
 		func(def string) bool { return strings.Contains(def, "AUTOINCREMENT") },
 		`CREATE TABLE env_seq (`+envColumns+`)`,
 		`INSERT INTO env_seq (`+cols+`) SELECT `+cols+` FROM env ORDER BY id`,
@@ -28,7 +29,8 @@ func migrateEnv(db *sql.DB) error {
 }
 
 // floorSequences raises each record table's sqlite_sequence entry to the
-// position of the mirror cursor that reads it. On a database whose ids were
+// position of the mirror cursor that reads it; OpenSQLite runs it at every
+// open, after the migrations. On a database whose ids were
 // reused before (or migrated from a table whose newest rows retention had
 // deleted), the next id would otherwise fall at or below the cursor.
 func floorSequences(db *sql.DB) error {

@@ -509,12 +509,11 @@ func (w *packWriter) flush() error {
 
 // migrateLevels moves the rows of a levels table (one row per record,
 // before packs) into one-record packs under the same ids, and drops the
-// table, in one transaction. It does nothing on a current database. It
-// logs its start (with the rows to move), its progress every 10 s and its
+// table. It does nothing on a current database. It logs its start (with the rows to move), its progress every 10 s and its
 // end: on a large table the service's first start waits for it.
-func migrateLevels(db *sql.DB, log *slog.Logger) error {
+func migrateLevels(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
 	var name string
-	err := db.QueryRow(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
+	err := tx.QueryRowContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -522,17 +521,12 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 		return fmt.Errorf("look for a levels table: %w", err)
 	}
 	var total int64
-	if err := db.QueryRow(`SELECT COUNT(*) FROM levels`).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels`).Scan(&total); err != nil {
 		return fmt.Errorf("migrate levels: count rows: %w", err)
 	}
 	began := time.Now()
 	log.Info("convertendo leituras para o formato compacto; o serviço inicia ao terminar", "leituras", total)
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate levels: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	ins, err := tx.Prepare(insertPacksSQL(1))
+	ins, err := tx.PrepareContext(ctx, insertPacksSQL(1))
 	if err != nil {
 		return fmt.Errorf("migrate levels: %w", err)
 	}
@@ -541,7 +535,7 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 	var after int64
 	moved, lastLog := 0, began
 	for {
-		rows, err := tx.Query(`SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
+		rows, err := tx.QueryContext(ctx, `SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
 			FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, chunk)
 		if err != nil {
 			return fmt.Errorf("migrate levels: read: %w", err)
@@ -586,7 +580,7 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 			if err != nil {
 				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
 			}
-			if _, err := ins.Exec(r.id, r.sensor, r.t, r.t, 1, r.gw, r.seq, r.grade, r.synced, data); err != nil {
+			if _, err := ins.ExecContext(ctx, r.id, r.sensor, r.t, r.t, 1, r.gw, r.seq, r.grade, r.synced, data); err != nil {
 				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
 			}
 			after = r.id
@@ -600,11 +594,8 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 			log.Info("convertendo leituras", "convertidas", moved, "de", total)
 		}
 	}
-	if _, err := tx.Exec(`DROP TABLE levels`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DROP TABLE levels`); err != nil {
 		return fmt.Errorf("migrate levels: drop the old table: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate levels: commit %d records: %w", moved, err)
 	}
 	log.Info("leituras convertidas", "leituras", moved, "duracao", time.Since(began).Round(time.Millisecond).String())
 	return nil

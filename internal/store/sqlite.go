@@ -9,15 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
+	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -157,11 +155,11 @@ const batchesColumns = `
 `
 
 // migrateBatches rebuilds a batches table created WITHOUT ROWID (before
-// retention and Apply relied on rowids) as a rowid table, in one
-// transaction, keeping every row. It does nothing on a current database.
-func migrateBatches(db *sql.DB) error {
+// retention and Apply relied on rowids) as a rowid table, keeping every
+// row. It does nothing on a current database.
+func migrateBatches(ctx context.Context, tx *sql.Tx) error {
 	const cols = `gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records`
-	return rebuildTable(db, "batches", "a rowid table",
+	return rebuildTable(ctx, tx, "batches", "a rowid table",
 		func(def string) bool { return !strings.Contains(def, "WITHOUT ROWID") },
 		`CREATE TABLE batches_rowid (`+batchesColumns+`)`,
 		`INSERT INTO batches_rowid (`+cols+`) SELECT `+cols+` FROM batches ORDER BY received_at, gateway, seq`,
@@ -169,29 +167,21 @@ func migrateBatches(db *sql.DB) error {
 		`ALTER TABLE batches_rowid RENAME TO batches`)
 }
 
-// rebuildTable runs steps in one transaction unless current says the
-// table's definition (upper-cased, from sqlite_master) needs nothing; what
-// names the new form in errors.
-func rebuildTable(db *sql.DB, table, what string, current func(def string) bool, steps ...string) error {
+// rebuildTable runs steps in tx unless current says the table's definition
+// (upper-cased, from sqlite_master) needs nothing; what names the new form
+// in errors.
+func rebuildTable(ctx context.Context, tx *sql.Tx, table, what string, current func(def string) bool, steps ...string) error {
 	var def string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&def); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&def); err != nil {
 		return fmt.Errorf("read %s table definition: %w", table, err)
 	}
 	if current(strings.ToUpper(def)) {
 		return nil
 	}
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	for _, q := range steps {
-		if _, err := tx.Exec(q); err != nil {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 	}
 	return nil
 }
@@ -257,62 +247,61 @@ CREATE TABLE IF NOT EXISTS cursors (
 );
 `
 
+// migrationScheme is the table where the readings store records its
+// schema steps.
+var migrationScheme = sqlitedb.Scheme{Table: "readings_migrations"}
+
+// migrations are the readings store's numbered schema steps. A database
+// from before the version table runs all of them, so each checks what it
+// changes: step 1 creates what is missing, the others rebuild only a table
+// still in its older form. A schema change is a new step at the end.
+func migrations(log *slog.Logger) []sqlitedb.Step {
+	return []sqlitedb.Step{
+		{Name: "tables", SQL: schema + packsSchema + conflictsSchema},
+		{Name: "batches as a rowid table", Tx: migrateBatches},
+		{Name: "level records in packs", Tx: func(ctx context.Context, tx *sql.Tx) error { return migrateLevels(ctx, tx, log) }},
+		{Name: "env ids that only grow", Tx: migrateEnv},
+		{Name: "gateways conflict counters", Tx: migrateConflicts},
+	}
+}
+
 // OpenSQLite opens (creating if needed) the database file at path.
 func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
-	if opts.Sync == "" {
-		opts.Sync = SyncFull
-	}
-	if opts.Sync != SyncFull && opts.Sync != SyncNormal {
+	sync := sqlitedb.SyncFull
+	switch opts.Sync {
+	case "", SyncFull:
+	case SyncNormal:
+		sync = sqlitedb.SyncNormal
+	default:
 		return nil, fmt.Errorf("store: sync %q: use full or normal", opts.Sync)
 	}
-	dsn := func(extra string) string {
-		q := url.Values{}
-		q.Add("_pragma", "journal_mode(WAL)")
-		// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
-		// checkpoint copies the pages the commits keep rewriting (index
-		// leaves, the gateways rows) once, and at full ingest the writer
-		// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
-		q.Add("_pragma", "wal_autocheckpoint(10000)")
-		q.Add("_pragma", "busy_timeout(10000)")
-		q.Add("_pragma", "synchronous("+string(opts.Sync)+")")
-		q.Add("_pragma", "foreign_keys(on)")
-		if extra != "" {
-			q.Add("_pragma", extra)
-		}
-		q.Add("_txlock", "immediate")
-		return "file:" + path + "?" + q.Encode()
-	}
-	w, err := sql.Open("sqlite", dsn(""))
+	// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
+	// checkpoint copies the pages the commits keep rewriting (index
+	// leaves, the gateways rows) once, and at full ingest the writer
+	// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
+	o := sqlitedb.Options{Sync: sync, ForeignKeys: true, WALAutocheckpoint: 10000}
+	w, err := sqlitedb.Open(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema + packsSchema + conflictsSchema); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	for _, migrate := range []func(*sql.DB) error{
-		migrateBatches,
-		func(db *sql.DB) error { return migrateLevels(db, log) },
-		migrateEnv,
-		floorSequences,
-		migrateConflicts,
-	} {
-		if err := migrate(w); err != nil {
-			w.Close()
-			return nil, fmt.Errorf("store: %s: %w", path, err)
-		}
+	if err := sqlitedb.Migrate(context.Background(), w, migrationScheme, migrations(log)); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn("query_only(1)"))
+	if err := floorSequences(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	o.QueryOnly, o.MaxOpenConns = true, 4
+	r, err := sqlitedb.Open(path, o)
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	r.SetMaxOpenConns(4)
 	st := &SQLite{w: w, r: r, notify: make(chan struct{}, 1), recent: map[string]*sensorRecent{}}
 	if err := st.st.prepare(w); err != nil {
 		st.st.close()
