@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
 // Record ids (level_packs, env) are the InfluxDB mirror's cursors, so a new
@@ -29,14 +31,14 @@ func migrateEnv(ctx context.Context, tx *sql.Tx) error {
 }
 
 // floorSequences raises each record table's sqlite_sequence entry to the
-// position of the mirror cursor that reads it; OpenSQLite runs it at every
+// position of the mirror cursor that reads it; Open runs it at every
 // open, after the migrations. On a database whose ids were
 // reused before (or migrated from a table whose newest rows retention had
 // deleted), the next id would otherwise fall at or below the cursor.
 func floorSequences(db *sql.DB) error {
 	for _, c := range []struct{ table, cursor string }{
-		{"level_packs", CursorInflux},
-		{"env", CursorInfluxEnv},
+		{"level_packs", store.CursorInflux},
+		{"env", store.CursorInfluxEnv},
 	} {
 		var pos int64
 		err := db.QueryRow(`SELECT position FROM cursors WHERE name = ?`, c.cursor).Scan(&pos)

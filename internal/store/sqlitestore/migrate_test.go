@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/sqlitedb"
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -44,7 +45,7 @@ func TestOpensReleaseDatabase(t *testing.T) {
 		{`INSERT INTO gateways (gateway, municipality, state, watermark, last_seq, conflicts, skipped_seqs) VALUES ('gw', 'lapa', 'online', 3, 3, 1, 2)`, nil},
 		{`INSERT INTO settled VALUES ('gw', 3, 1)`, nil},
 		{`INSERT INTO seq_above VALUES ('gw', 5)`, nil},
-		{`INSERT INTO cursors VALUES (?, 2)`, []any{CursorInflux}},
+		{`INSERT INTO cursors VALUES (?, 2)`, []any{store.CursorInflux}},
 		{`INSERT INTO record_conflicts VALUES (1, ?, 'levels', 'gw-s', ?, 'gw', 1, '{}', 'gw', 4, '{}')`, []any{start, start}},
 		{`INSERT INTO seq_skips VALUES (1, 'gw', 6, 7, ?, 'teste')`, []any{start}},
 	} {
@@ -52,20 +53,20 @@ func TestOpensReleaseDatabase(t *testing.T) {
 			t.Fatalf("%s: %v", q.sql, err)
 		}
 	}
-	s := openMigrated(t, db, path, SQLiteOptions{})
+	s := openMigrated(t, db, path, Options{})
 	checkReleaseData(t, s)
 	if got := migrationNames(t, s.w); len(got) != len(migrations(nil)) {
 		t.Errorf("recorded steps %q, want %d", got, len(migrations(nil)))
 	}
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{})
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
 	checkReleaseData(t, s2)
 	// The store still takes new batches above the adopted ids.
-	res, err := s2.Apply(ctx, Write{Batches: []Batch{batch("gw", 4, t0.Add(time.Hour), 70)}})
+	res, err := s2.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 4, t0.Add(time.Hour), 70)}})
 	if err != nil || !res.New[0] {
 		t.Fatalf("apply after migration: %+v %v", res, err)
 	}
@@ -74,7 +75,7 @@ func TestOpensReleaseDatabase(t *testing.T) {
 	}
 }
 
-func checkReleaseData(t *testing.T, s *SQLite) {
+func checkReleaseData(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	recs, err := s.Records(ctx, "gw-s", t0, t0.Add(time.Minute), 0)
@@ -87,14 +88,14 @@ func checkReleaseData(t *testing.T, s *SQLite) {
 	if env, err := s.EnvRecords(ctx, "gw-env", t0, t0.Add(time.Minute), 0); err != nil || len(env) != 1 || *env[0].TemperatureC != 21.5 {
 		t.Errorf("env %+v %v", env, err)
 	}
-	if dl, err := s.DeadLetters(ctx, DeadLetterFilter{}); err != nil || len(dl) != 1 || dl[0].Reason != "bad_json" || !dl[0].Settled {
+	if dl, err := s.DeadLetters(ctx, store.DeadLetterFilter{}); err != nil || len(dl) != 1 || dl[0].Reason != "bad_json" || !dl[0].Settled {
 		t.Errorf("dead letters %+v %v", dl, err)
 	}
 	g := gatewayRow(t, s, "gw")
 	if g.Watermark != 3 || g.State != "online" || g.Conflicts != 1 || g.SkippedSeqs != 2 || g.PendingAbove != 1 {
 		t.Errorf("gateway row %+v", g)
 	}
-	if c, err := s.Cursor(ctx, CursorInflux); err != nil || c != 2 {
+	if c, err := s.Cursor(ctx, store.CursorInflux); err != nil || c != 2 {
 		t.Errorf("cursor %d %v", c, err)
 	}
 	if rc, err := s.RecordConflicts(ctx, "gw-s", 0, 10); err != nil || len(rc) != 1 {
@@ -135,7 +136,7 @@ func TestRefusesNewerDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	s, err := OpenSQLite(path, SQLiteOptions{})
+	s, err := Open(path, Options{})
 	if err == nil {
 		s.Close()
 		t.Fatal("opened a database from a newer release")
