@@ -16,7 +16,7 @@ import (
 
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -45,7 +45,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
 	t.Cleanup(func() { cal.Close() })
 	NewCalibrationAPI(CalibrationOptions{Register: cal, Registry: live}).Register(f.mux, f.auth)
 	// The sensors and gateways the page's frame loads.
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

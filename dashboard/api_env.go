@@ -9,7 +9,7 @@ import (
 	"github.com/sossego/sossego/internal/store"
 )
 
-// APIEnv answers environmental-record queries (*store.SQLite).
+// APIEnv answers environmental-record queries (*sqlitestore.Store).
 type APIEnv interface {
 	EnvRecords(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.EnvRecord, error)
 }

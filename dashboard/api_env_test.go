@@ -8,6 +8,7 @@ import (
 
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -112,4 +113,4 @@ func (noEnvStore) DeadLetters(context.Context, store.DeadLetterFilter) ([]store.
 	return nil, nil
 }
 
-var _ APIEnv = (*store.SQLite)(nil)
+var _ APIEnv = (*sqlitestore.Store)(nil)

@@ -63,12 +63,12 @@ type Ledger interface {
 	Record(alertID string, e evidence.LedgerEntry) error
 }
 
-// EnvReadings returns a sensor's env records in [from, to) (*store.SQLite).
+// EnvReadings returns a sensor's env records in [from, to) (*sqlitestore.Store).
 type EnvReadings interface {
 	EnvRecords(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.EnvRecord, error)
 }
 
-// BatchRange streams stored batches by seq range (*store.SQLite); the
+// BatchRange streams stored batches by seq range (*sqlitestore.Store); the
 // export uses it when WorkflowService.Batches has it, so that each batch carries
 // when it was received (which picks the gateway key in force).
 type BatchRange interface {

@@ -14,7 +14,7 @@ import (
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
 
 // BenchmarkExportDataDir exports the 24-hour bag of the data directory
@@ -38,7 +38,7 @@ func BenchmarkExportDataDir(b *testing.B) {
 	must(err)
 	set, err := codes.LoadDir("")
 	must(err)
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	must(err)
 	defer st.Close()
 	al, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))

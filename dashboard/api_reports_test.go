@@ -26,6 +26,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -65,7 +66,7 @@ func synthMinutes(from, to time.Time, rng *rand.Rand) []stats.Minute {
 type reportsEnv struct {
 	h     http.Handler
 	tier  *longterm.Store
-	st    *store.SQLite
+	st    *sqlitestore.Store
 	codes *codes.Set
 	rp    *Reports
 }
@@ -82,7 +83,7 @@ func newReportsEnv(t testing.TB) *reportsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tier.Close() })
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

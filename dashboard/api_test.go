@@ -13,6 +13,7 @@ import (
 
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -26,13 +27,13 @@ func (f *fakeAlerts) ListAlerts(_ context.Context, af AlertFilter) (any, error) 
 	return []map[string]string{{"id": "lapa-bar-01/x", "state": "firing"}}, nil
 }
 
-func newTestAPI(t *testing.T) (*API, *store.SQLite, *fakeAlerts) {
+func newTestAPI(t *testing.T) (*API, *sqlitestore.Store, *fakeAlerts) {
 	t.Helper()
 	reg, err := registry.Parse(registry.DemoYAML())
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "api.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "api.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

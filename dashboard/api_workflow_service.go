@@ -52,12 +52,12 @@ func (f SensorRegistryFunc) Sensor(id string) (registry.Sensor, bool) { return f
 func (f SensorRegistryFunc) Gateway(id string) (registry.Gateway, bool) { return f().Gateway(id) }
 
 // Readings returns the stored 1-s records of a sensor in [from, to)
-// (*store.SQLite; limit 0 = all).
+// (*sqlitestore.Store; limit 0 = all).
 type WorkflowReadings interface {
 	Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error)
 }
 
-// RawBatches returns a stored signed batch (*store.SQLite).
+// RawBatches returns a stored signed batch (*sqlitestore.Store).
 type RawBatches interface {
 	RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error)
 }

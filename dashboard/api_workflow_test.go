@@ -28,6 +28,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -66,7 +67,7 @@ type env struct {
 
 // storeReadings writes the scenario's 1-s readings around its window into
 // the real readings store as gateway-signed batches of 10 records.
-func storeReadings(t *testing.T, st *store.SQLite, sc noticetest.Scenario, sensor, gateway, municipality string, seq0 uint64, synced bool) {
+func storeReadings(t *testing.T, st *sqlitestore.Store, sc noticetest.Scenario, sensor, gateway, municipality string, seq0 uint64, synced bool) {
 	t.Helper()
 	key := loadgen.Key(loadgen.DefaultSeed, gateway)
 	rs := sc.Readings(sc.Finding.WindowStart.Add(-15*time.Minute), sc.Finding.WindowEnd.Add(15*time.Minute))
@@ -111,7 +112,7 @@ func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/wire"
@@ -48,7 +49,7 @@ func TestUIReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tier.Close()
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestUISensorLimitFromServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

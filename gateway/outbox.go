@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -183,8 +183,14 @@ func walLimitFor(dir string) int64 {
 	return min(max(int64(st.Blocks)*int64(st.Bsize)/32, lo), hi)
 }
 
-// schema is the outbox's tables and counters.
-const schema = `
+// migrationScheme is the table where the outbox records its schema steps.
+var migrationScheme = sqlitedb.Scheme{Table: "outbox_migrations"}
+
+// migrations are the outbox's numbered schema steps. An outbox from before
+// the version table runs them all, so the first is idempotent. A schema
+// change is a new step at the end.
+var migrations = []sqlitedb.Step{
+	{Name: "outbox and counters", SQL: `
 CREATE TABLE IF NOT EXISTS outbox (
 	seq        INTEGER PRIMARY KEY,
 	topic      TEXT    NOT NULL,
@@ -193,31 +199,35 @@ CREATE TABLE IF NOT EXISTS outbox (
 	created_ms INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta(k, v) VALUES ('next_seq', 1), ('acked', 0), ('dropped', 0), ('high_ms', 0);`
+INSERT OR IGNORE INTO meta(k, v) VALUES ('next_seq', 1), ('acked', 0), ('dropped', 0), ('high_ms', 0);`},
+}
 
+// open opens the database. A new one gets 8 KiB pages, which hold three
+// batches of 10 records (~2.5 kB each) where 4 KiB pages hold one, and
+// incremental auto-vacuum, which lets a drained outbox give free pages
+// back to the volume (vacuumLocked). The WAL is checkpointed once it holds
+// walLimit bytes of 8 KiB pages (half that in outboxes made before 8 KiB
+// pages) and truncated back to walLimit. A small page cache: the outbox
+// appends at one end and deletes at the other, reading each batch about
+// once per replay, so SQLite's default 2 MiB cache only held pages the
+// kernel's page cache holds anyway (BENCHMARKS.md, gateway memory).
+// Opening an outbox whose steps are all recorded writes nothing, so it
+// works on a full disk.
 func (o *Outbox) open() error {
-	if st, err := os.Stat(o.path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
-		if err := o.create(); err != nil {
-			return err
-		}
-	}
-	// Per-connection settings go in the DSN, so that a connection the pool
-	// opens again has them too. The WAL is checkpointed once it holds
-	// walLimit bytes of 8 KiB pages (half that in outboxes made before 8 KiB
-	// pages) and truncated back to walLimit. A small page
-	// cache: the outbox appends at one end and deletes at the other, reading
-	// each batch about once per replay, so SQLite's default 2 MiB cache only
-	// held pages the kernel's page cache holds anyway (BENCHMARKS.md, gateway
-	// memory).
-	dsn := "file:" + (&url.URL{Path: o.path}).EscapedPath() +
-		fmt.Sprintf("?_pragma=busy_timeout(10000)&_pragma=cache_size(-%d)&_pragma=journal_size_limit(%d)&_pragma=wal_autocheckpoint(%d)",
-			cacheKiB, o.walLimit, max(o.walLimit/8192, 4)) +
-		"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(o.path, sqlitedb.Options{
+		PageSize:          newPageSize,
+		IncrementalVacuum: true,
+		CacheKiB:          cacheKiB,
+		JournalSizeLimit:  o.walLimit,
+		WALAutocheckpoint: int(max(o.walLimit/8192, 4)),
+	})
 	if err != nil {
 		return fmt.Errorf("gateway: open outbox: %w", err)
 	}
-	db.SetMaxOpenConns(1)
+	if err := sqlitedb.Migrate(context.Background(), db, migrationScheme, migrations); err != nil {
+		db.Close()
+		return fmt.Errorf("gateway: open outbox %s: %w", o.path, err)
+	}
 	o.db = db
 	if err := o.init(); err != nil {
 		db.Close()
@@ -227,51 +237,10 @@ func (o *Outbox) open() error {
 	return nil
 }
 
-// create makes a new outbox database with the settings that only a new
-// database takes: 8 KiB pages hold three batches of 10 records (~2.5 kB
-// each) where 4 KiB pages hold one, and incremental auto-vacuum lets a
-// drained outbox give free pages back to the volume (vacuumLocked).
-func (o *Outbox) create() error {
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: o.path}).EscapedPath()+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		return fmt.Errorf("gateway: create outbox: %w", err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(fmt.Sprintf("PRAGMA page_size=%d; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;", newPageSize) + schema); err != nil {
-		return fmt.Errorf("gateway: create outbox: %w", err)
-	}
-	return nil
-}
-
 func (o *Outbox) init() error {
 	ctx := context.Background()
-	var mode string
-	if err := o.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("gateway: open outbox: %w", err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("gateway: open outbox: journal_mode is %q, want wal", mode)
-	}
 	if err := o.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&o.pageSize); err != nil {
 		return fmt.Errorf("gateway: open outbox: %w", err)
-	}
-	// Written only when something is missing: on an existing outbox this
-	// changes no page, so it works on a full disk.
-	var tables int
-	if err := o.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('outbox','meta')`).Scan(&tables); err != nil {
-		return fmt.Errorf("gateway: open outbox: %w", err)
-	}
-	var keys int
-	if tables == 2 {
-		if err := o.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM meta WHERE k IN ('next_seq','acked','dropped','high_ms')`).Scan(&keys); err != nil {
-			return fmt.Errorf("gateway: open outbox: %w", err)
-		}
-	}
-	if tables != 2 || keys != 4 {
-		if _, err := o.db.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("gateway: create outbox: %w", err)
-		}
 	}
 	var next, acked, dropped, high int64
 	if err := o.db.QueryRowContext(ctx, `SELECT

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -194,5 +195,81 @@ INSERT INTO outbox VALUES (41, 't', x'00', 10, 0);`); err != nil {
 	}
 	if seq, err := put(t, o, 1); err != nil || seq != 42 {
 		t.Fatalf("next batch = %d, %v", seq, err)
+	}
+}
+
+// releaseOutboxDDL is how the release before numbered schema steps made a
+// new outbox: the file's settings, then its tables and counters.
+const releaseOutboxDDL = `PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS outbox (
+	seq        INTEGER PRIMARY KEY,
+	topic      TEXT    NOT NULL,
+	payload    BLOB    NOT NULL,
+	records    INTEGER NOT NULL,
+	created_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta(k, v) VALUES ('next_seq', 1), ('acked', 0), ('dropped', 0), ('high_ms', 0);`
+
+// TestOutboxAdoptsReleaseFile: an outbox made and filled by the release
+// before numbered schema steps opens with its batches, counters and file
+// settings; the step is recorded once, and opening it again writes nothing.
+func TestOutboxAdoptsReleaseFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(releaseOutboxDDL + `
+UPDATE meta SET v = 13 WHERE k = 'next_seq'; UPDATE meta SET v = 10 WHERE k = 'acked';
+UPDATE meta SET v = 4 WHERE k = 'dropped'; UPDATE meta SET v = 1764543600000 WHERE k = 'high_ms';
+INSERT INTO outbox VALUES (11, 't/11', x'0b', 10, 0), (12, 't/12', x'0c', 5, 0);`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	for i := range 2 {
+		o := openBox(t, path, 100)
+		if o.LastSeq() != 12 || o.Acked() != 10 || o.Stats().Pending != 15 || o.Stats().Dropped != 4 || o.High().UnixMilli() != 1764543600000 {
+			t.Fatalf("open %d: last %d, acked %d, high %v, %+v", i, o.LastSeq(), o.Acked(), o.High(), o.Stats())
+		}
+		es, err := o.After(ctx, o.Acked(), 10)
+		if err != nil || len(es) != 2 || es[0].Seq != 11 || string(es[1].Payload) != "\x0c" || es[1].Topic != "t/12" || es[1].Records != 5 {
+			t.Fatalf("open %d: entries %+v %v", i, es, err)
+		}
+		var pageSize, vacuum, steps int
+		o.db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+		o.db.QueryRow("PRAGMA auto_vacuum").Scan(&vacuum)
+		if err := o.db.QueryRow(`SELECT count(*) FROM ` + migrationScheme.Table).Scan(&steps); err != nil {
+			t.Fatal(err)
+		}
+		if pageSize != 8192 || vacuum != 2 || steps != len(migrations) {
+			t.Errorf("open %d: page size %d, auto_vacuum %d, %d steps recorded", i, pageSize, vacuum, steps)
+		}
+		if i == 1 {
+			if st, err := os.Stat(path + "-wal"); err == nil && st.Size() > 0 {
+				t.Errorf("opening an adopted outbox wrote %d bytes", st.Size())
+			}
+		}
+		o.Close()
+	}
+	o := openBox(t, path, 100)
+	if seq, err := put(t, o, 1); err != nil || seq != 13 {
+		t.Fatalf("next batch = %d, %v; want 13", seq, err)
+	}
+}
+
+// TestOutboxNewFileSettings: a new outbox has 8 KiB pages, incremental
+// auto-vacuum and WAL mode, and its schema step recorded.
+func TestOutboxNewFileSettings(t *testing.T) {
+	o := openBox(t, filepath.Join(t.TempDir(), "outbox.db"), 100)
+	var pageSize, vacuum, steps int
+	var mode string
+	o.db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+	o.db.QueryRow("PRAGMA auto_vacuum").Scan(&vacuum)
+	o.db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+	o.db.QueryRow(`SELECT count(*) FROM ` + migrationScheme.Table).Scan(&steps)
+	if pageSize != newPageSize || vacuum != 2 || mode != "wal" || steps != len(migrations) {
+		t.Errorf("page size %d, auto_vacuum %d, journal %s, %d steps", pageSize, vacuum, mode, steps)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/ingest"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -105,7 +105,7 @@ func centralOptions(args []string, io stdio) (o central.Options, code int, ok bo
 		fmt.Fprintln(io.err, "sossego central: --http-max-conns e --http-max-conns-per-ip precisam ser pelo menos 1")
 		return o, 2, false
 	}
-	o.Sync = store.Sync(f.sync)
+	o.Sync = sqlitestore.Sync(f.sync)
 	// Every value is checked before anything is created or written.
 	if err := o.Check(); err != nil {
 		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))

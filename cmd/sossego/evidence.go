@@ -22,7 +22,7 @@ import (
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
 
 func init() {
@@ -118,7 +118,7 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	st, err := store.OpenSQLite(filepath.Join(*dataDir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(*dataDir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -52,7 +53,7 @@ func makeEvidenceDataDir(t *testing.T, dir string, margin time.Duration) (string
 		t.Fatal(err)
 	}
 	sc := noticetest.Lapa(noticetest.Codes())
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,10 +64,11 @@ var rules = []rule{
 	{"internal/registry", []string{"internal/docid", "internal/wire", "internal/wire/signature"}, []string{"go.yaml.in/yaml/v3"}},
 	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire", "internal/wire/signature"},
 		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},
-	{"internal/store", []string{"internal/level", "internal/sqlitedb", "internal/wire"},
-		[]string{"github.com/influxdata/influxdb-client-go/v2", "modernc.org/sqlite"}},
+	{"internal/store", []string{"internal/level", "internal/wire"}, nil},
+	{"internal/store/sqlitestore", []string{"internal/level", "internal/sqlitedb", "internal/store", "internal/wire"}, nil},
+	{"internal/store/influxstore", []string{"internal/store"}, []string{"github.com/influxdata/influxdb-client-go/v2"}},
 	{"internal/casestore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
-	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, []string{"modernc.org/sqlite"}},
+	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, nil},
 	{"internal/calibration", []string{"internal/ingest", "internal/sqlitedb", "internal/tz", "internal/wire"},
 		[]string{"github.com/prometheus/client_golang/", "modernc.org/sqlite"}},
 	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
@@ -140,12 +142,19 @@ type listed struct {
 // packages lists the module's packages and their non-test imports.
 func packages(t *testing.T) []listed {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
+	return goList(t, "./...")
+}
+
+// goList runs go list -json=ImportPath,Imports with args from the module's
+// root.
+func goList(t *testing.T, args ...string) []listed {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Imports"}, args...)...)
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
 	}
 	var pkgs []listed
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -204,6 +213,15 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"dashboard", "modernc.org/sqlite", false},
 		{"dashboard", "github.com/influxdata/influxdb-client-go/v2", false},
 		{"internal/store", module + "dashboard", false},
+		{"internal/store", "modernc.org/sqlite", false},
+		{"internal/store", module + "internal/sqlitedb", false},
+		{"internal/store", "github.com/influxdata/influxdb-client-go/v2", false},
+		{"dashboard", module + "internal/store/sqlitestore", false},
+		{"dashboard", module + "internal/store/influxstore", false},
+		{"internal/ingest", module + "internal/store/sqlitestore", false},
+		{"internal/retention", module + "internal/store/sqlitestore", false},
+		{"internal/longterm", module + "internal/store/influxstore", false},
+		{"internal/central", module + "internal/store/sqlitestore", true},
 		{"internal/central", module + "internal/store", true},
 		{"internal/central", module + "cmd/sossego", false},
 		{"cmd/sossego", module + "internal/central", true},
@@ -234,4 +252,46 @@ func TestRulesNameArchitectureFolders(t *testing.T) {
 			t.Errorf("ARCHITECTURE.md does not name %s, which the import rules cover", top)
 		}
 	}
+}
+
+// TestConsumersLinkNoStoreBackend: the readings' consumers link the store's
+// types, not its backends. A driver reached through another import (a
+// package of the dashboard keeping its own SQLite file through
+// internal/sqlitedb) is not the store's; only internal/sqlitedb may import
+// the SQLite driver itself.
+func TestConsumersLinkNoStoreBackend(t *testing.T) {
+	forbidden := []string{
+		module + "internal/store/sqlitestore",
+		module + "internal/store/influxstore",
+		"github.com/influxdata/influxdb-client-go/v2",
+	}
+	for _, pkg := range []string{"dashboard", "internal/store", "internal/ingest", "internal/retention", "internal/longterm"} {
+		deps := dependencies(t, pkg)
+		if len(deps) < 5 {
+			t.Fatalf("go list -deps %s: %d packages; expected its whole graph", pkg, len(deps))
+		}
+		for _, d := range deps {
+			for _, f := range forbidden {
+				if d.ImportPath == f || strings.HasPrefix(d.ImportPath, f+"/") {
+					t.Errorf("%s links %s", pkg, d.ImportPath)
+				}
+			}
+			if d.ImportPath != module+"internal/sqlitedb" && slices.Contains(d.Imports, "modernc.org/sqlite") {
+				t.Errorf("%s links the SQLite driver through %s, not internal/sqlitedb", pkg, d.ImportPath)
+			}
+		}
+		if pkg == "internal/store" {
+			for _, d := range deps {
+				if strings.HasPrefix(d.ImportPath, "modernc.org/sqlite") || d.ImportPath == module+"internal/sqlitedb" {
+					t.Errorf("internal/store links %s: it must stay driver-free", d.ImportPath)
+				}
+			}
+		}
+	}
+}
+
+// dependencies lists pkg and everything it links (not its tests).
+func dependencies(t *testing.T, pkg string) []listed {
+	t.Helper()
+	return goList(t, "-deps", "./"+pkg)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -44,7 +45,7 @@ func CheckRetain(retain, stale time.Duration, alertsOff bool) error {
 
 // mirrorCursors reads the InfluxDB mirror's persisted cursors for
 // retention: nothing above them is deleted.
-func mirrorCursors(st *store.SQLite) func(context.Context) (int64, int64, error) {
+func mirrorCursors(st *sqlitestore.Store) func(context.Context) (int64, int64, error) {
 	return func(ctx context.Context) (int64, int64, error) {
 		lv, err := st.Cursor(ctx, store.CursorInflux)
 		if err != nil {

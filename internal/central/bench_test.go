@@ -25,6 +25,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -727,7 +728,7 @@ func startSecuredMosquittoB(b *testing.B) *testenv.Mosquitto {
 func BenchmarkStoreApply(b *testing.B) {
 	for _, records := range []int{1, 10} {
 		b.Run("records="+strconv.Itoa(records), func(b *testing.B) {
-			s, err := store.OpenSQLite(filepath.Join(b.TempDir(), "b.db"), store.SQLiteOptions{})
+			s, err := sqlitestore.Open(filepath.Join(b.TempDir(), "b.db"), sqlitestore.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

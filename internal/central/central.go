@@ -26,7 +26,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
 
 // Defaults of the command-line flags.
@@ -83,7 +83,7 @@ type Options struct {
 	Reload       <-chan struct{}
 
 	Store        string // "sqlite" (default) or "influx"
-	Sync         store.Sync
+	Sync         sqlitestore.Sync
 	InfluxURL    string
 	InfluxBucket string // "db/rp" or "db" for InfluxDB 1.8
 	InfluxToken  string // "user:password" or "" for InfluxDB 1.8
@@ -151,7 +151,7 @@ func (o *Options) Check() error {
 		return errors.New("--store influx precisa de --influx-url e --influx-bucket")
 	}
 	switch o.Sync {
-	case "", store.SyncFull, store.SyncNormal:
+	case "", sqlitestore.SyncFull, sqlitestore.SyncNormal:
 	default:
 		return fmt.Errorf("--sync %q inválido: use full ou normal", o.Sync)
 	}

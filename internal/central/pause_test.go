@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 )
 
@@ -134,7 +134,7 @@ func TestPausedService(t *testing.T) {
 	if st.Republished != 0 {
 		t.Errorf("the gateways republished %d batches; resends are off, so nothing should have needed one", st.Republished)
 	}
-	s, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	s, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

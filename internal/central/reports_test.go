@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -26,7 +27,7 @@ func TestReportsFromTier(t *testing.T) {
 	loc := tz.Brasilia()
 	y, m, d := time.Now().In(loc).AddDate(0, 0, -1).Date()
 	start := time.Date(y, m, d, 21, 0, 0, 0, loc) // yesterday 21:00–23:00: an hour of diurno, an hour of noturno
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

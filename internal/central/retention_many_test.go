@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -30,7 +31,7 @@ func TestRetentionManyAlerts(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	day := func(k int) time.Time { return now.Add(-time.Duration(k) * 24 * time.Hour) }
-	st, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{})
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/influxstore"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
 
 // service is the central service while Run assembles it: each open step
@@ -39,12 +41,12 @@ type service struct {
 	regPath string
 	reg     *registry.Live
 
-	st         *store.SQLite
-	readings   store.Readings // st, or InfluxDB with SQLite as the fallback
-	mirror     *store.Influx  // nil without InfluxDB
+	st         *sqlitestore.Store
+	readings   store.Readings      // st, or InfluxDB with SQLite as the fallback
+	mirror     *influxstore.Mirror // nil without InfluxDB
 	tier       *longterm.Store
 	follower   *longterm.Follower
-	tierMirror *store.TierMirror // nil without InfluxDB
+	tierMirror *influxstore.TierMirror // nil without InfluxDB
 
 	promReg *prometheus.Registry
 	metrics *ingest.Metrics
@@ -156,17 +158,17 @@ func (s *service) openRegistry(context.Context) error {
 // cursor before ingest stores anything.
 func (s *service) openStores(ctx context.Context) error {
 	o, log := s.o, s.log
-	st, err := store.OpenSQLite(filepath.Join(o.DataDir, "readings.db"), store.SQLiteOptions{Sync: o.Sync, Log: log})
+	st, err := sqlitestore.Open(filepath.Join(o.DataDir, "readings.db"), sqlitestore.Options{Sync: o.Sync, Log: log})
 	if err != nil {
 		return fmt.Errorf("central: %w", err)
 	}
 	s.onClose(func() { st.Close() })
 	s.st, s.readings = st, st
-	influx := store.InfluxOptions{URL: o.InfluxURL, Bucket: o.InfluxBucket, Token: o.InfluxToken, Org: o.InfluxOrg}
+	influx := influxstore.MirrorOptions{URL: o.InfluxURL, Bucket: o.InfluxBucket, Token: o.InfluxToken, Org: o.InfluxOrg}
 	if o.Store == "influx" {
 		mo := influx
 		mo.Log = log.With("componente", "influx")
-		s.mirror = store.NewInflux(st, mo)
+		s.mirror = influxstore.NewMirror(st, mo)
 		s.onClose(func() { s.mirror.Close() })
 		s.readings = store.Fallback{Primary: s.mirror, Local: st, Down: s.mirror.Failing, Log: mo.Log}
 	}
@@ -185,7 +187,7 @@ func (s *service) openStores(ctx context.Context) error {
 	if o.Store == "influx" {
 		to := influx
 		to.Log = log.With("componente", "influx-longo-prazo")
-		s.tierMirror = store.NewTierMirror(tier, store.TierMirrorOptions{InfluxOptions: to})
+		s.tierMirror = influxstore.NewTierMirror(tier, influxstore.TierMirrorOptions{MirrorOptions: to})
 		s.onClose(func() { s.tierMirror.Close() })
 	}
 	return nil

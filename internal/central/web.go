@@ -21,6 +21,7 @@ import (
 	"github.com/sossego/sossego/internal/monetary"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -104,7 +105,7 @@ func (w *web) decreedDays(ctx context.Context, set *codes.Set, log *slog.Logger)
 
 // workflow opens the case store of notices and autos (tables prefixed
 // cases_ in cases.db, beside the alerts) and the evidence key.
-func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg *registry.Live, st *store.SQLite,
+func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg *registry.Live, st *sqlitestore.Store,
 	set *codes.Set, log *slog.Logger) error {
 	c, err := cases.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -39,7 +39,7 @@ func linesWith(b *testenv.SyncBuffer, substr string) []string {
 // commit (a broker restart under load wrote ten thousand lines); every
 // failure is counted in sossego_ingest_acks_failed_total.
 func TestAckFailuresLoggedAtIntervals(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

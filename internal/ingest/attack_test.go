@@ -20,7 +20,7 @@ import (
 	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/internal/broker"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -117,7 +117,7 @@ func TestFloodOfLargeMessagesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "s.db")
-	st, err := store.OpenSQLite(path, store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(path, sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestMosquittoRetainedCleared(t *testing.T) {
 		t.Skip("integration: starts Mosquitto")
 	}
 	sm := testenv.StartShippedMosquitto(t, map[string]string{"sossego-central": "svc-pw", "gw-a": "pa"})
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

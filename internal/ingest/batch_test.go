@@ -11,6 +11,7 @@ import (
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -106,7 +107,7 @@ func TestBatchedVerdictsMatchOneByOne(t *testing.T) {
 // than messages — and a forged message among them is still rejected alone
 // while its neighbours are stored.
 func TestQueuedMessagesVerifiedInBatches(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

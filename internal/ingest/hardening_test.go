@@ -17,6 +17,7 @@ import (
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -58,7 +59,7 @@ type clockHarness struct {
 
 func newClockHarness(t *testing.T, path string, o Options) *clockHarness {
 	t.Helper()
-	st, err := store.OpenSQLite(path, store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(path, sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func (h *clockHarness) send(t *testing.T, topic string, payloads ...[]byte) {
 	h.waitDone(t)
 }
 
-func deadLetters(t *testing.T, st *store.SQLite, reason string) []store.DeadLetter {
+func deadLetters(t *testing.T, st *sqlitestore.Store, reason string) []store.DeadLetter {
 	t.Helper()
 	dls, err := st.DeadLetters(context.Background(), store.DeadLetterFilter{Reason: reason, Limit: 1000})
 	if err != nil {
@@ -118,7 +119,7 @@ func deadLetters(t *testing.T, st *store.SQLite, reason string) []store.DeadLett
 	return dls
 }
 
-func gatewayStatus(t *testing.T, st *store.SQLite, gw string) store.GatewayStatus {
+func gatewayStatus(t *testing.T, st *sqlitestore.Store, gw string) store.GatewayStatus {
 	t.Helper()
 	sts, err := st.GatewayStatuses(context.Background())
 	if err != nil {
@@ -318,7 +319,7 @@ func TestQuotaRefusesAndSamples(t *testing.T) {
 // TestQueueBoundedByBytes: with the store stalled, messages wait for room
 // once the queued payloads reach QueueBytes, whatever their count.
 func TestQueueBoundedByBytes(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -104,7 +105,7 @@ func (r *recorder) len() int {
 
 type harness struct {
 	in    *Ingester
-	st    *store.SQLite
+	st    *sqlitestore.Store
 	acks  *fakeAcks
 	obs   *recorder
 	done  map[string]int
@@ -114,7 +115,7 @@ type harness struct {
 
 func newHarness(t *testing.T, reg Registry) *harness {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

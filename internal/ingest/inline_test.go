@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -72,7 +73,7 @@ func (g gatedStore) Apply(ctx context.Context, w store.Write) (store.Result, err
 // gateway's connection) instead of dropping; when the store resumes every
 // batch is stored once and acknowledged through the broker.
 func TestInlineBackPressure(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -68,7 +68,7 @@ func TestAcksThroughBrokerRestarts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+			st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func (o *ackObserver) get(gw string) uint64 {
 // startSubscriber runs an ingester (no store traffic) and its subscriber.
 func startSubscriber(t *testing.T, url string) *Subscriber {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

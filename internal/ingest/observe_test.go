@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -41,13 +42,13 @@ func (g *gatedObserver) saw(seq uint64) bool {
 
 // countingStore is the SQLite store with a count of the groups committed.
 type countingStore struct {
-	*store.SQLite
+	*sqlitestore.Store
 	mu      sync.Mutex
 	applied int
 }
 
 func (c *countingStore) Apply(ctx context.Context, w store.Write) (store.Result, error) {
-	res, err := c.SQLite.Apply(ctx, w)
+	res, err := c.Store.Apply(ctx, w)
 	if err == nil {
 		c.mu.Lock()
 		c.applied++
@@ -74,12 +75,12 @@ func (c *countingStore) groups() int {
 // a group holds depends on how fast the decoders fill the queue, which a
 // busy machine changes.
 func TestObserversRunAfterCommitInOrder(t *testing.T) {
-	sq, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	sq, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sq.Close()
-	st := &countingStore{SQLite: sq}
+	st := &countingStore{Store: sq}
 	obs := &gatedObserver{blocked: make(chan struct{}), release: make(chan struct{})}
 	in := New(Options{Store: st, Registry: testRegistry(t, "gw-a"), Acks: &fakeAcks{}, Observers: []Observer{obs},
 		Now: func() time.Time { return now }, Workers: 2, MaxGroup: 8})
@@ -192,7 +193,7 @@ func (b *batchRecorder) ObserveBatch(_ context.Context, rs []Reading) {
 // each stored batch's readings in one call, in the batch's order, and never
 // Observe; a plain observer alongside still gets every reading.
 func TestBatchObserverGetsWholeBatches(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

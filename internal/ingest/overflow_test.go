@@ -12,7 +12,7 @@ import (
 
 	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
-	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -53,7 +53,7 @@ func TestSubscriberFullQueueWaits(t *testing.T) {
 		start := restartableBrokers()[name]
 		t.Run(name, func(t *testing.T) {
 			b := start(t)
-			st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+			st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestSubscriberStopsWhileWaiting(t *testing.T) {
 		t.Skip("integration: starts brokers")
 	}
 	b := restartableBrokers()["mochi"](t)
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/sossego/sossego/internal/store"
 )
 
-// The tier's side of its InfluxDB mirror (store.TierMirror): hour rows in
+// The tier's side of its InfluxDB mirror (influxstore.TierMirror): hour rows in
 // the order they were last written, each with a change number that only
 // grows (schema step 3), and the mirror's cursor kept in the tier's own
 // cursors table.

@@ -18,7 +18,7 @@ type Source interface {
 	MaxLevelID(ctx context.Context) (int64, error)
 }
 
-// Floorer raises the source's record ids above a cursor (store.SQLite).
+// Floorer raises the source's record ids above a cursor (sqlitestore.Store).
 type Floorer interface {
 	FloorLevelIDs(ctx context.Context, pos int64) error
 }

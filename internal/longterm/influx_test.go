@@ -14,6 +14,7 @@ import (
 
 	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/influxstore"
 	"github.com/sossego/sossego/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func influxQuery(t *testing.T, base, q string) [][]any {
 	return out.Results[0].Series[0].Values
 }
 
-func runTierMirror(t *testing.T, m *store.TierMirror) (stop func()) {
+func runTierMirror(t *testing.T, m *influxstore.TierMirror) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -105,7 +106,7 @@ func TestTierInfluxMirror(t *testing.T) {
 	ctx := context.Background()
 	tier := openTier(t, t.TempDir())
 	src := &countingSource{Store: tier}
-	opts := store.TierMirrorOptions{InfluxOptions: store.InfluxOptions{URL: in.URL, Bucket: "sossego/autogen",
+	opts := influxstore.TierMirrorOptions{MirrorOptions: influxstore.MirrorOptions{URL: in.URL, Bucket: "sossego/autogen",
 		Log: slog.New(slog.DiscardHandler), MaxBackoff: 500 * time.Millisecond}, Poll: 50 * time.Millisecond, Rows: 2}
 	rng := rand.New(rand.NewPCG(3, 3))
 	if err := tier.AddMinutes(ctx, "s1", synthMinutes(rng, t0, 180)); err != nil {
@@ -114,7 +115,7 @@ func TestTierInfluxMirror(t *testing.T) {
 	if err := tier.AddMinutes(ctx, "s2", synthMinutes(rng, t0, 30)); err != nil {
 		t.Fatal(err)
 	}
-	m := store.NewTierMirror(src, opts)
+	m := influxstore.NewTierMirror(src, opts)
 	defer m.Close()
 	stop := runTierMirror(t, m)
 	caughtUp := func() bool { n, err := m.Backlog(ctx); return err == nil && n == 0 }
@@ -123,12 +124,12 @@ func TestTierInfluxMirror(t *testing.T) {
 	rps := influxQuery(t, in.URL, `SHOW RETENTION POLICIES ON "sossego"`)
 	found := false
 	for _, r := range rps {
-		if r[0] == store.TierRetentionPolicy && r[1] == "0s" {
+		if r[0] == influxstore.TierRetentionPolicy && r[1] == "0s" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("retention policy %s with infinite duration missing: %v", store.TierRetentionPolicy, rps)
+		t.Errorf("retention policy %s with infinite duration missing: %v", influxstore.TierRetentionPolicy, rps)
 	}
 	count := func(meas, sensor string) int {
 		v := influxQuery(t, in.URL, `SELECT count(laeq) FROM "sossego"."sossego_longo_prazo"."`+meas+`" WHERE sensor = '`+sensor+`'`)
@@ -198,7 +199,7 @@ func TestTierInfluxMirror(t *testing.T) {
 
 	// Started again: nothing already sent is read again.
 	read := src.rows.Load()
-	m2 := store.NewTierMirror(src, opts)
+	m2 := influxstore.NewTierMirror(src, opts)
 	defer m2.Close()
 	stop2 := runTierMirror(t, m2)
 	defer stop2()

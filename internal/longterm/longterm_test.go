@@ -13,6 +13,7 @@ import (
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/wire"
 )
@@ -29,9 +30,9 @@ func openTier(t testing.TB, dir string) *Store {
 	return s
 }
 
-func openReadings(t testing.TB, dir string) *store.SQLite {
+func openReadings(t testing.TB, dir string) *sqlitestore.Store {
 	t.Helper()
-	s, err := store.OpenSQLite(filepath.Join(dir, "readings.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	s, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func lapaBatch(gw, sensor string, seq uint64, secs []stats.Second) store.Batch {
 }
 
 // apply stores secs in the readings store in 10-record batches.
-func apply(t *testing.T, st *store.SQLite, gw, sensor string, seq0 uint64, secs []stats.Second) {
+func apply(t *testing.T, st *sqlitestore.Store, gw, sensor string, seq0 uint64, secs []stats.Second) {
 	t.Helper()
 	var w store.Write
 	for i := 0; i < len(secs); i += 10 {

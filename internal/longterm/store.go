@@ -24,8 +24,6 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
 	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/stats"
 )

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -58,7 +59,7 @@ func TestProtect(t *testing.T) {
 // InfluxDB mirror has written everything but the last week.
 func TestPassKeepsEvidenceAndUnmirrored(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "r.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "r.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestExpiry(t *testing.T) {
 // earlier pass had taken its batches as kept for good.
 func TestPassHonoursUntil(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "r.db"), store.SQLiteOptions{Sync: store.SyncNormal})
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "r.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -45,6 +47,20 @@ type Options struct {
 	// PageSize is the page size of a new file in bytes (0: SQLite's 4,096);
 	// it has no effect on a file that exists.
 	PageSize int
+	// IncrementalVacuum gives a new file incremental auto-vacuum (free
+	// pages go back to the volume with PRAGMA incremental_vacuum). Open
+	// sets it on a file that does not exist yet or is empty, with a handle
+	// of its own: the pragma writes the file's first page each time it
+	// runs on such a file, and a file that exists keeps its mode anyway, so
+	// the returned handle never runs it (opening writes nothing, which a
+	// full disk needs).
+	IncrementalVacuum bool
+	// CacheKiB bounds each connection's page cache in KiB (0: SQLite's
+	// 2 MiB).
+	CacheKiB int
+	// JournalSizeLimit is the size in bytes the WAL is truncated back to
+	// after a checkpoint (0: SQLite leaves it at its largest).
+	JournalSizeLimit int64
 }
 
 // BusyTimeout is how long a statement waits for another connection's lock.
@@ -60,6 +76,44 @@ func Open(path string, o Options) (*sql.DB, error) {
 	if o.Sync != SyncFull && o.Sync != SyncNormal {
 		return nil, fmt.Errorf("sqlite %s: synchronous %q: use FULL or NORMAL", path, o.Sync)
 	}
+	if o.IncrementalVacuum && !o.QueryOnly {
+		if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+			if err := create(path, o.PageSize); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return open(path, o)
+}
+
+// create makes a new file with incremental auto-vacuum: the page size,
+// then auto_vacuum, then WAL mode, which writes the first page and fixes
+// all three (in the driver's own order, auto_vacuum first, the first page
+// would take the default page size).
+func create(path string, pageSize int) error {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return fmt.Errorf("sqlite %s: create: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	pages := ""
+	if pageSize > 0 {
+		pages = "PRAGMA page_size=" + strconv.Itoa(pageSize) + "; "
+	}
+	if _, err := db.Exec(pages + "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"); err != nil {
+		return fmt.Errorf("sqlite %s: create: %w", path, err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("sqlite %s: create: %w", path, err)
+	}
+	return nil
+}
+
+// open opens path with o's settings.
+func open(path string, o Options) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
 	if o.PageSize > 0 {
@@ -77,6 +131,12 @@ func Open(path string, o Options) (*sql.DB, error) {
 	}
 	if o.WALAutocheckpoint > 0 {
 		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(o.WALAutocheckpoint)+")")
+	}
+	if o.CacheKiB > 0 {
+		q.Add("_pragma", "cache_size(-"+strconv.Itoa(o.CacheKiB)+")")
+	}
+	if o.JournalSizeLimit > 0 {
+		q.Add("_pragma", "journal_size_limit("+strconv.FormatInt(o.JournalSizeLimit, 10)+")")
 	}
 	if o.QueryOnly {
 		q.Add("_pragma", "query_only(1)")

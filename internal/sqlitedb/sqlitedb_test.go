@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,9 @@ func TestOpenPragmas(t *testing.T) {
 			map[string]string{"synchronous": "1", "foreign_keys": "1", "wal_autocheckpoint": "10000"}},
 		{"query only", Options{QueryOnly: true}, map[string]string{"query_only": "1"}},
 		{"16 KiB pages", Options{PageSize: 16384}, map[string]string{"page_size": "16384", "journal_mode": "wal"}},
+		{"incremental vacuum, small cache, bounded WAL", Options{PageSize: 8192, IncrementalVacuum: true, CacheKiB: 256, JournalSizeLimit: 1 << 20},
+			map[string]string{"page_size": "8192", "auto_vacuum": "2", "cache_size": "-256", "journal_size_limit": "1048576", "journal_mode": "wal"}},
+		{"incremental vacuum, default pages", Options{IncrementalVacuum: true}, map[string]string{"page_size": "4096", "auto_vacuum": "2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,5 +226,45 @@ func TestDBStepRunsOutsideTheRecord(t *testing.T) {
 	}
 	if got := strings.Join(versions(t, db), " "); got != "1:chunks" {
 		t.Errorf("versions %q", got)
+	}
+}
+
+// TestIncrementalVacuumOnlyForNewFiles: a file that exists keeps its
+// auto-vacuum mode, and opening it (either mode) writes nothing to it —
+// not a WAL frame — so it opens on a full disk.
+func TestIncrementalVacuumOnlyForNewFiles(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		created Options
+		want    string
+	}{
+		{"made without auto-vacuum", Options{}, "0"},
+		{"made with incremental auto-vacuum", Options{IncrementalVacuum: true}, "2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			db, err := Open(path, c.created)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+				t.Fatal(err)
+			}
+			db.Close() // the last connection checkpoints and removes the WAL
+			db, err = Open(path, Options{IncrementalVacuum: true, PageSize: 8192})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if got := pragma(t, db, "auto_vacuum"); got != c.want {
+				t.Errorf("auto_vacuum = %s after reopening, want %s", got, c.want)
+			}
+			if got := pragma(t, db, "page_size"); got != "4096" {
+				t.Errorf("page_size = %s after reopening, want the file's 4096", got)
+			}
+			if st, err := os.Stat(path + "-wal"); err == nil && st.Size() > 0 {
+				t.Errorf("opening wrote %d bytes to the WAL", st.Size())
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 )
 
+var t0 = time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
+
 // fakeReadings answers with one record and one bucket tagged by name, or
 // with err; it counts its calls.
 type fakeReadings struct {

@@ -1,14 +1,18 @@
-// Package store keeps what the central service receives, durably: the raw
-// signed batches exactly as they arrived (evidence), the parsed 1-s level
-// records and environmental readings, rejected messages with their reason
-// (dead letters), gateway status, and the per-gateway ack watermark (the
-// highest contiguous seq stored, which the gateway's outbox depends on).
+// Package store is what the central service keeps of what it receives, as
+// types and without a driver: the raw signed batches exactly as they
+// arrived (evidence), the parsed 1-s level records and environmental
+// readings, rejected messages with their reason (dead letters), gateway
+// status, and the per-gateway ack watermark (the highest contiguous seq
+// stored, which the gateway's outbox depends on); window queries
+// (Readings) and their fallback.
 //
-// SQLite (modernc.org/sqlite, WAL) is the authoritative local store and is
-// always used. With InfluxDB configured, a Mirror drains the local level
-// records into InfluxDB with its own persisted cursor and retries, so an
-// InfluxDB outage of any length loses nothing and catches up afterwards;
-// window queries can then be answered by InfluxDB with Flux.
+// The backends live in their own packages, wired by internal/central:
+// sqlitestore is the authoritative local store (SQLite, always used);
+// influxstore mirrors its records into InfluxDB with its own persisted
+// cursors and retries, so an InfluxDB outage of any length loses nothing
+// and catches up afterwards, and answers window queries with Flux.
+// Consumers (ingest, retention, the long-term tier, the dashboard) import
+// only this package.
 //
 // Levels are combined in the energy domain only (internal/level):
 // LAeq,T = 10·lg(Σ Tᵢ·10^(Lᵢ/10) / Σ Tᵢ); LAFmax is the max of maxima and

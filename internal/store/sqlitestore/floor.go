@@ -1,8 +1,10 @@
-package store
+package sqlitestore
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
 // FloorLevelIDs raises the level records' id sequence to at least pos, so
@@ -13,12 +15,12 @@ import (
 // from an older copy, or created anew beside a kept tier, new records
 // would otherwise take ids the follower has passed and never be folded in.
 // It does nothing when the sequence is already at or above pos.
-func (s *SQLite) FloorLevelIDs(ctx context.Context, pos int64) error {
+func (s *Store) FloorLevelIDs(ctx context.Context, pos int64) error {
 	if pos <= 0 {
 		return nil
 	}
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

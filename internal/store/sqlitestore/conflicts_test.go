@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
-func gatewayRow(t *testing.T, s *SQLite, gw string) GatewayStatus {
+func gatewayRow(t *testing.T, s *Store, gw string) store.GatewayStatus {
 	t.Helper()
 	sts, err := s.GatewayStatuses(context.Background())
 	if err != nil {
@@ -21,7 +22,7 @@ func gatewayRow(t *testing.T, s *SQLite, gw string) GatewayStatus {
 		}
 	}
 	t.Fatalf("no gateway %s", gw)
-	return GatewayStatus{}
+	return store.GatewayStatus{}
 }
 
 // TestRecordConflictsKept: records measured again over seconds already
@@ -49,22 +50,22 @@ func TestRecordConflictsKept(t *testing.T) {
 			// them identical by chance), then 10–14 new.
 			second := batch("gw", 2, t0.Add(5*time.Second), 80, 81, 82, 83, 69, 90, 91, 92, 93, 94)
 			second.Body = []byte(`{"seq":2}`)
-			var writes []Write
+			var writes []store.Write
 			if tc.together {
-				writes = []Write{{Batches: []Batch{first, second}}}
+				writes = []store.Write{{Batches: []store.Batch{first, second}}}
 			} else {
-				writes = []Write{{Batches: []Batch{first}}}
+				writes = []store.Write{{Batches: []store.Batch{first}}}
 				if tc.name == "behind the remembered packs" {
 					// Push seconds 0–9 out of the store's memory of recent packs.
 					for i := range recentPacks + 1 {
 						b := batch("gw", uint64(3+i), t0.Add(time.Hour+time.Duration(i)*time.Minute), 50)
 						b.Body = []byte(`{"filler":true}`)
-						writes = append(writes, Write{Batches: []Batch{b}})
+						writes = append(writes, store.Write{Batches: []store.Batch{b}})
 					}
 				}
-				writes = append(writes, Write{Batches: []Batch{second}})
+				writes = append(writes, store.Write{Batches: []store.Batch{second}})
 			}
-			var conflicts []RecordConflict
+			var conflicts []store.RecordConflict
 			ignored := 0
 			for _, w := range writes {
 				res, err := s.Apply(ctx, w)
@@ -115,13 +116,13 @@ func TestEnvConflictsKept(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
 	v := func(x float64) *float64 { return &x }
-	env := func(seq uint64, temp float64) Batch {
-		return Batch{Gateway: "gw", Municipality: "lapa", Sensor: "gw-s", Kind: wire.KindEnv, Seq: seq,
+	env := func(seq uint64, temp float64) store.Batch {
+		return store.Batch{Gateway: "gw", Municipality: "lapa", Sensor: "gw-s", Kind: wire.KindEnv, Seq: seq,
 			Topic: wire.EnvTopic("lapa", "gw", "gw-s"), Body: []byte{byte('0' + seq)}, ReceivedAt: t0,
 			Env: []wire.EnvRecord{{T: t0, TemperatureC: v(temp), HumidityPct: v(50)}}}
 	}
-	for _, b := range []Batch{env(1, 20), env(2, 20), env(3, 25)} {
-		if _, err := s.Apply(ctx, Write{Batches: []Batch{b}}); err != nil {
+	for _, b := range []store.Batch{env(1, 20), env(2, 20), env(3, 25)} {
+		if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,20 +148,20 @@ func TestSeqConflictKept(t *testing.T) {
 	forged.Body, forged.Raw = []byte(`{"forged":1}`), []byte(`{"v":1,"kid":"gw","body":{"forged":1},"sig":"AA=="}`)
 	steps := []struct {
 		name         string
-		batches      []Batch
+		batches      []store.Batch
 		new, clash   []bool
 		deadLetters  int
 		gwConflicts  int64
 		wantRealBody bool
 	}{
-		{"original", []Batch{orig}, []bool{true}, []bool{false}, 0, 0, true},
-		{"same body again", []Batch{orig}, []bool{false}, []bool{false}, 0, 0, true},
-		{"different body", []Batch{forged}, []bool{false}, []bool{true}, 1, 1, true},
-		{"in one group", []Batch{withSeq(orig, 2, `{"a":2}`), withSeq(forged, 2, `{"b":2}`), withSeq(orig, 2, `{"a":2}`)},
+		{"original", []store.Batch{orig}, []bool{true}, []bool{false}, 0, 0, true},
+		{"same body again", []store.Batch{orig}, []bool{false}, []bool{false}, 0, 0, true},
+		{"different body", []store.Batch{forged}, []bool{false}, []bool{true}, 1, 1, true},
+		{"in one group", []store.Batch{withSeq(orig, 2, `{"a":2}`), withSeq(forged, 2, `{"b":2}`), withSeq(orig, 2, `{"a":2}`)},
 			[]bool{true, false, false}, []bool{false, true, false}, 2, 2, true},
 	}
 	for _, st := range steps {
-		res, err := s.Apply(ctx, Write{Batches: st.batches})
+		res, err := s.Apply(ctx, store.Write{Batches: st.batches})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func TestSeqConflictKept(t *testing.T) {
 				t.Errorf("%s: batch %d new=%v conflict=%v, want %v %v", st.name, i, res.New[i], res.SeqConflict[i], st.new[i], st.clash[i])
 			}
 		}
-		dls, _ := s.DeadLetters(ctx, DeadLetterFilter{Reason: wire.ReasonSeqConflict})
+		dls, _ := s.DeadLetters(ctx, store.DeadLetterFilter{Reason: wire.ReasonSeqConflict})
 		if len(dls) != st.deadLetters {
 			t.Errorf("%s: %d seq-conflict dead letters, want %d", st.name, len(dls), st.deadLetters)
 		}
@@ -180,7 +181,7 @@ func TestSeqConflictKept(t *testing.T) {
 	if body, _, _, _ := s.RawBatch(ctx, "gw", 1); string(body) != `{"real":1}` {
 		t.Errorf("stored batch 1 is %s, want the original", body)
 	}
-	dls, _ := s.DeadLetters(ctx, DeadLetterFilter{Reason: wire.ReasonSeqConflict})
+	dls, _ := s.DeadLetters(ctx, store.DeadLetterFilter{Reason: wire.ReasonSeqConflict})
 	if len(dls) == 0 || string(dls[len(dls)-1].Payload) != string(forged.Raw) || dls[len(dls)-1].Seq != 1 || dls[len(dls)-1].Message == "" {
 		t.Errorf("the conflicting message is not kept verbatim: %+v", dls)
 	}
@@ -189,7 +190,7 @@ func TestSeqConflictKept(t *testing.T) {
 	}
 }
 
-func withSeq(b Batch, seq uint64, body string) Batch {
+func withSeq(b store.Batch, seq uint64, body string) store.Batch {
 	b.Seq, b.Body = seq, []byte(body)
 	return b
 }
@@ -199,7 +200,7 @@ func withSeq(b Batch, seq uint64, body string) Batch {
 func TestSeqSkipMovesTheWatermark(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
-	var w Write
+	var w store.Write
 	for _, q := range []uint64{1, 2, 3, 10, 11, 12, 20} {
 		w.Batches = append(w.Batches, withSeq(batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), 60), q, "x"))
 	}
@@ -210,16 +211,16 @@ func TestSeqSkipMovesTheWatermark(t *testing.T) {
 	if res.Watermarks["gw"] != 3 || res.LowestAbove["gw"] != 10 {
 		t.Fatalf("watermark %d, lowest above %d; want 3 and 10", res.Watermarks["gw"], res.LowestAbove["gw"])
 	}
-	res, err = s.Apply(ctx, Write{Skips: []SeqSkip{{Gateway: "gw", Upto: 9, Reason: "teste"}}})
+	res, err = s.Apply(ctx, store.Write{Skips: []store.SeqSkip{{Gateway: "gw", Upto: 9, Reason: "teste"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Watermarks["gw"] != 12 || res.Skipped["gw"] != (SeqRange{4, 9}) || res.LowestAbove["gw"] != 20 {
+	if res.Watermarks["gw"] != 12 || res.Skipped["gw"] != (store.SeqRange{First: 4, Last: 9}) || res.LowestAbove["gw"] != 20 {
 		t.Errorf("after the skip: watermark %d, skipped %v, lowest above %d; want 12, 4–9, 20",
 			res.Watermarks["gw"], res.Skipped["gw"], res.LowestAbove["gw"])
 	}
 	// A skip at or below the watermark does nothing.
-	if res, err = s.Apply(ctx, Write{Skips: []SeqSkip{{Gateway: "gw", Upto: 5}}}); err != nil || res.Skipped != nil {
+	if res, err = s.Apply(ctx, store.Write{Skips: []store.SeqSkip{{Gateway: "gw", Upto: 5}}}); err != nil || res.Skipped != nil {
 		t.Errorf("skip below the watermark: %v %v", res.Skipped, err)
 	}
 	g := gatewayRow(t, s, "gw")
@@ -243,12 +244,12 @@ func TestConflictTablesMigrated(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO batches VALUES ('gw', 1, 'levels', 'lapa', 'gw-s', 't', ?, NULL, 1, 0, 1)`, []byte(`{"old":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	s := openMigrated(t, db, path, SQLiteOptions{})
+	s := openMigrated(t, db, path, Options{})
 	ctx := context.Background()
 	if g := gatewayRow(t, s, "gw"); g.Watermark != 1 || g.Conflicts != 0 {
 		t.Fatalf("migrated gateway row %+v", g)
 	}
-	res, err := s.Apply(ctx, Write{Batches: []Batch{withSeq(batch("gw", 1, t0, 60), 1, `{"new":1}`)}})
+	res, err := s.Apply(ctx, store.Write{Batches: []store.Batch{withSeq(batch("gw", 1, t0, 60), 1, `{"new":1}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestConflictTablesMigrated(t *testing.T) {
 	}
 	// Opening again changes nothing.
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{})
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

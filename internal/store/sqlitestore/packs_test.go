@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -53,9 +54,9 @@ func TestPackRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []Record
+			var want []store.Record
 			for i, r := range tc.recs {
-				want = append(want, Record{ID: 40 - int64(len(tc.recs)) + 1 + int64(i), Sensor: "s", Gateway: "g", Seq: 7,
+				want = append(want, store.Record{ID: 40 - int64(len(tc.recs)) + 1 + int64(i), Sensor: "s", Gateway: "g", Seq: 7,
 					T: r.T.UTC(), DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin, LCpeak: r.LCpeak,
 					Overload: r.Overload, Grade: "class1", Synced: true, Hist: r.Hist})
 			}
@@ -145,7 +146,7 @@ INSERT INTO cursors VALUES ('influx:levels', 5);`)
 		}
 	}
 	var logged bytes.Buffer
-	s := openMigrated(t, db, path, SQLiteOptions{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	s := openMigrated(t, db, path, Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	// The operator sees the migration start with its size and end.
 	for _, want := range []string{`msg="convertendo leituras para o formato compacto; o serviço inicia ao terminar" leituras=4`,
 		`msg="leituras convertidas" leituras=4 duracao=`} {
@@ -173,7 +174,7 @@ INSERT INTO cursors VALUES ('influx:levels', 5);`)
 		t.Errorf("LevelsAfter(5) = %+v, %v; want record 9", after, err)
 	}
 	// Seconds 3 and 4: 3 was stored before, 4 is new and gets id 10.
-	res, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0.Add(3*time.Second), 70, 71)}})
+	res, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 2, t0.Add(3*time.Second), 70, 71)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,12 +207,12 @@ func TestPacksWindowQueries(t *testing.T) {
 	b2.Records = []wire.Record{rec(1, 61), rec(2, 98), rec(3, 63), rec(5, 65)} // interleaves b1; 2 stored
 	b3 := batch("gw", 3, t0)
 	b3.Records = []wire.Record{rec(7400, 70), rec(300, 30), rec(10, 50)} // spans over packSpan: two packs
-	res, err := s.Apply(ctx, Write{Batches: []Batch{b1}})
+	res, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b2Records := slices.Clone(b2.Records)
-	res2, err := s.Apply(ctx, Write{Batches: []Batch{b2, b3}})
+	res2, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b2, b3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestPacksWindowQueries(t *testing.T) {
 	if err := s.r.QueryRow(`SELECT COUNT(*) FROM level_packs`).Scan(&packs); err != nil || packs != 4 {
 		t.Errorf("%d packs (%v), want 4", packs, err)
 	}
-	secs := func(recs []Record) (out []int) {
+	secs := func(recs []store.Record) (out []int) {
 		for _, r := range recs {
 			out = append(out, int(r.T.Sub(t0)/time.Second)*1000+int(r.LAeq))
 		}
@@ -308,10 +309,10 @@ func TestRecentPacksMemory(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := context.Background()
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
-	apply := func(b Batch) Result {
+	apply := func(b store.Batch) store.Result {
 		t.Helper()
 		b.Body = mustJSON(t, wire.Batch{V: 1, Kind: wire.KindLevels, Gateway: b.Gateway, Sensor: b.Sensor, Seq: b.Seq, Records: b.Records})
-		res, err := s.Apply(ctx, Write{Batches: []Batch{b}})
+		res, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +324,7 @@ func TestRecentPacksMemory(t *testing.T) {
 	}
 	steps := []struct {
 		name        string
-		b           Batch
+		b           store.Batch
 		wantIgnored int
 	}{
 		{"a forgotten pack and a remembered one", batch("gw", 1000, at(0), 70), 1},
@@ -341,7 +342,7 @@ func TestRecentPacksMemory(t *testing.T) {
 	if res := apply(batch("gw", 1004, at(1), 70, 71)); res.RecordsIgnored != 2 {
 		t.Errorf("forgotten packs: %d records ignored, want 2", res.RecordsIgnored)
 	}
-	if _, err := s.PruneOldest(ctx, Prune{Before: t0.Add(24 * time.Hour)}); err != nil {
+	if _, err := s.PruneOldest(ctx, store.Prune{Before: t0.Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := s.CountLevels(ctx, "gw-s"); c != 0 {

@@ -1,4 +1,4 @@
-package store
+package influxstore
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	"github.com/influxdata/influxdb-client-go/v2/api"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
 // The long-term tier's InfluxDB mirror (docs/api.md, "InfluxDB"): the
@@ -32,45 +34,10 @@ import (
 // measurements: DURATION INF, REPLICATION 1.
 const TierRetentionPolicy = "sossego_longo_prazo"
 
-// CursorTierInflux is the tier mirror's cursor (a tier change number),
-// kept in the tier's own cursors table.
-const CursorTierInflux = "influx:tier"
-
-// TierLevels are the figures of one minute or hour of the tier.
-type TierLevels struct {
-	Start         time.Time
-	DurMs, FastMs int64
-	Energy        float64 // Σ dur_ms · 10^(LAeq/10)
-	LAeq          float64
-	Max, Min      float64 // LAFmax, LAFmin
-	Pct           [4]float64
-	HasPct        bool // Pct holds L10, L50, L90, L95
-}
-
-// TierHour is one hour row of the tier as last written.
-type TierHour struct {
-	Seq     int64 // change number: grows with every write of any row
-	Sensor  string
-	Start   time.Time
-	Hour    TierLevels
-	Minutes []TierLevels // the present minutes, in time order
-}
-
-// TierSource is what the mirror reads of the long-term tier
-// (internal/longterm.Store).
-type TierSource interface {
-	// TierChangesAfter returns up to limit hour rows whose change number
-	// is above after, in change order.
-	TierChangesAfter(ctx context.Context, after int64, limit int) ([]TierHour, error)
-	MaxChange(ctx context.Context) (int64, error)
-	Cursor(ctx context.Context, name string) (int64, error)
-	SetCursor(ctx context.Context, name string, pos int64) error
-}
-
 // TierMirrorOptions configure a TierMirror. URL, Token and Org are as for
 // the readings mirror; the database is Bucket's (the part before a "/").
 type TierMirrorOptions struct {
-	InfluxOptions
+	MirrorOptions
 	RetentionPolicy string        // default TierRetentionPolicy
 	Rows            int           // hour rows per write; default 200
 	Poll            time.Duration // between looks when caught up; default 10 s
@@ -79,7 +46,7 @@ type TierMirrorOptions struct {
 // TierMirror writes the long-term tier into InfluxDB.
 type TierMirror struct {
 	o       TierMirrorOptions
-	src     TierSource
+	src     store.TierSource
 	db      string
 	client  influxdb2.Client
 	writer  api.WriteAPIBlocking
@@ -92,12 +59,12 @@ type TierMirror struct {
 
 type sentHour struct {
 	start time.Time
-	mins  [60]TierLevels
+	mins  [60]store.TierLevels
 	has   [60]bool
 }
 
 // NewTierMirror returns the mirror of src (connecting lazily).
-func NewTierMirror(src TierSource, o TierMirrorOptions) *TierMirror {
+func NewTierMirror(src store.TierSource, o TierMirrorOptions) *TierMirror {
 	if o.RetentionPolicy == "" {
 		o.RetentionPolicy = TierRetentionPolicy
 	}
@@ -134,7 +101,7 @@ func (m *TierMirror) Backlog(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	at, err := m.src.Cursor(ctx, CursorTierInflux)
+	at, err := m.src.Cursor(ctx, store.CursorTierInflux)
 	if err != nil {
 		return 0, err
 	}
@@ -193,7 +160,7 @@ func influxQLIdent(s string) string {
 // growing pause; nothing is lost: the tier keeps everything and the cursor
 // moves only after InfluxDB took the points.
 func (m *TierMirror) Run(ctx context.Context) error {
-	at, err := m.src.Cursor(ctx, CursorTierInflux)
+	at, err := m.src.Cursor(ctx, store.CursorTierInflux)
 	if err != nil {
 		return err
 	}
@@ -257,7 +224,7 @@ func (m *TierMirror) Run(ctx context.Context) error {
 		}
 		ok()
 		last := hours[len(hours)-1].Seq
-		if err := m.src.SetCursor(ctx, CursorTierInflux, last); err != nil {
+		if err := m.src.SetCursor(ctx, store.CursorTierInflux, last); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -273,7 +240,7 @@ func (m *TierMirror) Run(ctx context.Context) error {
 // points are the hours' points and, per sensor, its latest hour's minutes
 // as they will stand once written (m.sent is updated only after a
 // successful write).
-func (m *TierMirror) points(hours []TierHour) ([]*write.Point, map[string]*sentHour) {
+func (m *TierMirror) points(hours []store.TierHour) ([]*write.Point, map[string]*sentHour) {
 	next := map[string]*sentHour{}
 	var pts []*write.Point
 	for _, h := range hours {
@@ -302,7 +269,7 @@ func (m *TierMirror) points(hours []TierHour) ([]*write.Point, map[string]*sentH
 	return pts, next
 }
 
-func tierPoint(measurement, sensor string, l TierLevels) *write.Point {
+func tierPoint(measurement, sensor string, l store.TierLevels) *write.Point {
 	fields := map[string]any{"laeq": l.LAeq, "lafmax": l.Max, "lafmin": l.Min, "dur_ms": l.DurMs, "fast_ms": l.FastMs,
 		"energy": l.Energy}
 	if l.HasPct {

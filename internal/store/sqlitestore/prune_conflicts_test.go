@@ -1,9 +1,11 @@
-package store
+package sqlitestore
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
 // TestPruneRecordConflicts: retention deletes record conflicts received
@@ -14,8 +16,8 @@ func TestPruneRecordConflicts(t *testing.T) {
 	s, _ := openTest(t)
 	first := batch("gw", 1, t0, 60, 61, 62, 63)
 	second := withSeq(batch("gw", 2, t0, 70, 71, 72, 73), 2, `{"seq":2}`)
-	for _, b := range []Batch{first, second} {
-		if _, err := s.Apply(ctx, Write{Batches: []Batch{b}}); err != nil {
+	for _, b := range []store.Batch{first, second} {
+		if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -24,11 +26,11 @@ func TestPruneRecordConflicts(t *testing.T) {
 		return sensor == "gw-s" && to.After(protected) && from.Before(protected.Add(time.Second))
 	}
 	// Too early: nothing is old enough.
-	r, err := s.PruneOldest(ctx, Prune{Before: t0, Keep: keep, Limit: 2})
+	r, err := s.PruneOldest(ctx, store.Prune{Before: t0, Keep: keep, Limit: 2})
 	if err != nil || r.Conflicts != 0 {
 		t.Fatalf("before the cutoff: %d deleted (%v)", r.Conflicts, err)
 	}
-	p := Prune{Before: t0.Add(24 * time.Hour), Keep: keep, Limit: 2}
+	p := store.Prune{Before: t0.Add(24 * time.Hour), Keep: keep, Limit: 2}
 	deleted := int64(0)
 	for range 10 {
 		r, err := s.PruneOldest(ctx, p)

@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -14,16 +15,16 @@ import (
 // 11–20 b1's and so on), one old env batch of a (seq 7) and three dead
 // letters: an old one, an old one that settled b's seq 8, a recent one.
 // It returns the instant between batch 4's and batch 5's reception.
-func pruneFixture(t *testing.T, s *SQLite) time.Time {
+func pruneFixture(t *testing.T, s *Store) time.Time {
 	t.Helper()
 	ctx := context.Background()
 	day0 := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
 	temp := 21.5
-	env := Batch{Gateway: "a", Municipality: "lapa", Sensor: "a-s", Kind: wire.KindEnv, Seq: 7, Topic: "x",
+	env := store.Batch{Gateway: "a", Municipality: "lapa", Sensor: "a-s", Kind: wire.KindEnv, Seq: 7, Topic: "x",
 		ReceivedAt: day0.Add(90 * time.Minute), Env: []wire.EnvRecord{{T: day0.Add(80 * time.Minute), TemperatureC: &temp},
 			{T: day0.Add(85 * time.Minute), TemperatureC: &temp}}}
 	env.Body = mustJSON(t, wire.Batch{V: 1, Kind: wire.KindEnv, Gateway: "a", Sensor: "a-s", Seq: 7, Env: env.Env})
-	dead := []DeadLetter{
+	dead := []store.DeadLetter{
 		{ReceivedAt: day0.Add(time.Hour), Topic: "x", Reason: wire.ReasonSchema, Message: "m", Payload: []byte("old")},
 		{ReceivedAt: day0.Add(2 * time.Hour), Topic: "x", Reason: wire.ReasonRange, Message: "m", Payload: []byte("settles"),
 			Gateway: "b", Seq: 7, Settles: true},
@@ -33,12 +34,12 @@ func pruneFixture(t *testing.T, s *SQLite) time.Time {
 		for _, gw := range []string{"a", "b"} {
 			b := batch(gw, seq, day0.Add(time.Duration(seq)*time.Hour), 60, 61, 62, 63, 64, 65, 66, 67, 68, 69)
 			b.Body = mustJSON(t, wire.Batch{V: 1, Kind: wire.KindLevels, Gateway: gw, Sensor: b.Sensor, Seq: seq, Records: b.Records})
-			if _, err := s.Apply(ctx, Write{Batches: []Batch{b}}); err != nil {
+			if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if seq == 1 { // in reception order
-			if _, err := s.Apply(ctx, Write{Batches: []Batch{env}, DeadLetters: dead}); err != nil {
+			if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{env}, DeadLetters: dead}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -98,8 +99,8 @@ func TestPruneOldest(t *testing.T) {
 			for _, gw := range []string{"a", "b"} {
 				wmBefore[gw], _ = s.Watermark(ctx, gw)
 			}
-			var total PruneResult
-			p := Prune{Before: cut, Keep: tc.keep, Mirror: tc.mirror, MirroredLevelID: tc.mirrored, MirroredEnvID: tc.mirroredEnv, Limit: tc.limit}
+			var total store.PruneResult
+			p := store.Prune{Before: cut, Keep: tc.keep, Mirror: tc.mirror, MirroredLevelID: tc.mirrored, MirroredEnvID: tc.mirroredEnv, Limit: tc.limit}
 			decided, open := int64(0), true // as retention.Pass follows Decided over the calls
 			for i := 0; ; i++ {
 				if i > 20 {
@@ -172,7 +173,7 @@ func TestPruneOldest(t *testing.T) {
 			if want := 2 - int(tc.env); len(envLeft) != want {
 				t.Errorf("%d env records left, want %d", len(envLeft), want)
 			}
-			dls, err := s.DeadLetters(ctx, DeadLetterFilter{Limit: 10})
+			dls, err := s.DeadLetters(ctx, store.DeadLetterFilter{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,10 +195,10 @@ func TestPruneKeepsUnreadableBody(t *testing.T) {
 	start := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
 	b := batch("a", 1, start, 60)
 	b.Body = []byte("not json")
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{b}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.PruneOldest(ctx, Prune{Before: start.Add(24 * time.Hour)})
+	r, err := s.PruneOldest(ctx, store.Prune{Before: start.Add(24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,18 @@
-package store
+package sqlitestore
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
 // rejected is a dead letter of gateway gw's batch seq; settles says whether
 // the batch had authenticated (so that it counts for the ack watermark).
-func rejected(gw string, seq uint64, payload string, settles bool) DeadLetter {
-	return DeadLetter{ReceivedAt: t0, Topic: wire.LevelsTopic("lapa", gw, gw+"-s"), Reason: wire.ReasonRange,
+func rejected(gw string, seq uint64, payload string, settles bool) store.DeadLetter {
+	return store.DeadLetter{ReceivedAt: t0, Topic: wire.LevelsTopic("lapa", gw, gw+"-s"), Reason: wire.ReasonRange,
 		Message: "fora da faixa", Gateway: gw, Seq: seq, Payload: []byte(payload), Settles: settles}
 }
 
@@ -24,26 +25,26 @@ func TestRejectedBatchesSettleTheWatermark(t *testing.T) {
 	type step struct {
 		name    string
 		batches []uint64
-		dead    []DeadLetter
+		dead    []store.DeadLetter
 		wantWM  uint64
 		wantNew []bool // DeadLetterNew
 	}
 	steps := []step{
 		{"accepted 1", []uint64{1}, nil, 1, nil},
-		{"forged 2 does not settle", nil, []DeadLetter{rejected("gw", 2, "forged-2", false)}, 1, []bool{true}},
+		{"forged 2 does not settle", nil, []store.DeadLetter{rejected("gw", 2, "forged-2", false)}, 1, []bool{true}},
 		{"accepted 3 above the gap", []uint64{3}, nil, 1, nil},
-		{"authentic rejected 2 fills the gap", nil, []DeadLetter{rejected("gw", 2, "bad-2", true)}, 3, []bool{true}},
-		{"replay of settled 2 is a duplicate", nil, []DeadLetter{rejected("gw", 2, "bad-2", true)}, 3, []bool{false}},
-		{"other bytes under settled 2 are kept", nil, []DeadLetter{rejected("gw", 2, "other-2", true)}, 3, []bool{true}},
-		{"rejected 5 above a gap", nil, []DeadLetter{rejected("gw", 5, "bad-5", true)}, 3, []bool{true}},
-		{"same group: rejected 4 and accepted 6", []uint64{6}, []DeadLetter{rejected("gw", 4, "bad-4", true)}, 6, []bool{true}},
+		{"authentic rejected 2 fills the gap", nil, []store.DeadLetter{rejected("gw", 2, "bad-2", true)}, 3, []bool{true}},
+		{"replay of settled 2 is a duplicate", nil, []store.DeadLetter{rejected("gw", 2, "bad-2", true)}, 3, []bool{false}},
+		{"other bytes under settled 2 are kept", nil, []store.DeadLetter{rejected("gw", 2, "other-2", true)}, 3, []bool{true}},
+		{"rejected 5 above a gap", nil, []store.DeadLetter{rejected("gw", 5, "bad-5", true)}, 3, []bool{true}},
+		{"same group: rejected 4 and accepted 6", []uint64{6}, []store.DeadLetter{rejected("gw", 4, "bad-4", true)}, 6, []bool{true}},
 		{"accepted copy of settled 4 is stored", []uint64{4}, nil, 6, nil},
-		{"rejected copy of accepted 6 is kept, nothing moves", nil, []DeadLetter{rejected("gw", 6, "bad-6", true)}, 6, []bool{true}},
-		{"settling without a seq is ignored", nil, []DeadLetter{rejected("gw", 0, "no-seq", true)}, 6, []bool{true}},
-		{"other gateway", []uint64{}, []DeadLetter{rejected("gw2", 1, "bad-1", true)}, 6, []bool{true}},
+		{"rejected copy of accepted 6 is kept, nothing moves", nil, []store.DeadLetter{rejected("gw", 6, "bad-6", true)}, 6, []bool{true}},
+		{"settling without a seq is ignored", nil, []store.DeadLetter{rejected("gw", 0, "no-seq", true)}, 6, []bool{true}},
+		{"other gateway", []uint64{}, []store.DeadLetter{rejected("gw2", 1, "bad-1", true)}, 6, []bool{true}},
 	}
 	for _, st := range steps {
-		var w Write
+		var w store.Write
 		for _, q := range st.batches {
 			w.Batches = append(w.Batches, batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), 60))
 		}
@@ -84,7 +85,7 @@ func TestRejectedBatchesSettleTheWatermark(t *testing.T) {
 	}
 	// Every rejected payload is kept once; Settled marks the dead letter
 	// that moved the watermark over its seq.
-	dls, err := s.DeadLetters(ctx, DeadLetterFilter{Gateway: "gw", Limit: 1000})
+	dls, err := s.DeadLetters(ctx, store.DeadLetterFilter{Gateway: "gw", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +115,13 @@ func TestRejectedBatchesSettleTheWatermark(t *testing.T) {
 	// The settlement survives a reopen: seq 7 continues from 6; a replay of
 	// settled seq 5 is still a duplicate.
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{Sync: SyncNormal})
+	s2, err := Open(path, Options{Sync: SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	res, err := s2.Apply(ctx, Write{Batches: []Batch{batch("gw", 7, t0.Add(time.Hour), 60)},
-		DeadLetters: []DeadLetter{rejected("gw", 5, "bad-5", true)}})
+	res, err := s2.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 7, t0.Add(time.Hour), 60)},
+		DeadLetters: []store.DeadLetter{rejected("gw", 5, "bad-5", true)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -29,7 +30,7 @@ import (
 // from sqlite_sequence (the table is AUTOINCREMENT), so they only grow,
 // even after retention deleted the newest packs, and the InfluxDB mirror's
 // cursor (a record id) keeps its meaning. A database from before packs has
-// a levels table with one row per record; OpenSQLite moves each row into a
+// a levels table with one row per record; Open moves each row into a
 // one-record pack under the same id (migrateLevels).
 //
 // (sensor, t) stays unique: Apply skips a record whose sensor already has
@@ -132,7 +133,7 @@ type packMeta struct {
 
 // decodePack appends the pack's records to out, with their ids. It checks
 // the format and that the data holds exactly m.n records.
-func decodePack(out []Record, m packMeta, data []byte) ([]Record, error) {
+func decodePack(out []store.Record, m packMeta, data []byte) ([]store.Record, error) {
 	if len(data) == 0 || data[0] != packFormat {
 		return out, fmt.Errorf("store: level pack %d: %w: unknown format", m.id, errPack)
 	}
@@ -157,7 +158,7 @@ func decodePack(out []Record, m packMeta, data []byte) ([]Record, error) {
 		return fmt.Errorf("store: level pack %d, record %d: %w: %s", m.id, i, errPack, what)
 	}
 	for i := range m.n {
-		r := Record{ID: m.id - m.n + 1 + i, Sensor: m.sensor, Gateway: m.gw, Seq: m.seq, Grade: m.grade, Synced: m.synced}
+		r := store.Record{ID: m.id - m.n + 1 + i, Sensor: m.sensor, Gateway: m.gw, Seq: m.seq, Grade: m.grade, Synced: m.synced}
 		dt, ok1 := uvarint()
 		dur, ok2 := uvarint()
 		if !ok1 || !ok2 || dt > math.MaxInt64/2 || dur > math.MaxInt64/2 {
@@ -210,9 +211,9 @@ func decodePack(out []Record, m packMeta, data []byte) ([]Record, error) {
 const packCols = `id, sensor, gateway, seq, grade, synced, t0, n, data`
 
 // scanPacks decodes every pack of rows, in row order.
-func scanPacks(rows *sql.Rows, withoutHists bool) ([]Record, error) {
+func scanPacks(rows *sql.Rows, withoutHists bool) ([]store.Record, error) {
 	defer rows.Close()
-	var out []Record
+	var out []store.Record
 	for rows.Next() {
 		var m packMeta
 		var seq int64
@@ -238,7 +239,7 @@ type packWriter struct {
 	tx      *sql.Tx
 	st      *writeStmts
 	sensors map[string]*sensorTx
-	recent  map[string]*sensorRecent // SQLite.recent, updated by committed
+	recent  map[string]*sensorRecent // Store.recent, updated by committed
 	nextID  int64                    // id of the next record; 0 until read
 	pending []any                    // arguments of packs not inserted yet
 	npend   int
@@ -313,7 +314,7 @@ func (r *sensorRecent) overlaps(first, last int64) bool {
 // record for yet, and returns how many it skipped. A skipped record that
 // differs from the one stored is a conflict (w.conflicts); an identical
 // one is a plain duplicate.
-func (w *packWriter) add(b *Batch) (ignored int, err error) {
+func (w *packWriter) add(b *store.Batch) (ignored int, err error) {
 	if len(b.Records) == 0 {
 		return 0, nil
 	}
@@ -406,7 +407,7 @@ func sortedDistinct(recs []wire.Record) bool {
 	return true
 }
 
-func (w *packWriter) pack(b *Batch, st *sensorTx, recs []wire.Record) error {
+func (w *packWriter) pack(b *store.Batch, st *sensorTx, recs []wire.Record) error {
 	if w.nextID == 0 {
 		var seq sql.NullInt64
 		err := w.tx.StmtContext(w.ctx, w.st.levelSeq).QueryRowContext(w.ctx).Scan(&seq)
@@ -509,12 +510,12 @@ func (w *packWriter) flush() error {
 
 // migrateLevels moves the rows of a levels table (one row per record,
 // before packs) into one-record packs under the same ids, and drops the
-// table, in one transaction. It does nothing on a current database. It
-// logs its start (with the rows to move), its progress every 10 s and its
-// end: on a large table the service's first start waits for it.
-func migrateLevels(db *sql.DB, log *slog.Logger) error {
+// table. It does nothing on a current database. It logs its start (with
+// the rows to move), its progress every 10 s and its end: on a large table
+// the service's first start waits for it.
+func migrateLevels(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
 	var name string
-	err := db.QueryRow(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
+	err := tx.QueryRowContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'levels'`).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -522,17 +523,12 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 		return fmt.Errorf("look for a levels table: %w", err)
 	}
 	var total int64
-	if err := db.QueryRow(`SELECT COUNT(*) FROM levels`).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM levels`).Scan(&total); err != nil {
 		return fmt.Errorf("migrate levels: count rows: %w", err)
 	}
 	began := time.Now()
 	log.Info("convertendo leituras para o formato compacto; o serviço inicia ao terminar", "leituras", total)
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate levels: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	ins, err := tx.Prepare(insertPacksSQL(1))
+	ins, err := tx.PrepareContext(ctx, insertPacksSQL(1))
 	if err != nil {
 		return fmt.Errorf("migrate levels: %w", err)
 	}
@@ -541,44 +537,8 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 	var after int64
 	moved, lastLog := 0, began
 	for {
-		rows, err := tx.Query(`SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
-			FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, chunk)
+		got, err := readLevelRows(ctx, tx, after, chunk)
 		if err != nil {
-			return fmt.Errorf("migrate levels: read: %w", err)
-		}
-		type row struct {
-			id, seq, t        int64
-			sensor, gw, grade string
-			synced            bool
-			rec               wire.Record
-		}
-		var got []row
-		for rows.Next() {
-			var r row
-			var lcpeak sql.NullFloat64
-			var hist []byte
-			if err := rows.Scan(&r.id, &r.sensor, &r.gw, &r.seq, &r.t, &r.rec.DurMs, &r.rec.LAeq, &r.rec.LAFmax, &r.rec.LAFmin,
-				&lcpeak, &r.rec.Overload, &r.grade, &r.synced, &hist); err != nil {
-				rows.Close()
-				return fmt.Errorf("migrate levels: read: %w", err)
-			}
-			r.rec.T = time.UnixMilli(r.t)
-			if lcpeak.Valid {
-				v := lcpeak.Float64
-				r.rec.LCpeak = &v
-			}
-			if len(hist) > 0 {
-				var h level.Histogram
-				if json.Unmarshal(hist, &h) == nil { // as the levels table's reader did
-					r.rec.Hist = &h
-				}
-			}
-			got = append(got, r)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("migrate levels: read: %w", err)
-		}
-		if err := rows.Err(); err != nil {
 			return fmt.Errorf("migrate levels: read: %w", err)
 		}
 		for _, r := range got {
@@ -586,7 +546,7 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 			if err != nil {
 				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
 			}
-			if _, err := ins.Exec(r.id, r.sensor, r.t, r.t, 1, r.gw, r.seq, r.grade, r.synced, data); err != nil {
+			if _, err := ins.ExecContext(ctx, r.id, r.sensor, r.t, r.t, 1, r.gw, r.seq, r.grade, r.synced, data); err != nil {
 				return fmt.Errorf("migrate levels: row %d: %w", r.id, err)
 			}
 			after = r.id
@@ -600,12 +560,54 @@ func migrateLevels(db *sql.DB, log *slog.Logger) error {
 			log.Info("convertendo leituras", "convertidas", moved, "de", total)
 		}
 	}
-	if _, err := tx.Exec(`DROP TABLE levels`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DROP TABLE levels`); err != nil {
 		return fmt.Errorf("migrate levels: drop the old table: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate levels: commit %d records: %w", moved, err)
 	}
 	log.Info("leituras convertidas", "leituras", moved, "duracao", time.Since(began).Round(time.Millisecond).String())
 	return nil
+}
+
+// levelRow is one row of the levels table of the release before packs.
+type levelRow struct {
+	id, seq, t        int64
+	sensor, gw, grade string
+	synced            bool
+	rec               wire.Record
+}
+
+// readLevelRows reads up to limit rows of the levels table with id > after,
+// in id order.
+func readLevelRows(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]levelRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, sensor, gateway, seq, t, dur_ms, laeq, lafmax, lafmin, lcpeak, overload, grade, synced, hist
+		FROM levels WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var got []levelRow
+	for rows.Next() {
+		var r levelRow
+		var lcpeak sql.NullFloat64
+		var hist []byte
+		if err := rows.Scan(&r.id, &r.sensor, &r.gw, &r.seq, &r.t, &r.rec.DurMs, &r.rec.LAeq, &r.rec.LAFmax, &r.rec.LAFmin,
+			&lcpeak, &r.rec.Overload, &r.grade, &r.synced, &hist); err != nil {
+			return nil, err
+		}
+		r.rec.T = time.UnixMilli(r.t)
+		if lcpeak.Valid {
+			v := lcpeak.Float64
+			r.rec.LCpeak = &v
+		}
+		if len(hist) > 0 {
+			var h level.Histogram
+			if json.Unmarshal(hist, &h) == nil { // as the levels table's reader did
+				r.rec.Hist = &h
+			}
+		}
+		got = append(got, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return got, rows.Close()
 }

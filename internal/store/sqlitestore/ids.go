@@ -1,10 +1,13 @@
-package store
+package sqlitestore
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
 // Record ids (level_packs, env) are the InfluxDB mirror's cursors, so a new
@@ -14,11 +17,11 @@ import (
 // the mirror would skip the records stored under the reused ids.
 
 // migrateEnv rebuilds an env table created before its ids came from
-// sqlite_sequence, keeping every row and id, in one transaction. It does
-// nothing on a current database.
-func migrateEnv(db *sql.DB) error {
+// sqlite_sequence, keeping every row and id. It does nothing on a current
+// database.
+func migrateEnv(ctx context.Context, tx *sql.Tx) error {
 	const cols = `id, sensor, t, temperature_c, humidity_pct, pressure_hpa, gateway, seq`
-	return rebuildTable(db, "env", "ids that only grow",
+	return rebuildTable(ctx, tx, "env", "ids that only grow",
 		func(def string) bool { return strings.Contains(def, "AUTOINCREMENT") },
 		`CREATE TABLE env_seq (`+envColumns+`)`,
 		`INSERT INTO env_seq (`+cols+`) SELECT `+cols+` FROM env ORDER BY id`,
@@ -28,13 +31,14 @@ func migrateEnv(db *sql.DB) error {
 }
 
 // floorSequences raises each record table's sqlite_sequence entry to the
-// position of the mirror cursor that reads it. On a database whose ids were
+// position of the mirror cursor that reads it; Open runs it at every
+// open, after the migrations. On a database whose ids were
 // reused before (or migrated from a table whose newest rows retention had
 // deleted), the next id would otherwise fall at or below the cursor.
 func floorSequences(db *sql.DB) error {
 	for _, c := range []struct{ table, cursor string }{
-		{"level_packs", CursorInflux},
-		{"env", CursorInfluxEnv},
+		{"level_packs", store.CursorInflux},
+		{"env", store.CursorInfluxEnv},
 	} {
 		var pos int64
 		err := db.QueryRow(`SELECT position FROM cursors WHERE name = ?`, c.cursor).Scan(&pos)

@@ -1,4 +1,11 @@
-package store
+// Package sqlitestore is the readings store: SQLite (through
+// internal/sqlitedb: WAL, busy timeout, numbered schema steps), the
+// authoritative local copy of everything the central service accepts or
+// rejects. Apply stores one group commit in one transaction (raw batches,
+// level records packed one row per batch, env readings, dead letters,
+// statuses, watermarks); the queries answer the dashboard, the alerts, the
+// evidence export, retention and the InfluxDB mirror.
+package sqlitestore
 
 import (
 	"cmp"
@@ -9,15 +16,14 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
+	"github.com/sossego/sossego/internal/sqlitedb"
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -33,15 +39,15 @@ const (
 	SyncNormal Sync = "normal"
 )
 
-// SQLiteOptions configures OpenSQLite.
-type SQLiteOptions struct {
+// Options configures Open.
+type Options struct {
 	Sync Sync // default SyncFull
 	// Log receives the progress of migrations run at open (nil: none).
 	Log *slog.Logger
 }
 
-// SQLite is the authoritative local store.
-type SQLite struct {
+// Store is the authoritative local store of readings.
+type Store struct {
 	w, r   *sql.DB // w: one connection for writes; r: readers (WAL lets them run alongside)
 	closed atomic.Bool
 	notify chan struct{} // signalled after a commit that stored level records
@@ -140,7 +146,7 @@ func (ws *writeStmts) close() {
 // batchesColumns is the batches table's definition. It is a rowid table:
 // retention deletes by rowid, and Apply learns which batches an insert
 // stored from their rowids. Databases from before that kept it WITHOUT
-// ROWID; OpenSQLite rebuilds such a table (migrateBatches).
+// ROWID; Open rebuilds such a table (migrateBatches).
 const batchesColumns = `
 	gateway      TEXT    NOT NULL,
 	seq          INTEGER NOT NULL,
@@ -157,11 +163,11 @@ const batchesColumns = `
 `
 
 // migrateBatches rebuilds a batches table created WITHOUT ROWID (before
-// retention and Apply relied on rowids) as a rowid table, in one
-// transaction, keeping every row. It does nothing on a current database.
-func migrateBatches(db *sql.DB) error {
+// retention and Apply relied on rowids) as a rowid table, keeping every
+// row. It does nothing on a current database.
+func migrateBatches(ctx context.Context, tx *sql.Tx) error {
 	const cols = `gateway, seq, kind, municipality, sensor, topic, body, sig, verified, received_at, records`
-	return rebuildTable(db, "batches", "a rowid table",
+	return rebuildTable(ctx, tx, "batches", "a rowid table",
 		func(def string) bool { return !strings.Contains(def, "WITHOUT ROWID") },
 		`CREATE TABLE batches_rowid (`+batchesColumns+`)`,
 		`INSERT INTO batches_rowid (`+cols+`) SELECT `+cols+` FROM batches ORDER BY received_at, gateway, seq`,
@@ -169,29 +175,21 @@ func migrateBatches(db *sql.DB) error {
 		`ALTER TABLE batches_rowid RENAME TO batches`)
 }
 
-// rebuildTable runs steps in one transaction unless current says the
-// table's definition (upper-cased, from sqlite_master) needs nothing; what
-// names the new form in errors.
-func rebuildTable(db *sql.DB, table, what string, current func(def string) bool, steps ...string) error {
+// rebuildTable runs steps in tx unless current says the table's definition
+// (upper-cased, from sqlite_master) needs nothing; what names the new form
+// in errors.
+func rebuildTable(ctx context.Context, tx *sql.Tx, table, what string, current func(def string) bool, steps ...string) error {
 	var def string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&def); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&def); err != nil {
 		return fmt.Errorf("read %s table definition: %w", table, err)
 	}
 	if current(strings.ToUpper(def)) {
 		return nil
 	}
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	for _, q := range steps {
-		if _, err := tx.Exec(q); err != nil {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate %s to %s: %w", table, what, err)
 	}
 	return nil
 }
@@ -257,63 +255,62 @@ CREATE TABLE IF NOT EXISTS cursors (
 );
 `
 
-// OpenSQLite opens (creating if needed) the database file at path.
-func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
-	if opts.Sync == "" {
-		opts.Sync = SyncFull
+// migrationScheme is the table where the readings store records its
+// schema steps.
+var migrationScheme = sqlitedb.Scheme{Table: "readings_migrations"}
+
+// migrations are the readings store's numbered schema steps. A database
+// from before the version table runs all of them, so each checks what it
+// changes: step 1 creates what is missing, the others rebuild only a table
+// still in its older form. A schema change is a new step at the end.
+func migrations(log *slog.Logger) []sqlitedb.Step {
+	return []sqlitedb.Step{
+		{Name: "tables", SQL: schema + packsSchema + conflictsSchema},
+		{Name: "batches as a rowid table", Tx: migrateBatches},
+		{Name: "level records in packs", Tx: func(ctx context.Context, tx *sql.Tx) error { return migrateLevels(ctx, tx, log) }},
+		{Name: "env ids that only grow", Tx: migrateEnv},
+		{Name: "gateways conflict counters", Tx: migrateConflicts},
 	}
-	if opts.Sync != SyncFull && opts.Sync != SyncNormal {
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(path string, opts Options) (*Store, error) {
+	sync := sqlitedb.SyncFull
+	switch opts.Sync {
+	case "", SyncFull:
+	case SyncNormal:
+		sync = sqlitedb.SyncNormal
+	default:
 		return nil, fmt.Errorf("store: sync %q: use full or normal", opts.Sync)
 	}
-	dsn := func(extra string) string {
-		q := url.Values{}
-		q.Add("_pragma", "journal_mode(WAL)")
-		// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
-		// checkpoint copies the pages the commits keep rewriting (index
-		// leaves, the gateways rows) once, and at full ingest the writer
-		// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
-		q.Add("_pragma", "wal_autocheckpoint(10000)")
-		q.Add("_pragma", "busy_timeout(10000)")
-		q.Add("_pragma", "synchronous("+string(opts.Sync)+")")
-		q.Add("_pragma", "foreign_keys(on)")
-		if extra != "" {
-			q.Add("_pragma", extra)
-		}
-		q.Add("_txlock", "immediate")
-		return "file:" + path + "?" + q.Encode()
-	}
-	w, err := sql.Open("sqlite", dsn(""))
+	// Checkpoint every 10,000 WAL pages (~40 MB) instead of 1,000: each
+	// checkpoint copies the pages the commits keep rewriting (index
+	// leaves, the gateways rows) once, and at full ingest the writer
+	// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
+	o := sqlitedb.Options{Sync: sync, ForeignKeys: true, WALAutocheckpoint: 10000}
+	w, err := sqlitedb.Open(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	if _, err := w.Exec(schema + packsSchema + conflictsSchema); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: create schema in %s: %w", path, err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	for _, migrate := range []func(*sql.DB) error{
-		migrateBatches,
-		func(db *sql.DB) error { return migrateLevels(db, log) },
-		migrateEnv,
-		floorSequences,
-		migrateConflicts,
-	} {
-		if err := migrate(w); err != nil {
-			w.Close()
-			return nil, fmt.Errorf("store: %s: %w", path, err)
-		}
+	if err := sqlitedb.Migrate(context.Background(), w, migrationScheme, migrations(log)); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn("query_only(1)"))
+	if err := floorSequences(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	o.QueryOnly, o.MaxOpenConns = true, 4
+	r, err := sqlitedb.Open(path, o)
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	r.SetMaxOpenConns(4)
-	st := &SQLite{w: w, r: r, notify: make(chan struct{}, 1), recent: map[string]*sensorRecent{}}
+	st := &Store{w: w, r: r, notify: make(chan struct{}, 1), recent: map[string]*sensorRecent{}}
 	if err := st.st.prepare(w); err != nil {
 		st.st.close()
 		r.Close()
@@ -324,7 +321,7 @@ func OpenSQLite(path string, opts SQLiteOptions) (*SQLite, error) {
 }
 
 // Close closes the database.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -334,7 +331,7 @@ func (s *SQLite) Close() error {
 
 // Stored signals (without blocking, coalescing) after each commit that
 // stored level records; the InfluxDB mirror waits on it.
-func (s *SQLite) Stored() <-chan struct{} { return s.notify }
+func (s *Store) Stored() <-chan struct{} { return s.notify }
 
 func nonNil(b []byte) []byte {
 	if b == nil {
@@ -358,7 +355,7 @@ func fromMilli(ms int64) time.Time {
 }
 
 // Watermark returns a gateway's highest contiguous stored seq (0 if none).
-func (s *SQLite) Watermark(ctx context.Context, gateway string) (uint64, error) {
+func (s *Store) Watermark(ctx context.Context, gateway string) (uint64, error) {
 	var v int64
 	err := s.r.QueryRowContext(ctx, `SELECT watermark FROM gateways WHERE gateway = ?`, gateway).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -372,7 +369,7 @@ func (s *SQLite) Watermark(ctx context.Context, gateway string) (uint64, error) 
 
 // Records returns a sensor's records with start time in [from, to), in
 // time order, at most limit (0 = no limit).
-func (s *SQLite) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]Record, error) {
+func (s *Store) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+packCols+`, t1 FROM level_packs
 		WHERE sensor = ? AND t1 >= ? AND t1 < ? AND t0 < ? ORDER BY t1`,
 		sensor, from.UnixMilli(), to.UnixMilli()+packSpan.Milliseconds(), to.UnixMilli())
@@ -385,7 +382,7 @@ func (s *SQLite) Records(ctx context.Context, sensor string, from, to time.Time,
 	// seqs, or by two gateways), so the records are sorted at the end.
 	// With a limit, reading stops at the first pack that cannot hold a
 	// record before the limit-th (it starts after t1 − packSpan).
-	var out, pack []Record
+	var out, pack []store.Record
 	cutoff := int64(math.MaxInt64)
 	for rows.Next() {
 		var m packMeta
@@ -421,8 +418,8 @@ func (s *SQLite) Records(ctx context.Context, sensor string, from, to time.Time,
 
 // sortRecords sorts by start time (ids, which follow insertion, within a
 // start: a sensor has one record per start).
-func sortRecords(recs []Record) {
-	slices.SortFunc(recs, func(a, b Record) int {
+func sortRecords(recs []store.Record) {
+	slices.SortFunc(recs, func(a, b store.Record) int {
 		if c := a.T.Compare(b.T); c != 0 {
 			return c
 		}
@@ -431,17 +428,17 @@ func sortRecords(recs []Record) {
 }
 
 // Buckets aggregates a sensor's records in [from, to) into buckets of step.
-func (s *SQLite) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]Bucket, error) {
+func (s *Store) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
 	recs, err := s.Records(ctx, sensor, from, to, 0)
 	if err != nil {
 		return nil, err
 	}
-	return Aggregate(recs, step), nil
+	return store.Aggregate(recs, step), nil
 }
 
 // EnvRecords returns a sensor's environmental readings with time in
 // [from, to), in time order, at most limit (0 = no limit).
-func (s *SQLite) EnvRecords(ctx context.Context, sensor string, from, to time.Time, limit int) ([]EnvRecord, error) {
+func (s *Store) EnvRecords(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.EnvRecord, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -455,7 +452,7 @@ func (s *SQLite) EnvRecords(ctx context.Context, sensor string, from, to time.Ti
 
 // EnvAfter returns up to limit env records with id > after, by id (the
 // InfluxDB mirror's cursor order).
-func (s *SQLite) EnvAfter(ctx context.Context, after int64, limit int) ([]EnvRecord, error) {
+func (s *Store) EnvAfter(ctx context.Context, after int64, limit int) ([]store.EnvRecord, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+envCols+` FROM env WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: env after %d: %w", after, err)
@@ -464,7 +461,7 @@ func (s *SQLite) EnvAfter(ctx context.Context, after int64, limit int) ([]EnvRec
 }
 
 // MaxEnvID is the id of the newest env record (0 when none).
-func (s *SQLite) MaxEnvID(ctx context.Context) (int64, error) {
+func (s *Store) MaxEnvID(ctx context.Context) (int64, error) {
 	var v sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM env`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: max env id: %w", err)
@@ -474,11 +471,11 @@ func (s *SQLite) MaxEnvID(ctx context.Context) (int64, error) {
 
 const envCols = `id, sensor, gateway, seq, t, temperature_c, humidity_pct, pressure_hpa`
 
-func scanEnv(rows *sql.Rows) ([]EnvRecord, error) {
+func scanEnv(rows *sql.Rows) ([]store.EnvRecord, error) {
 	defer rows.Close()
-	var out []EnvRecord
+	var out []store.EnvRecord
 	for rows.Next() {
-		var e EnvRecord
+		var e store.EnvRecord
 		var t, seq int64
 		var temp, hum, press sql.NullFloat64
 		if err := rows.Scan(&e.ID, &e.Sensor, &e.Gateway, &seq, &t, &temp, &hum, &press); err != nil {
@@ -503,23 +500,23 @@ func scanEnv(rows *sql.Rows) ([]EnvRecord, error) {
 }
 
 // Latest returns a sensor's record with the latest start.
-func (s *SQLite) Latest(ctx context.Context, sensor string) (Record, bool, error) {
+func (s *Store) Latest(ctx context.Context, sensor string) (store.Record, bool, error) {
 	// The pack holding it has the greatest t1 (its last record).
 	rows, err := s.r.QueryContext(ctx, `SELECT `+packCols+` FROM level_packs WHERE sensor = ?
 		ORDER BY t1 DESC, id DESC LIMIT 1`, sensor)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("store: latest: %w", err)
+		return store.Record{}, false, fmt.Errorf("store: latest: %w", err)
 	}
 	recs, err := scanPacks(rows, false)
 	if err != nil || len(recs) == 0 {
-		return Record{}, false, err
+		return store.Record{}, false, err
 	}
 	return recs[len(recs)-1], true, nil
 }
 
 // LevelsAfter returns up to limit records with id > after, in id order (the
 // InfluxDB mirror's cursor walk).
-func (s *SQLite) LevelsAfter(ctx context.Context, after int64, limit int) ([]Record, error) {
+func (s *Store) LevelsAfter(ctx context.Context, after int64, limit int) ([]store.Record, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -545,7 +542,7 @@ func (s *SQLite) LevelsAfter(ctx context.Context, after int64, limit int) ([]Rec
 }
 
 // MaxLevelID is the id of the newest level record (0 when empty).
-func (s *SQLite) MaxLevelID(ctx context.Context) (int64, error) {
+func (s *Store) MaxLevelID(ctx context.Context) (int64, error) {
 	var v sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, `SELECT MAX(id) FROM level_packs`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: max id: %w", err)
@@ -554,7 +551,7 @@ func (s *SQLite) MaxLevelID(ctx context.Context) (int64, error) {
 }
 
 // CountLevels counts stored level records (all sensors when sensor is "").
-func (s *SQLite) CountLevels(ctx context.Context, sensor string) (int64, error) {
+func (s *Store) CountLevels(ctx context.Context, sensor string) (int64, error) {
 	var n int64
 	var err error
 	if sensor == "" {
@@ -569,7 +566,7 @@ func (s *SQLite) CountLevels(ctx context.Context, sensor string) (int64, error) 
 }
 
 // StoredSeqs returns the set of stored seqs of a gateway (tests, audits).
-func (s *SQLite) StoredSeqs(ctx context.Context, gateway string) (map[uint64]bool, error) {
+func (s *Store) StoredSeqs(ctx context.Context, gateway string) (map[uint64]bool, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT seq FROM batches WHERE gateway = ?`, gateway)
 	if err != nil {
 		return nil, fmt.Errorf("store: seqs: %w", err)
@@ -587,7 +584,7 @@ func (s *SQLite) StoredSeqs(ctx context.Context, gateway string) (map[uint64]boo
 }
 
 // RawBatch returns the stored body and signature of a batch (evidence).
-func (s *SQLite) RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error) {
+func (s *Store) RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error) {
 	err = s.r.QueryRowContext(ctx, `SELECT body, sig, verified FROM batches WHERE gateway = ? AND seq = ?`,
 		gateway, int64(seq)).Scan(&body, &sig, &verified)
 	if err != nil {
@@ -597,7 +594,7 @@ func (s *SQLite) RawBatch(ctx context.Context, gateway string, seq uint64) (body
 }
 
 // Cursor returns a named position (0 if never set).
-func (s *SQLite) Cursor(ctx context.Context, name string) (int64, error) {
+func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	var v int64
 	err := s.r.QueryRowContext(ctx, `SELECT position FROM cursors WHERE name = ?`, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -610,7 +607,7 @@ func (s *SQLite) Cursor(ctx context.Context, name string) (int64, error) {
 }
 
 // SetCursor persists a named position.
-func (s *SQLite) SetCursor(ctx context.Context, name string, pos int64) error {
+func (s *Store) SetCursor(ctx context.Context, name string, pos int64) error {
 	if _, err := s.w.ExecContext(ctx, `INSERT INTO cursors (name, position) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET position = excluded.position`, name, pos); err != nil {
 		return fmt.Errorf("store: set cursor %s: %w", name, err)
@@ -619,7 +616,7 @@ func (s *SQLite) SetCursor(ctx context.Context, name string, pos int64) error {
 }
 
 // GatewayStatuses returns every gateway the store has heard of.
-func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
+func (s *Store) GatewayStatuses(ctx context.Context) ([]store.GatewayStatus, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT g.gateway, g.municipality, g.state, g.at, g.received_at, g.clock, g.outbox,
 		g.version, g.last_seen, g.last_seq, g.watermark, (SELECT COUNT(*) FROM seq_above a WHERE a.gateway = g.gateway),
 		g.conflicts, g.skipped_seqs
@@ -628,9 +625,9 @@ func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
 		return nil, fmt.Errorf("store: gateways: %w", err)
 	}
 	defer rows.Close()
-	var out []GatewayStatus
+	var out []store.GatewayStatus
 	for rows.Next() {
-		var g GatewayStatus
+		var g store.GatewayStatus
 		var at, recv, seen, lastSeq, wm, skipped int64
 		var clock, outbox sql.NullString
 		if err := rows.Scan(&g.Gateway, &g.Municipality, &g.State, &at, &recv, &clock, &outbox, &g.Version,
@@ -657,7 +654,7 @@ func (s *SQLite) GatewayStatuses(ctx context.Context) ([]GatewayStatus, error) {
 }
 
 // DeadLetters lists rejected messages, newest first.
-func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLetter, error) {
+func (s *Store) DeadLetters(ctx context.Context, f store.DeadLetterFilter) ([]store.DeadLetter, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
@@ -683,9 +680,9 @@ func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 		return nil, fmt.Errorf("store: dead letters: %w", err)
 	}
 	defer rows.Close()
-	var out []DeadLetter
+	var out []store.DeadLetter
 	for rows.Next() {
-		var d DeadLetter
+		var d store.DeadLetter
 		var recv, seq int64
 		if err := rows.Scan(&d.ID, &recv, &d.Topic, &d.Reason, &d.Message, &d.Gateway, &seq, &d.Payload, &d.Truncated, &d.Settled); err != nil {
 			return nil, fmt.Errorf("store: dead letters: %w", err)
@@ -697,7 +694,7 @@ func (s *SQLite) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 }
 
 // CountDeadLetters counts dead letters by reason.
-func (s *SQLite) CountDeadLetters(ctx context.Context) (map[string]int64, error) {
+func (s *Store) CountDeadLetters(ctx context.Context) (map[string]int64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT reason, COUNT(*) FROM dead_letters GROUP BY reason`)
 	if err != nil {
 		return nil, fmt.Errorf("store: count dead letters: %w", err)
@@ -715,4 +712,4 @@ func (s *SQLite) CountDeadLetters(ctx context.Context) (map[string]int64, error)
 	return out, rows.Err()
 }
 
-var _ Readings = (*SQLite)(nil)
+var _ store.Readings = (*Store)(nil)

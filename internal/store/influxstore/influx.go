@@ -1,4 +1,10 @@
-package store
+// Package influxstore is the InfluxDB side of the readings: Mirror drains
+// the readings store's level and environmental records into InfluxDB by
+// record-id cursor and answers window queries with Flux; TierMirror writes
+// the long-term tier's minute and hour aggregates into a retention policy
+// of their own. Both retry with backoff and move their cursor only after a
+// write succeeded, so an outage of any length loses nothing.
+package influxstore
 
 import (
 	"context"
@@ -12,12 +18,14 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	"github.com/influxdata/influxdb-client-go/v2/api"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/sossego/sossego/internal/store"
 )
 
-// InfluxOptions configures the InfluxDB mirror and queries. For InfluxDB
+// MirrorOptions configures the InfluxDB mirror and queries. For InfluxDB
 // 1.8 (Flux enabled): Token "user:password" or "", Org "", Bucket "db/rp"
 // or "db".
-type InfluxOptions struct {
+type MirrorOptions struct {
 	URL    string
 	Token  string
 	Org    string
@@ -29,11 +37,11 @@ type InfluxOptions struct {
 	Log        *slog.Logger
 }
 
-// Influx mirrors the local level and environmental records into InfluxDB
+// Mirror mirrors the local level and environmental records into InfluxDB
 // and answers level window queries with Flux.
-type Influx struct {
-	o       InfluxOptions
-	src     *SQLite
+type Mirror struct {
+	o       MirrorOptions
+	src     Source
 	client  influxdb2.Client
 	writer  api.WriteAPIBlocking
 	query   api.QueryAPI
@@ -41,15 +49,22 @@ type Influx struct {
 	failing atomic.Bool
 }
 
-// Names of the mirror's persisted cursors.
-const (
-	CursorInflux    = "influx:levels"
-	CursorInfluxEnv = "influx:env"
-)
+// Source is what the mirror reads and keeps in the authoritative store
+// (the SQLite readings store): records by id after a cursor, the newest
+// ids, its own cursors, and a signal after each commit of level records.
+type Source interface {
+	LevelsAfter(ctx context.Context, after int64, limit int) ([]store.Record, error)
+	EnvAfter(ctx context.Context, after int64, limit int) ([]store.EnvRecord, error)
+	MaxLevelID(ctx context.Context) (int64, error)
+	MaxEnvID(ctx context.Context) (int64, error)
+	Cursor(ctx context.Context, name string) (int64, error)
+	SetCursor(ctx context.Context, name string, pos int64) error
+	Stored() <-chan struct{}
+}
 
-// NewInflux connects (lazily) to InfluxDB; src is the authoritative store
+// NewMirror connects (lazily) to InfluxDB; src is the authoritative store
 // the mirror drains.
-func NewInflux(src *SQLite, o InfluxOptions) *Influx {
+func NewMirror(src Source, o MirrorOptions) *Mirror {
 	if o.Batch <= 0 {
 		o.Batch = 5000
 	}
@@ -61,24 +76,24 @@ func NewInflux(src *SQLite, o InfluxOptions) *Influx {
 	}
 	c := influxdb2.NewClientWithOptions(o.URL, o.Token,
 		influxdb2.DefaultOptions().SetPrecision(time.Millisecond).SetHTTPRequestTimeout(30))
-	return &Influx{o: o, src: src, client: c, writer: c.WriteAPIBlocking(o.Org, o.Bucket), query: c.QueryAPI(o.Org)}
+	return &Mirror{o: o, src: src, client: c, writer: c.WriteAPIBlocking(o.Org, o.Bucket), query: c.QueryAPI(o.Org)}
 }
 
 // Close releases the client.
-func (m *Influx) Close() { m.client.Close() }
+func (m *Mirror) Close() { m.client.Close() }
 
 // Backlog is the number of local records (levels and env) not yet in
 // InfluxDB, read from the local store now (during an outage the mirror
 // waits between attempts, and the figure must not wait with it); the last
 // figure read if the local store cannot answer.
-func (m *Influx) Backlog() int64 {
+func (m *Mirror) Backlog() int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var n int64
 	for _, c := range []struct {
 		cursor string
 		maxID  func(context.Context) (int64, error)
-	}{{CursorInflux, m.src.MaxLevelID}, {CursorInfluxEnv, m.src.MaxEnvID}} {
+	}{{store.CursorInflux, m.src.MaxLevelID}, {store.CursorInfluxEnv, m.src.MaxEnvID}} {
 		maxID, err := c.maxID(ctx)
 		if err != nil {
 			return m.backlog.Load()
@@ -94,7 +109,7 @@ func (m *Influx) Backlog() int64 {
 }
 
 // Failing reports whether the last write failed.
-func (m *Influx) Failing() bool { return m.failing.Load() }
+func (m *Mirror) Failing() bool { return m.failing.Load() }
 
 // stream is one table the mirror drains, with its own persisted cursor.
 type stream struct {
@@ -127,10 +142,10 @@ func drain[T any](after func(context.Context, int64, int) ([]T, error), id func(
 // with exponential backoff, forever: nothing is lost however long InfluxDB
 // is down, and a record written twice (crash between write and cursor
 // update) overwrites itself (same measurement, tags and timestamp).
-func (m *Influx) Run(ctx context.Context) error {
+func (m *Mirror) Run(ctx context.Context) error {
 	streams := []*stream{
-		{cursor: CursorInflux, next: drain(m.src.LevelsAfter, func(r Record) int64 { return r.ID }, point)},
-		{cursor: CursorInfluxEnv, next: drain(m.src.EnvAfter, func(r EnvRecord) int64 { return r.ID }, envPoint)},
+		{cursor: store.CursorInflux, next: drain(m.src.LevelsAfter, func(r store.Record) int64 { return r.ID }, point)},
+		{cursor: store.CursorInfluxEnv, next: drain(m.src.EnvAfter, func(r store.EnvRecord) int64 { return r.ID }, envPoint)},
 	}
 	for _, st := range streams {
 		at, err := m.src.Cursor(ctx, st.cursor)
@@ -199,7 +214,7 @@ func (m *Influx) Run(ctx context.Context) error {
 
 // envPoint is an environmental record as an InfluxDB point (measurement
 // "env"; a quantity the sensor did not give is left out).
-func envPoint(r EnvRecord) *write.Point {
+func envPoint(r store.EnvRecord) *write.Point {
 	fields := map[string]any{"seq": int64(r.Seq)}
 	for name, v := range map[string]*float64{"temperature_c": r.TemperatureC, "humidity_pct": r.HumidityPct, "pressure_hpa": r.PressureHPa} {
 		if v != nil {
@@ -209,7 +224,7 @@ func envPoint(r EnvRecord) *write.Point {
 	return influxdb2.NewPoint("env", map[string]string{"sensor": r.Sensor, "gateway": r.Gateway}, fields, r.T)
 }
 
-func point(r Record) *write.Point {
+func point(r store.Record) *write.Point {
 	fields := map[string]any{
 		"laeq": r.LAeq, "lafmax": r.LAFmax, "lafmin": r.LAFmin, "dur_ms": r.DurMs,
 		"energy": float64(r.DurMs) * pow10(r.LAeq/10), "seq": int64(r.Seq), "synced": r.Synced,
@@ -225,7 +240,7 @@ func fluxString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-func (m *Influx) base(sensor string, from, to time.Time) string {
+func (m *Mirror) base(sensor string, from, to time.Time) string {
 	return fmt.Sprintf(`from(bucket: %s)
   |> range(start: %s, stop: %s)
   |> filter(fn: (r) => r._measurement == "levels" and r.sensor == %s)`,
@@ -233,7 +248,7 @@ func (m *Influx) base(sensor string, from, to time.Time) string {
 }
 
 // Records returns a sensor's records in [from, to) from InfluxDB.
-func (m *Influx) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]Record, error) {
+func (m *Mirror) Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error) {
 	q := m.base(sensor, from, to) + `
   |> filter(fn: (r) => r._field == "laeq" or r._field == "lafmax" or r._field == "lafmin" or r._field == "dur_ms" or r._field == "lcpeak" or r._field == "seq" or r._field == "synced")
   |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")
@@ -247,10 +262,10 @@ func (m *Influx) Records(ctx context.Context, sensor string, from, to time.Time,
 		return nil, fmt.Errorf("store: influx records: %w", err)
 	}
 	defer res.Close()
-	var out []Record
+	var out []store.Record
 	for res.Next() {
 		v := res.Record().Values()
-		r := Record{Sensor: sensor, T: res.Record().Time().UTC()}
+		r := store.Record{Sensor: sensor, T: res.Record().Time().UTC()}
 		r.LAeq, _ = v["laeq"].(float64)
 		r.LAFmax, _ = v["lafmax"].(float64)
 		r.LAFmin, _ = v["lafmin"].(float64)
@@ -277,7 +292,7 @@ func (m *Influx) Records(ctx context.Context, sensor string, from, to time.Time,
 // Buckets aggregates in InfluxDB: Σ energy and Σ duration per window give
 // the energy-correct LAeq; max of LAFmax and min of LAFmin. Windows are
 // aligned to multiples of step since the epoch, as Aggregate does.
-func (m *Influx) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]Bucket, error) {
+func (m *Mirror) Buckets(ctx context.Context, sensor string, from, to time.Time, step time.Duration) ([]store.Bucket, error) {
 	every := fmt.Sprintf("%ds", int64(step/time.Second))
 	base := m.base(sensor, from, to)
 	q := fmt.Sprintf(`data = %s
@@ -336,13 +351,13 @@ union(tables: [sums, maxs, mins, counts])
 	if res.Err() != nil {
 		return nil, fmt.Errorf("store: influx buckets: %w", res.Err())
 	}
-	out := make([]Bucket, 0, len(order))
+	out := make([]store.Bucket, 0, len(order))
 	for _, k := range order {
 		a := byT[k]
 		if a.dur <= 0 {
 			continue
 		}
-		out = append(out, Bucket{Start: time.UnixMilli(k).UTC(), DurMs: int64(a.dur), Count: a.n,
+		out = append(out, store.Bucket{Start: time.UnixMilli(k).UTC(), DurMs: int64(a.dur), Count: a.n,
 			LAeq: 10 * log10(a.e/a.dur), LAFmax: a.max, LAFmin: a.min})
 	}
 	return out, nil
@@ -360,7 +375,7 @@ func toFloat(v any) float64 {
 	return 0
 }
 
-var _ Readings = (*Influx)(nil)
+var _ store.Readings = (*Mirror)(nil)
 
 func pow10(x float64) float64 { return math.Pow(10, x) }
 func log10(x float64) float64 { return math.Log10(x) }

@@ -1,29 +1,32 @@
-package store
+package influxstore
 
 import (
 	"context"
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
+	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 )
 
-func startInflux(t *testing.T) (*testenv.Influx, InfluxOptions) {
+func startInflux(t *testing.T) (*testenv.Influx, MirrorOptions) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test (InfluxDB)")
 	}
 	in := testenv.StartInflux(t)
 	in.CreateDatabase(t, "sossego")
-	return in, InfluxOptions{URL: in.URL, Bucket: "sossego/autogen", Log: slog.New(slog.DiscardHandler), MaxBackoff: time.Second}
+	return in, MirrorOptions{URL: in.URL, Bucket: "sossego/autogen", Log: slog.New(slog.DiscardHandler), MaxBackoff: time.Second}
 }
 
-func runMirror(t *testing.T, m *Influx) (stop func()) {
+func runMirror(t *testing.T, m *Mirror) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -35,12 +38,12 @@ func runMirror(t *testing.T, m *Influx) (stop func()) {
 	}
 }
 
-func waitBacklog(t *testing.T, s *SQLite, m *Influx, timeout time.Duration) {
+func waitBacklog(t *testing.T, s *sqlitestore.Store, m *Mirror, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		maxID, _ := s.MaxLevelID(context.Background())
-		cur, _ := s.Cursor(context.Background(), CursorInflux)
+		cur, _ := s.Cursor(context.Background(), store.CursorInflux)
 		if cur == maxID && maxID > 0 {
 			return
 		}
@@ -51,7 +54,7 @@ func waitBacklog(t *testing.T, s *SQLite, m *Influx, timeout time.Duration) {
 	}
 }
 
-func mustCursor(t *testing.T, s *SQLite, name string) int64 {
+func mustCursor(t *testing.T, s *sqlitestore.Store, name string) int64 {
 	t.Helper()
 	c, err := s.Cursor(context.Background(), name)
 	if err != nil {
@@ -64,24 +67,24 @@ func TestInfluxMirrorAndFlux(t *testing.T) {
 	_, opts := startInflux(t)
 	s, _ := openTest(t)
 	ctx := context.Background()
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 50, 60, 70), batch("gw", 2, t0.Add(time.Minute), 80)}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 1, t0, 50, 60, 70), batch("gw", 2, t0.Add(time.Minute), 80)}}); err != nil {
 		t.Fatal(err)
 	}
 	f := func(v float64) *float64 { return &v }
 	envRecs := []wire.EnvRecord{{T: t0, TemperatureC: f(21.5), HumidityPct: f(60), PressureHPa: f(1013.2)},
 		{T: t0.Add(time.Minute), TemperatureC: f(20.25), PressureHPa: f(1013.0)}} // no humidity reading
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{{Gateway: "gw", Municipality: "lapa", Sensor: "gw-env", Kind: wire.KindEnv,
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{{Gateway: "gw", Municipality: "lapa", Sensor: "gw-env", Kind: wire.KindEnv,
 		Seq: 3, Topic: wire.EnvTopic("lapa", "gw", "gw-env"), Body: []byte(`{}`), ReceivedAt: t0, Env: envRecs}}}); err != nil {
 		t.Fatal(err)
 	}
-	m := NewInflux(s, opts)
+	m := NewMirror(s, opts)
 	defer m.Close()
 	stop := runMirror(t, m)
 	waitBacklog(t, s, m, 30*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
-	for m.Backlog() != 0 || mustCursor(t, s, CursorInfluxEnv) != 2 {
+	for m.Backlog() != 0 || mustCursor(t, s, store.CursorInfluxEnv) != 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("env not mirrored: backlog %d, env cursor %d", m.Backlog(), mustCursor(t, s, CursorInfluxEnv))
+			t.Fatalf("env not mirrored: backlog %d, env cursor %d", m.Backlog(), mustCursor(t, s, store.CursorInfluxEnv))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -151,7 +154,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 	}
 	s, _ := openTest(t)
 	ctx := context.Background()
-	m := NewInflux(s, opts)
+	m := NewMirror(s, opts)
 	defer m.Close()
 	stop := runMirror(t, m)
 	defer stop()
@@ -180,7 +183,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 			for i := range levels {
 				levels[i] = 40 + float64((int(q)+i)%40)
 			}
-			if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), levels...)}}); err != nil {
+			if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), levels...)}}); err != nil {
 				t.Errorf("apply: %v", err)
 				return
 			}
@@ -217,4 +220,30 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 			t.Fatalf("record at %v (seq %d) missing from InfluxDB", r.T, r.Seq)
 		}
 	}
+}
+
+var t0 = time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
+
+// openTest opens a readings store in a temporary folder: the mirror's source.
+func openTest(t *testing.T) (*sqlitestore.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sossego.db")
+	s, err := sqlitestore.Open(path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// batch is a levels batch of gw's sensor gw-s, one 1-s record per level
+// from start.
+func batch(gw string, seq uint64, start time.Time, levels ...float64) store.Batch {
+	b := store.Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-s", Kind: wire.KindLevels, Seq: seq,
+		Topic: wire.LevelsTopic("lapa", gw, gw+"-s"), Body: []byte(`{"seq":1}`), ReceivedAt: start.Add(time.Minute)}
+	for i, l := range levels {
+		b.Records = append(b.Records, wire.Record{T: start.Add(time.Duration(i) * time.Second), DurMs: 1000,
+			LAeq: l, LAFmax: l + 3, LAFmin: l - 3})
+	}
+	return b
 }

@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
-func envBatch(gw string, seq uint64, start time.Time, temps ...float64) Batch {
-	b := Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-env", Kind: wire.KindEnv, Seq: seq,
+func envBatch(gw string, seq uint64, start time.Time, temps ...float64) store.Batch {
+	b := store.Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-env", Kind: wire.KindEnv, Seq: seq,
 		Topic: wire.EnvTopic("lapa", gw, gw+"-env"), Body: []byte(`{}`), ReceivedAt: start.Add(time.Minute)}
 	for i := range temps {
 		b.Env = append(b.Env, wire.EnvRecord{T: start.Add(time.Duration(i) * time.Minute), TemperatureC: &temps[i]})
@@ -19,16 +20,16 @@ func envBatch(gw string, seq uint64, start time.Time, temps ...float64) Batch {
 	return b
 }
 
-func envIDs(t *testing.T, s *SQLite) []int64 {
+func envIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
 	recs, err := s.EnvAfter(context.Background(), 0, 100)
-	return idsOf(t, recs, err, func(r EnvRecord) int64 { return r.ID })
+	return idsOf(t, recs, err, func(r store.EnvRecord) int64 { return r.ID })
 }
 
-func levelIDs(t *testing.T, s *SQLite) []int64 {
+func levelIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
 	recs, err := s.LevelsAfter(context.Background(), 0, 100)
-	return idsOf(t, recs, err, func(r Record) int64 { return r.ID })
+	return idsOf(t, recs, err, func(r store.Record) int64 { return r.ID })
 }
 
 func idsOf[R any](t *testing.T, recs []R, err error, id func(R) int64) (ids []int64) {
@@ -47,8 +48,8 @@ func idsOf[R any](t *testing.T, recs []R, err error, id func(R) int64) (ids []in
 func TestIDsOnlyGrow(t *testing.T) {
 	for _, tc := range []struct {
 		table       string
-		first, next Batch
-		ids         func(*testing.T, *SQLite) []int64
+		first, next store.Batch
+		ids         func(*testing.T, *Store) []int64
 		want        []int64
 	}{
 		{"level_packs", batch("gw", 1, t0, 60, 61, 62), batch("gw", 2, t0.Add(time.Minute), 60, 61), levelIDs, []int64{4, 5}},
@@ -57,13 +58,13 @@ func TestIDsOnlyGrow(t *testing.T) {
 		t.Run(tc.table, func(t *testing.T) {
 			s, _ := openTest(t)
 			ctx := context.Background()
-			if _, err := s.Apply(ctx, Write{Batches: []Batch{tc.first}}); err != nil {
+			if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{tc.first}}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.w.Exec(`DELETE FROM ` + tc.table); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Apply(ctx, Write{Batches: []Batch{tc.next}}); err != nil {
+			if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{tc.next}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := tc.ids(t, s); !slices.Equal(got, tc.want) {
@@ -91,10 +92,10 @@ CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);`)
 		}
 	}
 	// Rows 6 and 7 were mirrored, then deleted by retention.
-	if _, err := db.Exec(`INSERT INTO cursors VALUES (?, 7)`, CursorInfluxEnv); err != nil {
+	if _, err := db.Exec(`INSERT INTO cursors VALUES (?, 7)`, store.CursorInfluxEnv); err != nil {
 		t.Fatal(err)
 	}
-	s := openMigrated(t, db, path, SQLiteOptions{})
+	s := openMigrated(t, db, path, Options{})
 	var def string
 	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'env'`).Scan(&def); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);`)
 	// A record at an already stored (sensor, t) is still skipped; a new
 	// one gets id 8, above the cursor.
 	b := envBatch("gw", 2, t0.Add(4*time.Minute), 30, 31) // t0+5min is row 5's
-	if _, err := s.Apply(context.Background(), Write{Batches: []Batch{b}}); err != nil {
+	if _, err := s.Apply(context.Background(), store.Write{Batches: []store.Batch{b}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := envIDs(t, s); !slices.Equal(got, []int64{1, 2, 5, 8}) {
@@ -124,7 +125,7 @@ CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);`)
 	}
 	// Opening again changes nothing.
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{})
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ CREATE TABLE cursors (name TEXT PRIMARY KEY, position INTEGER NOT NULL);`)
 func TestSequencesFloorAtCursors(t *testing.T) {
 	s, path := openTest(t)
 	ctx := context.Background()
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 60, 61), envBatch("gw", 2, t0, 20)}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 1, t0, 60, 61), envBatch("gw", 2, t0, 20)}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`DELETE FROM level_packs`, `DELETE FROM env`, `DELETE FROM sqlite_sequence WHERE name = 'env'`} {
@@ -148,19 +149,19 @@ func TestSequencesFloorAtCursors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SetCursor(ctx, CursorInflux, 40); err != nil {
+	if err := s.SetCursor(ctx, store.CursorInflux, 40); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCursor(ctx, CursorInfluxEnv, 9); err != nil {
+	if err := s.SetCursor(ctx, store.CursorInfluxEnv, 9); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{})
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if _, err := s2.Apply(ctx, Write{Batches: []Batch{batch("gw", 3, t0.Add(time.Hour), 70), envBatch("gw", 4, t0.Add(time.Hour), 21)}}); err != nil {
+	if _, err := s2.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 3, t0.Add(time.Hour), 70), envBatch("gw", 4, t0.Add(time.Hour), 21)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := levelIDs(t, s2); !slices.Equal(got, []int64{41}) {

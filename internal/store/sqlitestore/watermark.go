@@ -1,9 +1,10 @@
-package store
+package sqlitestore
 
 import (
 	"maps"
 	"slices"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -48,9 +49,9 @@ func (w *seqWindow) settle(seq uint64) {
 // range moved over and how many of its seqs were not settled; ok is false,
 // and nothing changes, when upto is not above the watermark or is past
 // wire.MaxSeq.
-func (w *seqWindow) skip(upto uint64) (r SeqRange, skipped uint64, ok bool) {
+func (w *seqWindow) skip(upto uint64) (r store.SeqRange, skipped uint64, ok bool) {
 	if upto <= w.mark || upto > wire.MaxSeq {
-		return SeqRange{}, 0, false
+		return store.SeqRange{}, 0, false
 	}
 	skipped = upto - w.mark
 	for q := range w.above {
@@ -59,7 +60,7 @@ func (w *seqWindow) skip(upto uint64) (r SeqRange, skipped uint64, ok bool) {
 			skipped--
 		}
 	}
-	r = SeqRange{First: w.mark + 1, Last: upto}
+	r = store.SeqRange{First: w.mark + 1, Last: upto}
 	w.mark = upto
 	w.closeUp()
 	w.moved = true

@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -26,15 +27,15 @@ import (
 // accepted batch whose seq was settled by a rejection is stored: its
 // records are valid (the verdict may change, e.g. a sensor registered
 // since or a clock corrected), and the watermark has already counted it.
-func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
+func (s *Store) Apply(ctx context.Context, w store.Write) (store.Result, error) {
 	if s.closed.Load() {
-		return Result{}, ErrClosed
+		return store.Result{}, store.ErrClosed
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return Result{}, fmt.Errorf("store: begin: %w", err)
+		return store.Result{}, fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	a := newApplyTx(ctx, s, tx, w)
@@ -49,11 +50,11 @@ func (s *SQLite) Apply(ctx context.Context, w Write) (Result, error) {
 		a.statuses,       // the status topic's reports
 	} {
 		if err := step(); err != nil {
-			return Result{}, err
+			return store.Result{}, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return Result{}, fmt.Errorf("store: commit: %w", err)
+		return store.Result{}, fmt.Errorf("store: commit: %w", err)
 	}
 	return a.committed(), nil
 }
@@ -79,10 +80,10 @@ type gatewaySeen struct {
 // and the result it builds. Its steps run in the order Apply lists them.
 type applyTx struct {
 	ctx context.Context
-	s   *SQLite
+	s   *Store
 	tx  *sql.Tx
-	w   Write
-	res Result
+	w   store.Write
+	res store.Result
 	// marks holds, per gateway, loaded once per transaction, the watermark
 	// and the settled seqs above it (seq_above, normally empty).
 	marks map[string]*seqWindow
@@ -97,10 +98,10 @@ type applyTx struct {
 	seenGWs  []string // the keys of seenBy, in the order first seen
 }
 
-func newApplyTx(ctx context.Context, s *SQLite, tx *sql.Tx, w Write) *applyTx {
+func newApplyTx(ctx context.Context, s *Store, tx *sql.Tx, w store.Write) *applyTx {
 	return &applyTx{
 		ctx: ctx, s: s, tx: tx, w: w,
-		res: Result{New: make([]bool, len(w.Batches)), DeadLetterNew: make([]bool, len(w.DeadLetters)),
+		res: store.Result{New: make([]bool, len(w.Batches)), DeadLetterNew: make([]bool, len(w.DeadLetters)),
 			SeqConflict: make([]bool, len(w.Batches)), Watermarks: map[string]uint64{}},
 		marks:    map[string]*seqWindow{},
 		packs:    &packWriter{ctx: ctx, tx: tx, st: &s.st, sensors: map[string]*sensorTx{}, recent: s.recent, nextID: s.nextLevelID},
@@ -174,7 +175,7 @@ func (a *applyTx) skips() error {
 			return fmt.Errorf("store: skip %s: %w", sk.Gateway, err)
 		}
 		if a.res.Skipped == nil {
-			a.res.Skipped = map[string]SeqRange{}
+			a.res.Skipped = map[string]store.SeqRange{}
 		}
 		a.res.Skipped[sk.Gateway] = r
 	}
@@ -218,7 +219,7 @@ func (a *applyTx) insertBatches() error {
 // that skipped some (already stored, or twice in the group) stored the
 // others under consecutive rowids ending at its last insert rowid (SQLite
 // gives each new row max(rowid)+1), which are read back to learn which.
-func (a *applyTx) insertChunk(k int, bs []Batch, args []any) error {
+func (a *applyTx) insertChunk(k int, bs []store.Batch, args []any) error {
 	r, err := a.stmt(a.s.st.insBatches[k]).ExecContext(a.ctx, args...)
 	if err != nil {
 		return err
@@ -336,7 +337,7 @@ func (a *applyTx) records() error {
 
 // envRecords inserts b's env records, counting those skipped and returning
 // those that differ from the record stored at the same time.
-func (a *applyTx) envRecords(insEnv *sql.Stmt, b *Batch) ([]pendingConflict, error) {
+func (a *applyTx) envRecords(insEnv *sql.Stmt, b *store.Batch) ([]pendingConflict, error) {
 	var conflicts []pendingConflict
 	for _, e := range b.Env {
 		r, err := insEnv.ExecContext(a.ctx, b.Sensor, e.T.UnixMilli(), e.TemperatureC, e.HumidityPct, e.PressureHPa, b.Gateway, int64(b.Seq))
@@ -353,14 +354,14 @@ func (a *applyTx) envRecords(insEnv *sql.Stmt, b *Batch) ([]pendingConflict, err
 		}
 		if differs {
 			conflicts = append(conflicts, pendingConflict{kind: wire.KindEnv, sensor: b.Sensor, t: e.T.UnixMilli(),
-				kept: held, new: ConflictRecord{Gateway: b.Gateway, Seq: b.Seq, Record: recordJSON(e)}})
+				kept: held, new: store.ConflictRecord{Gateway: b.Gateway, Seq: b.Seq, Record: recordJSON(e)}})
 		}
 	}
 	return conflicts, nil
 }
 
 // seen notes what the new batch b tells of its gateway.
-func (a *applyTx) seen(b *Batch) {
+func (a *applyTx) seen(b *store.Batch) {
 	sn := a.seenBy[b.Gateway]
 	if sn == nil {
 		sn = &gatewaySeen{}
@@ -386,7 +387,7 @@ func (a *applyTx) recordConflicts(conflicts []pendingConflict) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	for _, c := range conflicts {
-		a.res.RecordConflicts = append(a.res.RecordConflicts, RecordConflict{ReceivedAt: fromMilli(at), Kind: c.kind,
+		a.res.RecordConflicts = append(a.res.RecordConflicts, store.RecordConflict{ReceivedAt: fromMilli(at), Kind: c.kind,
 			Sensor: c.sensor, T: time.UnixMilli(c.t).UTC(), Kept: c.kept, New: c.new})
 	}
 	return nil
@@ -457,7 +458,7 @@ func (a *applyTx) deadLetters() error {
 // settledBefore reports whether the settling dead letter d's seq is
 // settled already, by a dead letter or a stored batch, and whether d is a
 // replay of the dead letter that settled it (same payload).
-func (a *applyTx) settledBefore(d *DeadLetter) (settled, replay bool, err error) {
+func (a *applyTx) settledBefore(d *store.DeadLetter) (settled, replay bool, err error) {
 	var payload []byte
 	var trunc bool
 	err = a.tx.QueryRowContext(a.ctx, `SELECT d.payload, d.truncated FROM settled s JOIN dead_letters d ON d.id = s.dead_letter
@@ -535,7 +536,7 @@ func (a *applyTx) statuses() error {
 
 // committed updates what the store keeps between transactions, wakes the
 // readers waiting for records, and returns the result.
-func (a *applyTx) committed() Result {
+func (a *applyTx) committed() store.Result {
 	a.packs.committed()
 	a.s.nextLevelID = a.packs.nextID
 	for gw, m := range a.marks {

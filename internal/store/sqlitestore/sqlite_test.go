@@ -1,4 +1,4 @@
-package store
+package sqlitestore
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
 var t0 = time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
 
-func openTest(t *testing.T) (*SQLite, string) {
+func openTest(t *testing.T) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sossego.db")
-	s, err := OpenSQLite(path, SQLiteOptions{})
+	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +28,8 @@ func openTest(t *testing.T) (*SQLite, string) {
 	return s, path
 }
 
-func batch(gw string, seq uint64, start time.Time, levels ...float64) Batch {
-	b := Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-s", Kind: wire.KindLevels, Seq: seq,
+func batch(gw string, seq uint64, start time.Time, levels ...float64) store.Batch {
+	b := store.Batch{Gateway: gw, Municipality: "lapa", Sensor: gw + "-s", Kind: wire.KindLevels, Seq: seq,
 		Topic: wire.LevelsTopic("lapa", gw, gw+"-s"), Body: []byte(`{"seq":1}`), Sig: []byte{1, 2}, Verified: true,
 		ReceivedAt: start.Add(time.Minute), Device: wire.Device{Grade: "class2"}, Clock: wire.Clock{Synced: true}}
 	for i, l := range levels {
@@ -81,7 +82,7 @@ func TestWatermarkWithGaps(t *testing.T) {
 	}
 	steps = append(steps, mid)
 	for i, st := range steps {
-		var w Write
+		var w store.Write
 		for _, q := range st.seqs {
 			w.Batches = append(w.Batches, batch("gw", q, t0.Add(time.Duration(q)*10*time.Second), 60))
 		}
@@ -122,7 +123,7 @@ func TestWatermarkWithGaps(t *testing.T) {
 // as a rowid table on open, keeping its rows; duplicates of them are still
 // recognised.
 // oldDatabase creates a database file with an older schema; the test
-// fills it, closes db and opens path with OpenSQLite.
+// fills it, closes db and opens path with Open.
 func oldDatabase(t *testing.T, schema string) (db *sql.DB, path string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "old.db")
@@ -137,11 +138,11 @@ func oldDatabase(t *testing.T, schema string) (db *sql.DB, path string) {
 }
 
 // openMigrated closes the old database's handle and opens it with
-// OpenSQLite, which migrates it.
-func openMigrated(t *testing.T, db *sql.DB, path string, opts SQLiteOptions) *SQLite {
+// Open, which migrates it.
+func openMigrated(t *testing.T, db *sql.DB, path string, opts Options) *Store {
 	t.Helper()
 	db.Close()
-	s, err := OpenSQLite(path, opts)
+	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestMigratesWithoutRowidBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := openMigrated(t, db, path, SQLiteOptions{})
+	s := openMigrated(t, db, path, Options{})
 	var def string
 	if err := s.w.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'batches'`).Scan(&def); err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestMigratesWithoutRowidBatches(t *testing.T) {
 			t.Errorf("batch %d after migration: %q %v, want %s", q, body, err, want)
 		}
 	}
-	res, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0, 60), batch("gw", 3, t0.Add(time.Minute), 61)}})
+	res, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 2, t0, 60), batch("gw", 3, t0.Add(time.Minute), 61)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestMigratesWithoutRowidBatches(t *testing.T) {
 	}
 	// Opening again leaves the migrated table alone.
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{})
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,16 +195,16 @@ func TestMigratesWithoutRowidBatches(t *testing.T) {
 func TestPersistsAcrossReopen(t *testing.T) {
 	s, path := openTest(t)
 	ctx := context.Background()
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 1, t0, 50, 60), batch("gw", 3, t0.Add(time.Hour), 70)}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 1, t0, 50, 60), batch("gw", 3, t0.Add(time.Hour), 70)}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := OpenSQLite(path, SQLiteOptions{Sync: SyncNormal})
+	s2, err := Open(path, Options{Sync: SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	res, err := s2.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0.Add(2*time.Hour), 55)}})
+	res, err := s2.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 2, t0.Add(2*time.Hour), 55)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestAggregateEnergy(t *testing.T) {
 		b.Records[i].Hist = &h
 	}
 	b2 := batch("gw", 2, t0.Add(time.Minute), 80)
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{b, b2}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b, b2}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Buckets(ctx, "gw-s", t0, t0.Add(2*time.Minute), time.Minute)
@@ -263,25 +264,25 @@ func TestDeadLettersAndStatus(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := context.Background()
 	now := t0
-	w := Write{
-		DeadLetters: []DeadLetter{
+	w := store.Write{
+		DeadLetters: []store.DeadLetter{
 			{ReceivedAt: now, Topic: "x", Reason: wire.ReasonJSON, Message: "m1", Payload: []byte("{")},
 			{ReceivedAt: now, Topic: "y", Reason: wire.ReasonRange, Message: "m2", Gateway: "gw", Seq: 9, Payload: nil},
 		},
-		Statuses: []GatewayStatus{{Gateway: "gw", Municipality: "lapa", State: "online", At: now, ReceivedAt: now,
+		Statuses: []store.GatewayStatus{{Gateway: "gw", Municipality: "lapa", State: "online", At: now, ReceivedAt: now,
 			Clock: &wire.Clock{Synced: true, OffsetMs: 1.5, Source: "ntp"}, Outbox: &wire.Outbox{Pending: 3, Capacity: 10}}},
 	}
 	if _, err := s.Apply(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(ctx, Write{Batches: []Batch{batch("gw", 2, t0, 60)}}); err != nil {
+	if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{batch("gw", 2, t0, 60)}}); err != nil {
 		t.Fatal(err)
 	}
-	dl, err := s.DeadLetters(ctx, DeadLetterFilter{})
+	dl, err := s.DeadLetters(ctx, store.DeadLetterFilter{})
 	if err != nil || len(dl) != 2 || dl[0].Reason != wire.ReasonRange || dl[0].Seq != 9 || string(dl[1].Payload) != "{" {
 		t.Fatalf("dead letters = %+v %v", dl, err)
 	}
-	dl, _ = s.DeadLetters(ctx, DeadLetterFilter{Reason: wire.ReasonJSON})
+	dl, _ = s.DeadLetters(ctx, store.DeadLetterFilter{Reason: wire.ReasonJSON})
 	if len(dl) != 1 || dl[0].Message != "m1" {
 		t.Errorf("filtered = %+v", dl)
 	}
@@ -312,21 +313,21 @@ func TestLevelRowsInChunks(t *testing.T) {
 	}
 	steps := []struct {
 		name        string
-		batches     []Batch
+		batches     []store.Batch
 		wantIgnored int
 		wantTotal   int64
 	}{
-		{"one record", []Batch{batch("gw", 1, t0, 50)}, 0, 1},
-		{"127 records: chunks 64+32+16+8+4+2+1", []Batch{batch("gw", 2, t0.Add(time.Hour), levels(127, 40)...)}, 0, 128},
+		{"one record", []store.Batch{batch("gw", 1, t0, 50)}, 0, 1},
+		{"127 records: chunks 64+32+16+8+4+2+1", []store.Batch{batch("gw", 2, t0.Add(time.Hour), levels(127, 40)...)}, 0, 128},
 		// 70 records starting 30 s before the end of the previous batch:
 		// 30 already stored (kept with their first values), 40 new.
-		{"overlap", []Batch{batch("gw", 3, t0.Add(time.Hour+97*time.Second), levels(70, 80)...)}, 30, 168},
+		{"overlap", []store.Batch{batch("gw", 3, t0.Add(time.Hour+97*time.Second), levels(70, 80)...)}, 30, 168},
 		// Two batches of one group overlapping each other by 5 records.
-		{"overlap within a group", []Batch{batch("gw", 4, t0.Add(2*time.Hour), levels(10, 60)...),
+		{"overlap within a group", []store.Batch{batch("gw", 4, t0.Add(2*time.Hour), levels(10, 60)...),
 			batch("gw", 5, t0.Add(2*time.Hour+5*time.Second), levels(10, 70)...)}, 5, 183},
 	}
 	for _, st := range steps {
-		res, err := s.Apply(ctx, Write{Batches: st.batches})
+		res, err := s.Apply(ctx, store.Write{Batches: st.batches})
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}

@@ -1,9 +1,10 @@
-package store
+package sqlitestore
 
 import (
 	"slices"
 	"testing"
 
+	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -22,7 +23,7 @@ func TestSeqWindow(t *testing.T) {
 		wantMark     uint64
 		wantAbove    []uint64 // sorted
 		wantMoved    bool
-		wantSkips    []SeqRange
+		wantSkips    []store.SeqRange
 		wantSkipped  uint64 // summed over the skips that applied
 		wantRemoved  []uint64
 		wantAdded    []uint64
@@ -47,39 +48,39 @@ func TestSeqWindow(t *testing.T) {
 		{name: "settling a waiting seq again changes nothing", mark: 5, above: []uint64{7},
 			steps: []step{{settle: 7}}, wantMark: 5, wantAbove: []uint64{7}, wantLowest: 7, wantHasLower: true},
 		{name: "skip over a gap with nothing above", mark: 5, steps: []step{{skip: 9}},
-			wantMark: 9, wantMoved: true, wantSkips: []SeqRange{{First: 6, Last: 9}}, wantSkipped: 4},
+			wantMark: 9, wantMoved: true, wantSkips: []store.SeqRange{{First: 6, Last: 9}}, wantSkipped: 4},
 		{name: "skip from nothing", steps: []step{{skip: 3}},
-			wantMark: 3, wantMoved: true, wantSkips: []SeqRange{{First: 1, Last: 3}}, wantSkipped: 3},
+			wantMark: 3, wantMoved: true, wantSkips: []store.SeqRange{{First: 1, Last: 3}}, wantSkipped: 3},
 		{name: "skip counts only the seqs not settled", mark: 5, above: []uint64{7, 9},
-			steps: []step{{skip: 9}}, wantMark: 9, wantMoved: true, wantSkips: []SeqRange{{First: 6, Last: 9}},
+			steps: []step{{skip: 9}}, wantMark: 9, wantMoved: true, wantSkips: []store.SeqRange{{First: 6, Last: 9}},
 			wantSkipped: 2, wantRemoved: []uint64{7, 9}},
 		{name: "skip then moves over the settled seqs contiguous with it", mark: 5, above: []uint64{7, 10, 11, 13},
-			steps: []step{{skip: 9}}, wantMark: 11, wantMoved: true, wantSkips: []SeqRange{{First: 6, Last: 9}},
+			steps: []step{{skip: 9}}, wantMark: 11, wantMoved: true, wantSkips: []store.SeqRange{{First: 6, Last: 9}},
 			wantSkipped: 3, wantAbove: []uint64{13}, wantRemoved: []uint64{7, 10, 11}, wantLowest: 13, wantHasLower: true},
 		{name: "skip not above the watermark is ignored", mark: 5, above: []uint64{8},
 			steps: []step{{skip: 5}, {skip: 2}}, wantMark: 5, wantAbove: []uint64{8}, wantLowest: 8, wantHasLower: true},
 		{name: "skip past the highest seq is ignored", mark: 5, steps: []step{{skip: wire.MaxSeq + 1}}, wantMark: 5},
 		{name: "skip to the highest seq", mark: wire.MaxSeq - 2, steps: []step{{skip: wire.MaxSeq}},
-			wantMark: wire.MaxSeq, wantMoved: true, wantSkips: []SeqRange{{First: wire.MaxSeq - 1, Last: wire.MaxSeq}}, wantSkipped: 2},
+			wantMark: wire.MaxSeq, wantMoved: true, wantSkips: []store.SeqRange{{First: wire.MaxSeq - 1, Last: wire.MaxSeq}}, wantSkipped: 2},
 		{name: "skip then the next seq", mark: 5, steps: []step{{skip: 9}, {settle: 10}, {settle: 12}},
-			wantMark: 10, wantMoved: true, wantSkips: []SeqRange{{First: 6, Last: 9}}, wantSkipped: 4,
+			wantMark: 10, wantMoved: true, wantSkips: []store.SeqRange{{First: 6, Last: 9}}, wantSkipped: 4,
 			wantAbove: []uint64{12}, wantAdded: []uint64{12}, wantLowest: 12, wantHasLower: true},
 		{name: "two skips", mark: 1, steps: []step{{skip: 3}, {skip: 2}, {skip: 6}},
-			wantMark: 6, wantMoved: true, wantSkips: []SeqRange{{First: 2, Last: 3}, {First: 4, Last: 6}}, wantSkipped: 5},
+			wantMark: 6, wantMoved: true, wantSkips: []store.SeqRange{{First: 2, Last: 3}, {First: 4, Last: 6}}, wantSkipped: 5},
 		{name: "a seq waiting and then skipped over is neither added nor removed", mark: 5,
 			steps: []step{{settle: 7}, {skip: 8}}, wantMark: 8, wantMoved: true,
-			wantSkips: []SeqRange{{First: 6, Last: 8}}, wantSkipped: 2},
+			wantSkips: []store.SeqRange{{First: 6, Last: 8}}, wantSkipped: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newSeqWindow(tc.mark, tc.above)
-			var skips []SeqRange
+			var skips []store.SeqRange
 			var skipped uint64
 			for _, s := range tc.steps {
 				if s.skip != 0 {
 					if r, n, ok := w.skip(s.skip); ok {
 						skips = append(skips, r)
 						skipped += n
-					} else if n != 0 || r != (SeqRange{}) {
+					} else if n != 0 || r != (store.SeqRange{}) {
 						t.Errorf("skip(%d) not applied but reported %v, %d", s.skip, r, n)
 					}
 					continue
