@@ -1,0 +1,474 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/wire/signature"
+)
+
+// signedBatch is one line of data/batches.txt.
+type signedBatch struct {
+	line     int
+	gateway  string
+	seq      uint64
+	received time.Time
+	key      string
+	body     []byte
+	sig      []byte
+	ok       bool // the line parsed
+}
+
+// batchRecord is what readings.csv is compared with.
+type batchRecord struct {
+	T        time.Time `json:"t"`
+	DurMs    int64     `json:"dur_ms"`
+	LAeq     float64   `json:"laeq_db"`
+	LAFmax   float64   `json:"lafmax_db"`
+	LAFmin   float64   `json:"lafmin_db"`
+	LCpeak   *float64  `json:"lcpeak_db"`
+	Overload bool      `json:"overload"`
+}
+
+type bodyRecords struct {
+	Gateway string        `json:"gateway"`
+	Seq     uint64        `json:"seq"`
+	Records []batchRecord `json:"records"`
+}
+
+// batchVerdict is what checking one line of batches.txt found.
+type batchVerdict struct {
+	problem string
+	warn    string
+	recs    []recLine // the records of a verified batch
+}
+
+// recLine is a signed record as readings.csv must show it: its start
+// (t_utc) and its values (dur_ms … overload), in the CSV's own format.
+type recLine struct{ t, vals []byte }
+
+// verifyChunk is how many signatures go into one batch equation.
+const verifyChunk = 512
+
+// checkBatches verifies every batch's signature with the key in force
+// when it was received and returns the records of the verified ones. The
+// lines are parsed and checked in contiguous parts, one per processor.
+func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
+	lines := splitLines(data)
+	batches := make([]signedBatch, len(lines))
+	verdicts := make([]batchVerdict, len(lines))
+	b.parallel(len(lines), 64, func(lo, hi int) {
+		c := batchChecker{keys: keys}
+		for start := lo; start < hi; start += verifyChunk {
+			end := min(start+verifyChunk, hi)
+			c.parse(lines[start:end], batches[start:end], verdicts[start:end])
+			c.verify(batches[start:end], verdicts[start:end])
+		}
+	})
+	return b.collectBatches(batches, verdicts)
+}
+
+// collectBatches gathers the verdicts in line order.
+func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict) map[BatchKey][]recLine {
+	rep := b.rep
+	b.listed = make(map[BatchKey]bool, len(batches))
+	out := make(map[BatchKey][]recLine, len(batches))
+	unsigned := 0
+	for i, v := range verdicts {
+		sb := &batches[i]
+		if sb.ok {
+			rep.Batches++
+			b.listed[BatchKey{sb.gateway, sb.seq}] = true
+		}
+		if v.problem != "" {
+			rep.Problems = append(rep.Problems, v.problem)
+		}
+		if v.warn != "" {
+			unsigned++
+			if unsigned <= 5 {
+				rep.Warnings = append(rep.Warnings, v.warn)
+			}
+		}
+		if v.recs != nil {
+			rep.BatchesVerified++
+			out[BatchKey{sb.gateway, sb.seq}] = v.recs
+		}
+	}
+	if unsigned > 5 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
+	}
+	return out
+}
+
+// numbered is a non-empty line with its number (from 1).
+type numbered struct {
+	n int
+	b []byte
+}
+
+func splitLines(data []byte) []numbered {
+	out := make([]numbered, 0, bytes.Count(data, []byte("\n"))+1)
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			line, data = data[:k], data[k+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > 0 {
+			out = append(out, numbered{n, line})
+		}
+	}
+	return out
+}
+
+// parallel runs fn over [0, n) in contiguous parts, at most one per
+// processor and none smaller than minPart. A panic in a part is a problem
+// of the report, as in Verify itself.
+func (b *bagFiles) parallel(n, minPart int, fn func(lo, hi int)) {
+	w := max(1, min(runtime.GOMAXPROCS(0), n/max(1, minPart)))
+	panics := make([]any, w)
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := i*n/w, (i+1)*n/w
+		wg.Go(func() {
+			defer func() { panics[i] = recover() }()
+			fn(lo, hi)
+		})
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			b.rep.add("erro interno ao conferir o pacote: %v", p)
+		}
+	}
+}
+
+// batchChecker checks the lines of one part of batches.txt, with its own
+// scratch space.
+type batchChecker struct {
+	keys map[string]gwKey
+	bv   signature.BatchVerifier
+	envs []wire.Envelope
+	idx  []int
+	body bodyRecords
+}
+
+// parse reads the lines: gateway seq received key body-base64 sig-base64.
+// The bodies and signatures of the part share one buffer.
+func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts []batchVerdict) {
+	var f [6][]byte
+	fields := make([][6][]byte, len(lines))
+	size := 0
+	for i, l := range lines {
+		if !fields6(l.b, &f) {
+			verdicts[i].problem = fmt.Sprintf("data/batches.txt, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", l.n)
+			continue
+		}
+		fields[i] = f
+		size += base64.StdEncoding.DecodedLen(len(f[4])) + base64.StdEncoding.DecodedLen(len(f[5]))
+	}
+	buf := make([]byte, size)
+	decode := func(src []byte) ([]byte, error) {
+		n, err := base64.StdEncoding.Decode(buf, src)
+		out := buf[:n:n]
+		buf = buf[n:]
+		return out, err
+	}
+	for i, l := range lines {
+		f := &fields[i]
+		if f[0] == nil {
+			continue
+		}
+		seq, err1 := strconv.ParseUint(string(f[1]), 10, 64)
+		rec, err2 := time.Parse(time.RFC3339Nano, string(f[2]))
+		body, err3 := decode(f[4])
+		var sig []byte
+		var err4 error
+		if string(f[5]) != "-" {
+			sig, err4 = decode(f[5])
+		}
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			verdicts[i].problem = fmt.Sprintf("data/batches.txt, linha %d: campo ilegível (seq, data de recebimento ou base64)", l.n)
+			continue
+		}
+		batches[i] = signedBatch{line: l.n, gateway: string(f[0]), seq: seq, received: rec, key: string(f[3]), body: body, sig: sig, ok: true}
+	}
+}
+
+// fields6 splits a line into exactly six fields separated by white space,
+// as strings.Fields does.
+func fields6(line []byte, f *[6][]byte) bool {
+	for _, c := range line {
+		if c >= 0x80 { // Unicode white space: the slow way
+			ss := strings.Fields(string(line))
+			if len(ss) != 6 {
+				return false
+			}
+			for i, s := range ss {
+				f[i] = []byte(s)
+			}
+			return true
+		}
+	}
+	n := 0
+	for i := 0; i < len(line); {
+		for i < len(line) && asciiSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && !asciiSpace(line[j]) {
+			j++
+		}
+		if n == 6 {
+			return false
+		}
+		f[n] = line[i:j]
+		n++
+		i = j
+	}
+	return n == 6
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// verify checks the part's parsed batches: the key each names, then all
+// their signatures in one batch equation, then each verified body.
+func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
+	c.idx = c.idx[:0]
+	c.envs = make([]wire.Envelope, len(batches)) // the verifier holds pointers until Verify
+	for i := range batches {
+		c.idx = append(c.idx, -1)
+		sb, v := &batches[i], &verdicts[i]
+		if !sb.ok {
+			continue
+		}
+		k, ok := c.keys[sb.key]
+		switch {
+		case len(sb.sig) == 0:
+			v.warn = fmt.Sprintf("lote %d do gateway %s sem assinatura: suas leituras não são atestadas pelo gateway", sb.seq, sb.gateway)
+			continue
+		case !ok:
+			v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave %q, que não está em data/keys/gateways.json", sb.line, sb.seq, sb.gateway, sb.key)
+			continue
+		case k.Gateway != sb.gateway:
+			v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave de outro gateway (%s)", sb.line, sb.seq, sb.gateway, k.Gateway)
+			continue
+		case !(GatewayKey{ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil}).covers(sb.received):
+			v.problem = fmt.Sprintf("lote %d do gateway %s: recebido em %s, fora do período de validade da chave data/keys/%s", sb.seq, sb.gateway,
+				sb.received.UTC().Format(time.RFC3339), sb.key)
+			continue
+		}
+		c.envs[i] = wire.Envelope{V: 1, Kid: sb.gateway, Body: sb.body, Sig: sb.sig}
+		c.idx[i] = c.bv.Add(k.wire, &c.envs[i])
+	}
+	res := c.bv.Verify()
+	for i := range batches {
+		sb, v := &batches[i], &verdicts[i]
+		if c.idx[i] < 0 {
+			continue
+		}
+		if res[c.idx[i]] != nil {
+			v.problem = fmt.Sprintf("lote %d do gateway %s: a assinatura ed25519 não confere com a chave data/keys/%s (em vigor quando foi recebido)", sb.seq, sb.gateway, sb.key)
+			continue
+		}
+		br := &c.body
+		if err := decodeBody(sb.body, br); err != nil || br.Gateway != sb.gateway || br.Seq != sb.seq {
+			v.problem = fmt.Sprintf("lote %d do gateway %s: o corpo assinado não é um lote desse gateway com esse número", sb.seq, sb.gateway)
+			continue
+		}
+		v.recs = recLines(br.Records)
+	}
+}
+
+// recLines formats a batch's records as readings.csv shows them, in one
+// buffer.
+func recLines(rs []batchRecord) []recLine {
+	out := make([]recLine, len(rs))
+	buf := make([]byte, 0, 64*len(rs))
+	for i, r := range rs {
+		start := len(buf)
+		buf = appendUTCMillis(buf, r.T)
+		n := len(buf)
+		buf = strconv.AppendInt(buf, r.DurMs, 10)
+		for _, v := range [3]float64{r.LAeq, r.LAFmax, r.LAFmin} {
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, v, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		if r.LCpeak != nil {
+			buf = strconv.AppendFloat(buf, *r.LCpeak, 'f', 2, 64)
+		}
+		buf = append(buf, ',')
+		buf = strconv.AppendBool(buf, r.Overload)
+		out[i] = recLine{t: buf[start:n:n], vals: buf[n:len(buf):len(buf)]}
+	}
+	// buf may have moved while growing: slice the final buffer again.
+	for i, off := 0, 0; i < len(out); i++ {
+		tl, vl := len(out[i].t), len(out[i].vals)
+		out[i] = recLine{t: buf[off : off+tl : off+tl], vals: buf[off+tl : off+tl+vl : off+tl+vl]}
+		off += tl + vl
+	}
+	return out
+}
+
+// readingsPart is what checking one part of readings.csv found.
+type readingsPart struct {
+	checked, nbad int
+	bad           []string // the first five
+}
+
+// checkReadings compares each row of readings.csv with the record of the
+// same second in the signed batch it names, in contiguous parts, one per
+// processor.
+func (b *bagFiles) checkReadings(data []byte, bodies map[BatchKey][]recLine) {
+	rep := b.rep
+	if !bytes.HasPrefix(data, []byte(readingsHeader)) {
+		rep.add("data/readings.csv: cabeçalho alterado")
+		return
+	}
+	rest := data[len(readingsHeader):]
+	w := max(1, min(runtime.GOMAXPROCS(0), len(rest)/(256<<10)))
+	parts := make([]readingsPart, w)
+	bounds := make([]int, w+1) // part i is rest[bounds[i]:bounds[i+1]]
+	bounds[w] = len(rest)
+	for i := 1; i < w; i++ {
+		at := max(bounds[i-1], i*len(rest)/w)
+		if k := bytes.IndexByte(rest[at:], '\n'); k >= 0 {
+			bounds[i] = at + k + 1
+		} else {
+			bounds[i] = len(rest)
+		}
+	}
+	b.parallel(w, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			first := 2 + bytes.Count(rest[:bounds[i]], []byte("\n"))
+			parts[i] = b.checkReadingsPart(rest[bounds[i]:bounds[i+1]], first, bodies)
+		}
+	})
+	var bad []string
+	nbad := 0
+	for _, p := range parts {
+		rep.ReadingsChecked += p.checked
+		nbad += p.nbad
+		bad = append(bad, p.bad...)
+	}
+	if nbad > 0 {
+		bad = bad[:min(5, len(bad))]
+		more := ""
+		if nbad > len(bad) {
+			more = fmt.Sprintf(" (e mais %d)", nbad-len(bad))
+		}
+		rep.add("data/readings.csv não confere com os lotes assinados pelos gateways em %d linhas: %s%s", nbad, strings.Join(bad, "; "), more)
+	}
+}
+
+// checkReadingsPart checks the rows of data, the first being line ln.
+func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]recLine) readingsPart {
+	var p readingsPart
+	fail := func(ln int, why string) {
+		p.nbad++
+		if len(p.bad) < 5 {
+			p.bad = append(p.bad, fmt.Sprintf("linha %d: %s", ln, why))
+		}
+	}
+	var gw string // the last row's gateway, kept to spare a string per row
+	var off [15]int
+	for ; len(data) > 0; ln++ {
+		line := data
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			line, data = data[:k], data[k+1:]
+		} else {
+			data = nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if !csvFields14(line, &off) {
+			fail(ln, "formato inválido")
+			continue
+		}
+		field := func(i int) []byte { return line[off[i] : off[i+1]-1] }
+		seq, ok := parseSeq(field(9))
+		if !ok {
+			fail(ln, "número do lote ilegível")
+			continue
+		}
+		if g := field(8); gw != string(g) {
+			gw = string(g)
+		}
+		recs, ok := bodies[BatchKey{gw, seq}]
+		if !ok {
+			if b.unsignedOrFailed(gw, seq) {
+				continue // reported with the batch
+			}
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não está em data/batches.txt", seq, gw))
+			continue
+		}
+		t := field(0)
+		j := sort.Search(len(recs), func(j int) bool { return bytes.Compare(recs[j].t, t) >= 0 })
+		if j == len(recs) || !bytes.Equal(recs[j].t, t) {
+			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, gw, t))
+			continue
+		}
+		if got := line[off[2] : off[8]-1]; !bytes.Equal(got, recs[j].vals) {
+			fail(ln, fmt.Sprintf("difere do lote assinado %d do gateway %s (%s no CSV, %s no lote)", seq, gw, got, recs[j].vals))
+			continue
+		}
+		p.checked++
+	}
+	return p
+}
+
+// csvFields14 finds the 14 comma-separated fields of a row: field i is
+// line[off[i] : off[i+1]-1].
+func csvFields14(line []byte, off *[15]int) bool {
+	off[0] = 0
+	n := 1
+	for i, c := range line {
+		if c == ',' {
+			if n == 14 {
+				return false // too many fields
+			}
+			off[n] = i + 1
+			n++
+		}
+	}
+	off[14] = len(line) + 1
+	return n == 14
+}
+
+// parseSeq is strconv.ParseUint(s, 10, 64) without a string.
+func parseSeq(s []byte) (uint64, bool) {
+	if len(s) == 0 || len(s) > 19 {
+		v, err := strconv.ParseUint(string(s), 10, 64)
+		return v, err == nil
+	}
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
+}
+
+// unsignedOrFailed: the batch is in batches.txt but was not verified (a
+// warning or a problem of its own).
+func (b *bagFiles) unsignedOrFailed(gateway string, seq uint64) bool {
+	return b.listed[BatchKey{gateway, seq}]
+}
