@@ -59,6 +59,10 @@ type Report struct {
 	Batches         int    `json:"batches"`
 	BatchesVerified int    `json:"batches_verified"`
 	ReadingsChecked int    `json:"readings_checked"` // readings.csv rows found equal in their signed batch
+	// Checks and ChecksVerified count the signed field checks
+	// (data/checks.txt) and those whose signature checks.
+	Checks         int `json:"field_checks,omitempty"`
+	ChecksVerified int `json:"field_checks_verified,omitempty"`
 }
 
 // KeyID is the short id of the signing key (display).
@@ -415,7 +419,7 @@ func (b *bagFiles) tag(name string) []byte {
 
 // keptFiles are the payload files Verify reads whole to check what they
 // say (signatures, keys, readings), after their hash.
-var keptFiles = map[string]bool{"data/batches.txt": true, "data/readings.csv": true, "data/keys/gateways.json": true,
+var keptFiles = map[string]bool{"data/batches.txt": true, "data/checks.txt": true, "data/readings.csv": true, "data/keys/gateways.json": true,
 	"data/keys/service.json": true, "data/acts/index.json": true}
 
 func (b *bagFiles) check(t Trust) {
@@ -724,6 +728,9 @@ func (b *bagFiles) checkContents() {
 		return
 	}
 	bodies := b.checkBatches(bt, keys)
+	if ct, ok := b.kept["data/checks.txt"]; ok {
+		b.checkChecks(ct, keys)
+	}
 	if rc, ok := b.kept["data/readings.csv"]; ok {
 		b.checkReadings(rc, bodies)
 	} else if b.files["data/readings.csv"] == nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -46,9 +48,10 @@ type bodyRecords struct {
 
 // batchVerdict is what checking one line of batches.txt found.
 type batchVerdict struct {
-	problem string
-	warn    string
-	recs    []recLine // the records of a verified batch
+	problem  string
+	warn     string
+	verified bool
+	recs     []recLine // the records of a verified batch
 }
 
 // recLine is a signed record as readings.csv must show it: its start
@@ -58,22 +61,68 @@ type recLine struct{ t, vals []byte }
 // verifyChunk is how many signatures go into one batch equation.
 const verifyChunk = 512
 
+// signedKind is one kind of signed message a bag carries, with the words
+// its problems use.
+type signedKind struct {
+	file     string // data/batches.txt
+	noun     string // "lote"
+	unsigned string // why an unsigned one matters
+	what     string // what its body must be
+	// body checks a verified message's body and fills its verdict.
+	body func(c *batchChecker, sb *signedBatch, v *batchVerdict) bool
+}
+
+var (
+	batchKind = &signedKind{file: "data/batches.txt", noun: "lote", unsigned: "suas leituras não são atestadas pelo gateway",
+		what: "um lote desse gateway com esse número", body: (*batchChecker).batchBody}
+	checkKind = &signedKind{file: "data/checks.txt", noun: "registro de verificação de campo", unsigned: "não é atestado pelo gateway",
+		what: "uma verificação de campo desse gateway com esse número", body: (*batchChecker).checkBody}
+)
+
 // checkBatches verifies every batch's signature with the key in force
-// when it was received and returns the records of the verified ones. The
-// lines are parsed and checked in contiguous parts, one per processor.
+// when it was received and returns the records of the verified ones.
 func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
+	batches, verdicts := b.checkSigned(batchKind, data, keys)
+	return b.collectBatches(batches, verdicts)
+}
+
+// checkSigned parses and checks the lines of a file of signed messages in
+// contiguous parts, one per processor.
+func (b *bagFiles) checkSigned(kind *signedKind, data []byte, keys map[string]gwKey) ([]signedBatch, []batchVerdict) {
 	lines := splitLines(data)
 	batches := make([]signedBatch, len(lines))
 	verdicts := make([]batchVerdict, len(lines))
 	b.parallel(len(lines), 64, func(lo, hi int) {
-		c := batchChecker{keys: keys}
+		c := batchChecker{keys: keys, kind: kind}
 		for start := lo; start < hi; start += verifyChunk {
 			end := min(start+verifyChunk, hi)
 			c.parse(lines[start:end], batches[start:end], verdicts[start:end])
 			c.verify(batches[start:end], verdicts[start:end])
 		}
 	})
-	return b.collectBatches(batches, verdicts)
+	return batches, verdicts
+}
+
+// checkChecks verifies the signed field checks (data/checks.txt) like the
+// batches: the key in force when each was received, and that each body is
+// that gateway's check with that number.
+func (b *bagFiles) checkChecks(data []byte, keys map[string]gwKey) {
+	rep := b.rep
+	checks, verdicts := b.checkSigned(checkKind, data, keys)
+	for i, v := range verdicts {
+		if checks[i].ok {
+			rep.Checks++
+		}
+		if v.problem != "" {
+			rep.Problems = append(rep.Problems, v.problem)
+		}
+		if v.warn != "" {
+			rep.Warnings = append(rep.Warnings, v.warn)
+		}
+		if v.verified {
+			rep.ChecksVerified++
+		}
+	}
 }
 
 // collectBatches gathers the verdicts in line order.
@@ -155,6 +204,7 @@ func (b *bagFiles) parallel(n, minPart int, fn func(lo, hi int)) {
 // batchChecker checks the lines of one part of batches.txt, with its own
 // scratch space.
 type batchChecker struct {
+	kind *signedKind
 	keys map[string]gwKey
 	bv   signature.BatchVerifier
 	envs []wire.Envelope
@@ -170,7 +220,7 @@ func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts [
 	size := 0
 	for i, l := range lines {
 		if !fields6(l.b, &f) {
-			verdicts[i].problem = fmt.Sprintf("data/batches.txt, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", l.n)
+			verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", c.kind.file, l.n)
 			continue
 		}
 		fields[i] = f
@@ -197,7 +247,7 @@ func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts [
 			sig, err4 = decode(f[5])
 		}
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-			verdicts[i].problem = fmt.Sprintf("data/batches.txt, linha %d: campo ilegível (seq, data de recebimento ou base64)", l.n)
+			verdicts[i].problem = fmt.Sprintf("%s, linha %d: campo ilegível (seq, data de recebimento ou base64)", c.kind.file, l.n)
 			continue
 		}
 		batches[i] = signedBatch{line: l.n, gateway: string(f[0]), seq: seq, received: rec, key: string(f[3]), body: body, sig: sig, ok: true}
@@ -257,18 +307,19 @@ func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
 			continue
 		}
 		k, ok := c.keys[sb.key]
+		kd := c.kind
 		switch {
 		case len(sb.sig) == 0:
-			v.warn = fmt.Sprintf("lote %d do gateway %s sem assinatura: suas leituras não são atestadas pelo gateway", sb.seq, sb.gateway)
+			v.warn = fmt.Sprintf("%s %d do gateway %s sem assinatura: %s", kd.noun, sb.seq, sb.gateway, kd.unsigned)
 			continue
 		case !ok:
-			v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave %q, que não está em data/keys/gateways.json", sb.line, sb.seq, sb.gateway, sb.key)
+			v.problem = fmt.Sprintf("%s, linha %d: %s %d do gateway %s aponta a chave %q, que não está em data/keys/gateways.json", kd.file, sb.line, kd.noun, sb.seq, sb.gateway, sb.key)
 			continue
 		case k.Gateway != sb.gateway:
-			v.problem = fmt.Sprintf("data/batches.txt, linha %d: lote %d do gateway %s aponta a chave de outro gateway (%s)", sb.line, sb.seq, sb.gateway, k.Gateway)
+			v.problem = fmt.Sprintf("%s, linha %d: %s %d do gateway %s aponta a chave de outro gateway (%s)", kd.file, sb.line, kd.noun, sb.seq, sb.gateway, k.Gateway)
 			continue
 		case !(GatewayKey{ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil}).covers(sb.received):
-			v.problem = fmt.Sprintf("lote %d do gateway %s: recebido em %s, fora do período de validade da chave data/keys/%s", sb.seq, sb.gateway,
+			v.problem = fmt.Sprintf("%s %d do gateway %s: recebido em %s, fora do período de validade da chave data/keys/%s", kd.noun, sb.seq, sb.gateway,
 				sb.received.UTC().Format(time.RFC3339), sb.key)
 			continue
 		}
@@ -282,16 +333,37 @@ func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
 			continue
 		}
 		if res[c.idx[i]] != nil {
-			v.problem = fmt.Sprintf("lote %d do gateway %s: a assinatura ed25519 não confere com a chave data/keys/%s (em vigor quando foi recebido)", sb.seq, sb.gateway, sb.key)
+			v.problem = fmt.Sprintf("%s %d do gateway %s: a assinatura ed25519 não confere com a chave data/keys/%s (em vigor quando foi recebido)", c.kind.noun, sb.seq, sb.gateway, sb.key)
 			continue
 		}
-		br := &c.body
-		if err := decodeBody(sb.body, br); err != nil || br.Gateway != sb.gateway || br.Seq != sb.seq {
-			v.problem = fmt.Sprintf("lote %d do gateway %s: o corpo assinado não é um lote desse gateway com esse número", sb.seq, sb.gateway)
+		if !c.kind.body(c, sb, v) {
+			v.problem = fmt.Sprintf("%s %d do gateway %s: o corpo assinado não é %s", c.kind.noun, sb.seq, sb.gateway, c.kind.what)
 			continue
 		}
-		v.recs = recLines(br.Records)
+		v.verified = true
 	}
+}
+
+// batchBody decodes a verified batch's records.
+func (c *batchChecker) batchBody(sb *signedBatch, v *batchVerdict) bool {
+	br := &c.body
+	if err := decodeBody(sb.body, br); err != nil || br.Gateway != sb.gateway || br.Seq != sb.seq {
+		return false
+	}
+	v.recs = recLines(br.Records)
+	return true
+}
+
+// checkBody: a verified check's body is a check message of that gateway
+// with that number.
+func (c *batchChecker) checkBody(sb *signedBatch, _ *batchVerdict) bool {
+	var k struct {
+		Kind    string          `json:"kind"`
+		Gateway string          `json:"gateway"`
+		Seq     uint64          `json:"seq"`
+		Check   *map[string]any `json:"check"`
+	}
+	return jsonv2.Unmarshal(sb.body, &k) == nil && k.Kind == "check" && k.Gateway == sb.gateway && k.Seq == sb.seq && k.Check != nil
 }
 
 // recLines formats a batch's records as readings.csv shows them, in one

@@ -109,5 +109,13 @@ func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidenc
 	if k := v.LastCheck; k != nil {
 		out.FieldCheck = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
 	}
+	ks, err := m.r.SignedChecks(ctx, sensor, at)
+	if err != nil {
+		return evidence.Meter{}, false, err
+	}
+	for _, k := range ks {
+		out.Checks = append(out.Checks, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
+			ReceivedAt: k.ReceivedAt})
+	}
 	return out, true, nil
 }
