@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +155,40 @@ func BenchmarkDecodeBody(b *testing.B) {
 			recLines(br.Records)
 		}
 	})
+}
+
+// TestBatchLinesSplitLikeFields: the plain split of batches.txt lines
+// agrees with strings.Fields on every line, whichever way it is written.
+func TestBatchLinesSplitLikeFields(t *testing.T) {
+	body := "eyJzZXEiOjF9" // {"seq":1}
+	sig := strings.Repeat("A", 86) + "=="
+	lines := []string{
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw  1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " -",
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body[:4] + "\r" + body[4:] + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body[:4] + "\t" + body[4:] + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig + " extra",
+		"gw\u00a01 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + "= " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body,
+	}
+	for _, line := range lines {
+		var c batchChecker
+		c.kind = batchKind
+		got := make([]signedBatch, 1)
+		v := make([]batchVerdict, 1)
+		c.parse([]numbered{{1, []byte(line)}}, got, v)
+		want, wantOK := signedBatch{}, false
+		if f := strings.Fields(line); len(f) == 6 {
+			var ff [6][]byte
+			for i := range f {
+				ff[i] = []byte(f[i])
+			}
+			want, wantOK = parseLine(1, &ff, false, func(n int) []byte { return make([]byte, n) })
+		}
+		if got[0].ok != wantOK || !reflect.DeepEqual(got[0], want) {
+			t.Errorf("%q: parsed %+v (%s), want %+v", line, got[0], v[0].problem, want)
+		}
+	}
 }

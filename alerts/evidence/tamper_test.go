@@ -306,6 +306,16 @@ func TestTamperSuite(t *testing.T) {
 			f["data/checks.txt"] = bytes.Replace(f["data/checks.txt"], []byte(" lapa-centro-01-1.pem "), []byte(" outra.pem "), 1)
 			reseal(f, service)
 		}), []string{"data/checks.txt, linha 1: registro de verificação de campo 5000 do gateway lapa-centro-01 aponta a chave \"outra.pem\""}},
+		// White space inside a body's base64 (which the decoder would skip)
+		// splits the line as strings.Fields does: a format problem.
+		tc{"carriage return inside a batch body", edited(func(f map[string][]byte) {
+			lines := strings.Split(string(f["data/batches.txt"]), "\n")
+			p := strings.Fields(lines[0])
+			p[4] = p[4][:8] + "\r" + p[4][8:]
+			lines[0] = strings.Join(p, " ")
+			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
+			reseal(f, service)
+		}), []string{"data/batches.txt, linha 1: formato inválido"}},
 		tc{"batch received outside its key's validity", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/batches.txt"]), "\n")
 			p := strings.Fields(lines[0])

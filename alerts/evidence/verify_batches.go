@@ -217,9 +217,11 @@ type batchChecker struct {
 func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts []batchVerdict) {
 	var f [6][]byte
 	fields := make([][6][]byte, len(lines))
+	plain := make([]bool, len(lines))
 	size := 0
 	for i, l := range lines {
-		if !fields6(l.b, &f) {
+		plain[i] = plainFields6(l.b, &f)
+		if !plain[i] && !fields6(l.b, &f) {
 			verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", c.kind.file, l.n)
 			continue
 		}
@@ -227,31 +229,92 @@ func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts [
 		size += base64.StdEncoding.DecodedLen(len(f[4])) + base64.StdEncoding.DecodedLen(len(f[5]))
 	}
 	buf := make([]byte, size)
-	decode := func(src []byte) ([]byte, error) {
-		n, err := base64.StdEncoding.Decode(buf, src)
+	arena := func(n int) []byte {
 		out := buf[:n:n]
 		buf = buf[n:]
-		return out, err
+		return out
 	}
 	for i, l := range lines {
-		f := &fields[i]
-		if f[0] == nil {
+		if fields[i][0] == nil {
 			continue
 		}
-		seq, err1 := strconv.ParseUint(string(f[1]), 10, 64)
-		rec, err2 := time.Parse(time.RFC3339Nano, string(f[2]))
-		body, err3 := decode(f[4])
-		var sig []byte
-		var err4 error
-		if string(f[5]) != "-" {
-			sig, err4 = decode(f[5])
+		sb, ok := parseLine(l.n, &fields[i], plain[i], arena)
+		if !ok && plain[i] {
+			// The plain split may hide what strings.Fields sees (a
+			// carriage return base64 skips): the line the slow way.
+			var g [6][]byte
+			if !fields6(l.b, &g) {
+				verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", c.kind.file, l.n)
+				continue
+			}
+			sb, ok = parseLine(l.n, &g, false, func(n int) []byte { return make([]byte, n) })
 		}
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		if !ok {
 			verdicts[i].problem = fmt.Sprintf("%s, linha %d: campo ilegível (seq, data de recebimento ou base64)", c.kind.file, l.n)
 			continue
 		}
-		batches[i] = signedBatch{line: l.n, gateway: string(f[0]), seq: seq, received: rec, key: string(f[3]), body: body, sig: sig, ok: true}
+		batches[i] = sb
 	}
+}
+
+// parseLine reads the six fields of a line, decoding into space from
+// alloc. exact: the base64 must decode to exactly the length its text
+// implies (nothing skipped), as it does when the plain split was right.
+func parseLine(n int, f *[6][]byte, exact bool, alloc func(int) []byte) (signedBatch, bool) {
+	decode := func(src []byte) ([]byte, bool) {
+		dst := alloc(base64.StdEncoding.DecodedLen(len(src)))
+		k, err := base64.StdEncoding.Decode(dst, src)
+		if err != nil {
+			return nil, false
+		}
+		if exact {
+			pad := len(src) - len(bytes.TrimRight(src, "="))
+			if len(src)%4 != 0 || k != len(src)/4*3-min(pad, 2) {
+				return nil, false
+			}
+		}
+		return dst[:k:k], true
+	}
+	seq, err1 := strconv.ParseUint(string(f[1]), 10, 64)
+	rec, err2 := time.Parse(time.RFC3339Nano, string(f[2]))
+	body, ok3 := decode(f[4])
+	var sig []byte
+	ok4 := true
+	if string(f[5]) != "-" {
+		sig, ok4 = decode(f[5])
+	}
+	if err1 != nil || err2 != nil || !ok3 || !ok4 {
+		return signedBatch{}, false
+	}
+	return signedBatch{line: n, gateway: string(f[0]), seq: seq, received: rec, key: string(f[3]), body: body, sig: sig, ok: true}, true
+}
+
+// plainFields6 splits a line of six fields separated by single spaces, the
+// way Export writes them: the short fields (all but the body) printable
+// ASCII without spaces. The body is checked by decoding it exactly.
+func plainFields6(line []byte, f *[6][]byte) bool {
+	for i := range 5 {
+		k := bytes.IndexByte(line, ' ')
+		if k <= 0 {
+			return false
+		}
+		f[i], line = line[:k], line[k+1:]
+	}
+	f[5] = line
+	for i, x := range f {
+		if len(x) == 0 {
+			return false
+		}
+		if i == 4 {
+			continue
+		}
+		for _, c := range x {
+			if c <= ' ' || c >= 0x7f {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fields6 splits a line into exactly six fields separated by white space,
