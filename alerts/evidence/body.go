@@ -429,15 +429,25 @@ func (ns *nameSet) add(name []byte) bool {
 // appendUTCMillis appends t in UTC as 2006-01-02T15:04:05.000Z, as
 // AppendFormat does, without its layout interpretation.
 func appendUTCMillis(buf []byte, t time.Time) []byte {
-	t = t.UTC()
+	return appendMillis(buf, t.UTC(), 'T', "Z", "2006-01-02T15:04:05.000Z")
+}
+
+// appendLocalMillis appends t in its own location as
+// 2006-01-02 15:04:05.000.
+func appendLocalMillis(buf []byte, t time.Time) []byte {
+	return appendMillis(buf, t, ' ', "", "2006-01-02 15:04:05.000")
+}
+
+func appendMillis(buf []byte, t time.Time, sep byte, zone, layout string) []byte {
 	y, mo, d := t.Date()
 	if y < 0 || y > 9999 {
-		return t.AppendFormat(buf, "2006-01-02T15:04:05.000Z")
+		return t.AppendFormat(buf, layout)
 	}
 	h, mi, sec := t.Clock()
 	ms := t.Nanosecond() / 1e6
-	return append(buf, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
-		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+	buf = append(buf, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), sep,
 		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10), '.',
-		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(buf, zone...)
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/wire"
@@ -117,9 +119,14 @@ func TestAppendUTCMillis(t *testing.T) {
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(1969, 12, 31, 23, 59, 59, 500_000_000, time.UTC),
+		time.Date(2018, 11, 4, 2, 30, 0, 0, time.UTC), // Brazilian summer time, the last years it was kept
+		time.Date(2019, 2, 17, 1, 59, 59, 999_000_000, time.UTC),
 	} {
 		if got, want := string(appendUTCMillis(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z"); got != want {
 			t.Errorf("appendUTCMillis(%v) = %s, want %s", tm, got, want)
+		}
+		if got, want := string(appendLocalMillis(nil, tm.In(saoPaulo))), tm.In(saoPaulo).Format("2006-01-02 15:04:05.000"); got != want {
+			t.Errorf("appendLocalMillis(%v) = %s, want %s", tm, got, want)
 		}
 	}
 }
@@ -191,4 +198,53 @@ func TestBatchLinesSplitLikeFields(t *testing.T) {
 			t.Errorf("%q: parsed %+v (%s), want %+v", line, got[0], v[0].problem, want)
 		}
 	}
+}
+
+// FuzzBodyMeta: the scanner's reading of a body's clock, device and check
+// members is the JSON library's whenever the scanner takes the body.
+func FuzzBodyMeta(f *testing.F) {
+	f.Add([]byte(`{"v":1,"kind":"check","device":{"model":"x"},"clock":{"synced":true},"check":{"reference_db":94}}`))
+	f.Add([]byte(`{"kind":"levels","clock":{},"device":{},"records":[]}`))
+	f.Add([]byte(`{"clock":1,"clock":2}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, d, k, ok := bodyMetaFast(body)
+		if !ok {
+			return
+		}
+		lc, ld, lk := bodyMetaLibrary(body)
+		if !bytes.Equal(c, lc) || !bytes.Equal(d, ld) || !bytes.Equal(k, lk) {
+			t.Errorf("%s: scanner %s %s %s, library %s %s %s", body, c, d, k, lc, ld, lk)
+		}
+	})
+}
+
+// bodyMetaLibrary is bodyMeta without the scanner.
+func bodyMetaLibrary(body []byte) (clock, device, check []byte) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, nil, nil
+	}
+	kind := ""
+	for clock == nil || device == nil || (kind == "check" && check == nil) {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
+			break
+		}
+		name := tok.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		switch name {
+		case "kind":
+			_ = json.Unmarshal(v, &kind)
+		case "clock":
+			clock = bytes.Clone(v)
+		case "device":
+			device = bytes.Clone(v)
+		case "check":
+			check = bytes.Clone(v)
+		}
+	}
+	return clock, device, check
 }

@@ -640,9 +640,9 @@ func (w *writer) readings(p *Package, z *summarizer, progress func(done, total i
 }
 
 func appendReading(buf []byte, r *Record, f *notice.Finding) []byte {
-	buf = r.T.UTC().AppendFormat(buf, "2006-01-02T15:04:05.000Z")
+	buf = appendUTCMillis(buf, r.T)
 	buf = append(buf, ',')
-	buf = r.T.In(saoPaulo).AppendFormat(buf, "2006-01-02 15:04:05.000")
+	buf = appendLocalMillis(buf, r.T.In(saoPaulo))
 	buf = append(buf, ',')
 	buf = strconv.AppendInt(buf, r.DurMs, 10)
 	for _, v := range []float64{r.LAeq, r.LAFmax, r.LAFmin} {

@@ -134,6 +134,8 @@ type batchLine struct {
 // (held until the end: small).
 type signedFile struct {
 	gk      *gatewayKeys
+	lastDev []byte // the last device member decoded, and its key in devices
+	devKey  string
 	out     *bufio.Writer
 	st      batchStats
 	nd, lb  []byte
@@ -214,9 +216,17 @@ func (sf *signedFile) line(b *Batch, ok, checked bool) error {
 		}
 	}
 	line.Clock, line.Device, line.Check = bodyMeta(b.Body)
-	var d struct{ Model, Serial, Grade string }
-	if line.Device != nil && json.Unmarshal(line.Device, &d) == nil {
-		st.devices[d.Model+"|"+d.Serial+"|"+d.Grade]++
+	if line.Device != nil {
+		if !bytes.Equal(line.Device, sf.lastDev) { // a gateway repeats its device: decode it once
+			var d struct{ Model, Serial, Grade string }
+			sf.lastDev, sf.devKey = nil, ""
+			if json.Unmarshal(line.Device, &d) == nil {
+				sf.lastDev, sf.devKey = line.Device, d.Model+"|"+d.Serial+"|"+d.Grade
+			}
+		}
+		if sf.lastDev != nil {
+			st.devices[sf.devKey]++
+		}
 	}
 	l, err := json.Marshal(line)
 	if err != nil {
@@ -280,6 +290,9 @@ func checkSource(p *Package) func(yield func(Batch) error) error {
 // reading only up to them (a gateway writes clock and device before the
 // records; a check body ends with its check).
 func bodyMeta(body []byte) (clock, device, check json.RawMessage) {
+	if clock, device, check, ok := bodyMetaFast(body); ok {
+		return clock, device, check
+	}
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, nil
@@ -307,4 +320,47 @@ func bodyMeta(body []byte) (clock, device, check json.RawMessage) {
 		}
 	}
 	return clock, device, check
+}
+
+// bodyMetaFast is bodyMeta with the one-pass scanner; ok false when the
+// scanner declines the body (escapes, duplicate names, bad syntax before
+// the members): bodyMeta then reads it with the JSON library.
+func bodyMetaFast(body []byte) (clock, device, check json.RawMessage, ok bool) {
+	s := scanner{b: body}
+	if !s.lit('{') {
+		return nil, nil, nil, false
+	}
+	var names nameSet
+	kind := ""
+	for clock == nil || device == nil || (kind == "check" && check == nil) {
+		if s.peek() == '}' {
+			break
+		}
+		name, ok := s.str()
+		if !ok || !names.add(name) || !s.lit(':') {
+			return nil, nil, nil, false
+		}
+		s.ws()
+		start := s.i
+		if !s.skip(1) {
+			return nil, nil, nil, false
+		}
+		v := body[start:s.i]
+		switch string(name) {
+		case "kind":
+			if len(v) >= 2 && v[0] == '"' {
+				kind = string(v[1 : len(v)-1]) // str: no escapes
+			}
+		case "clock":
+			clock = bytes.Clone(v)
+		case "device":
+			device = bytes.Clone(v)
+		case "check":
+			check = bytes.Clone(v)
+		}
+		if !s.lit(',') {
+			break
+		}
+	}
+	return clock, device, check, true
 }
