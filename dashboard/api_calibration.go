@@ -4,7 +4,8 @@ package dashboard
 //
 //	GET  /api/v1/calibration                              every role: each sensor's verdict now (certificate, expiry, device, last field check)
 //	GET  /api/v1/calibration/sensors/{sensor}             every role: the verdict, every certificate revision, field checks, reported devices
-//	GET  /api/v1/calibration/sensors/{sensor}/status      every role: ?at=RFC 3339 (default now): {ok, why, warnings}
+//	GET  /api/v1/calibration/sensors/{sensor}/status      every role: ?at=RFC 3339 (default now): {ok, why, source, warnings}:
+//	                                                      the decision the workflow applies (calibration.Decide)
 //	POST /api/v1/calibration/sensors/{sensor}/certificates admin: a new revision (JSON; file_base64 optional PDF)
 //	GET  /api/v1/calibration/certificates/{id}/file       every role: the revision's file (PDF), with its sha256
 //	PUT  /api/v1/calibration/policy/{municipality}        admin: {"check_max_days": N} (0: back to the default 30)
@@ -28,6 +29,7 @@ import (
 type CalibrationRegister interface {
 	Overview(ctx context.Context, at time.Time) ([]calibration.Row, error)
 	Verdict(ctx context.Context, sensor string, at time.Time) (calibration.Verdict, error)
+	Decide(ctx context.Context, sensor string, m calibration.SensorMeter, at time.Time) calibration.Decision
 	History(ctx context.Context, sensor string) ([]calibration.Certificate, error)
 	Checks(ctx context.Context, sensor string, limit int) ([]calibration.FieldCheck, error)
 	Sightings(ctx context.Context, sensor string) ([]calibration.Sighting, error)
@@ -174,13 +176,21 @@ func (c *CalibrationAPI) status(w http.ResponseWriter, r *http.Request) {
 		}
 		at = t
 	}
-	v, err := c.o.Register.Verdict(r.Context(), id, at)
-	if err != nil {
-		c.internal(w, err)
-		return
+	// The decision the workflow applies: the register's verdict for a
+	// sensor it holds certificates for, else the register of sensors'
+	// meter (calibration.Decide).
+	var m calibration.SensorMeter
+	if c.o.Registry != nil {
+		if sn, ok := c.o.Registry.Current().Sensor(id); ok {
+			m = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
+		}
 	}
-	apiJSON(w, http.StatusOK, map[string]any{"sensor": id, "at": at.UTC(), "ok": v.OK, "why": v.Why(), "reasons": v.Reasons,
-		"warnings": v.Warnings})
+	d := c.o.Register.Decide(r.Context(), id, m, at)
+	out := map[string]any{"sensor": id, "at": at.UTC(), "ok": d.OK, "why": d.Why, "source": d.Source}
+	if v := d.Verdict; v != nil {
+		out["reasons"], out["warnings"] = v.Reasons, v.Warnings
+	}
+	apiJSON(w, http.StatusOK, out)
 }
 
 // certificateIn is the body of a new revision.

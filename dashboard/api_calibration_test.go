@@ -114,7 +114,14 @@ func TestCalibrationAPI(t *testing.T) {
 		{"added", "adm", "POST", "/api/v1/calibration/sensors/lapa-bar-01/certificates", good, 201, "RBC-123/2026"},
 		{"overview", "op", "GET", "/api/v1/calibration", nil, 200, "lapa-hospital-01"},
 		{"sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01", nil, 200, "RBC-123/2026"},
-		{"status of an uncertified sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-hospital-01/status", nil, 200, "nenhum certificado de calibração cadastrado"},
+		// A sensor without a certificate: the register of sensors decides, as
+		// in the workflow (calibration.Decide) — a screening meter never
+		// grounds an act, a class 1 meter calibrated this year does.
+		{"status of an uncertified screening sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-hospital-01/status", nil, 200,
+			`"ok":false,"sensor":"lapa-hospital-01","source":"cadastro de sensores","why":"leituras indicativas: medidor de triagem, sem classe (nenhum certificado no registro de calibrações)"`},
+		{"status of an uncertified calibrated sensor", "fis", "GET", "/api/v1/calibration/sensors/macabu-praca-01/status?at=2026-12-01T22:00:00-03:00", nil, 200,
+			`"ok":true,"sensor":"macabu-praca-01","source":"cadastro de sensores","why":"calibrado em 20/08/2026 (cadastro do sensor; nenhum certificado no registro de calibrações)"`},
+		{"status of a certified sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01/status", nil, 200, `"source":"registro de calibrações","warnings"`},
 		{"status at a bad time", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01/status?at=ontem", nil, 400, "RFC 3339"},
 		{"policy by operador", "op", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 10}, 403, ""},
 		{"policy out of range", "adm", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 999}, 400, "use 1 a 366 dias"},

@@ -7,71 +7,39 @@ package dashboard
 //	PATCH /api/v1/notices/{id}               fiscal: edit a draft ({"changes": [{"field": …, "value": …}]})
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/docid"
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/tz"
 )
 
-// Calibrations tells whether a sensor's meter had a valid calibration at
-// an instant (the calibration register satisfies it); why is pt-BR.
+// Calibrations decides whether a sensor's readings at an instant may found
+// a constatação (*calibration.Register satisfies it): the one rule the
+// alert card's metrology note shows too (calibration.Decide).
 type Calibrations interface {
-	Status(sensorID string, at time.Time) (ok bool, why string)
+	Decide(ctx context.Context, sensor string, m calibration.SensorMeter, at time.Time) calibration.Decision
 }
 
-// CalibrationCoverage is implemented by a Calibrations register that may
-// not hold every sensor yet: a sensor it holds no certificate for is judged
-// by the register of sensors' meter data, as when no register is wired.
-type CalibrationCoverage interface {
-	Covers(sensorID string) bool
-}
-
-// CalibrationValidity is how long the register's calibration date counts
-// when no calibration register is wired.
-const CalibrationValidity = 12 // months
-
-// calibration is the calibration verdict of a sensor's meter at at: the
-// calibration register's when wired, else the register's meter grade and
-// calibration date (valid for CalibrationValidity months).
+// calibration is the calibration decision of a sensor's meter at at: the
+// calibration register's when wired, else calibration.Decide on the
+// register of sensors' meter alone.
 func (s *WorkflowService) calibration(sn registry.Sensor, at time.Time) (bool, string) {
-	covered := s.Calibrations != nil
-	if cv, ok := s.Calibrations.(CalibrationCoverage); ok && covered {
-		covered = cv.Covers(sn.ID)
+	m := calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
+	if s.Calibrations == nil {
+		d := calibration.Decide(calibration.Facts{}, m, at)
+		return d.OK, d.Why
 	}
-	if covered {
-		ok, why := s.Calibrations.Status(sn.ID, at)
-		if ok && why == "" {
-			why = "calibração válida no registro de calibrações"
-		}
-		return ok, why
-	}
-	m := sn.Meter
-	if m.Grade != alerts.GradeClass1 && m.Grade != alerts.GradeClass2 {
-		return false, "medidor de triagem, sem classe"
-	}
-	cal, err := time.ParseInLocation("2006-01-02", m.CalibratedAt, tz.Brasilia())
-	if err != nil {
-		return false, "o cadastro do sensor não informa a data de calibração"
-	}
-	calBR := cal.Format("02/01/2006")
-	switch {
-	case cal.After(at):
-		return false, fmt.Sprintf("a calibração cadastrada (%s) é posterior à medição", calBR)
-	case !at.Before(cal.AddDate(0, CalibrationValidity, 0)):
-		return false, fmt.Sprintf("a calibração cadastrada (%s) venceu em %s", calBR, cal.AddDate(0, CalibrationValidity, 0).Format("02/01/2006"))
-	}
-	note := "calibrado em " + calBR
-	if m.Certificate != "" {
-		note += ", certificado " + m.Certificate
-	}
-	return true, note + " (cadastro do sensor)"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d := s.Calibrations.Decide(ctx, sn.ID, m, at)
+	return d.OK, d.Why
 }
 
 // constatacaoBody is the JSON body of a constatação.

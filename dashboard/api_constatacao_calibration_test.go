@@ -1,36 +1,36 @@
 package dashboard
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/registry"
 )
 
-// fakeCalibrations answers for the sensors it covers with a fixed verdict.
-type fakeCalibrations struct {
-	covers map[string]bool
-	ok     bool
-	why    string
-}
-
-func (f fakeCalibrations) Status(string, time.Time) (bool, string) { return f.ok, f.why }
-
-type fakeCoverage struct{ fakeCalibrations }
-
-func (f fakeCoverage) Covers(id string) bool { return f.covers[id] }
-
 // TestCalibrationVerdict: the calibration register decides for the sensors
-// it holds; one that does not report coverage decides for all; a sensor it
-// holds nothing for is judged by the register of sensors' calibration date
-// (12 months), and a screening meter never passes there.
+// it holds certificates for; a sensor it holds nothing for, or no register
+// at all, is judged by the register of sensors' calibration date (12
+// months), and a screening meter never passes there.
 func TestCalibrationVerdict(t *testing.T) {
+	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	reg, err := calibration.Open(ctx, filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	if _, err := reg.Add(ctx, calibration.Certificate{Sensor: "s1", Number: "CAL-1", Laboratory: "Lab Acústica", MeterModel: "NSRT_mk4",
+		MeterSerial: "N-1", CalibratedOn: "2025-11-01", Expires: "2026-11-01", UncertaintyDB: 0.4}, nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
 	class2 := registry.Sensor{ID: "s1", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2026-05-02"}}
+	uncertified := registry.Sensor{ID: "s4", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2026-05-02", Certificate: "RBC-9"}}
 	old := registry.Sensor{ID: "s2", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2025-05-02"}}
 	screening := registry.Sensor{ID: "s3", Meter: registry.Meter{Grade: "screening"}}
-	expired := fakeCalibrations{covers: map[string]bool{"s1": true}, ok: false, why: "certificado CAL-1 vencido em 01/11/2026"}
 	for _, tc := range []struct {
 		name string
 		cal  Calibrations
@@ -41,10 +41,10 @@ func TestCalibrationVerdict(t *testing.T) {
 		{"no register, calibrated this year", nil, class2, true, "calibrado em 02/05/2026"},
 		{"no register, calibration over 12 months old", nil, old, false, "venceu em 02/05/2026"},
 		{"no register, screening meter", nil, screening, false, "medidor de triagem"},
-		{"register without coverage decides", expired, class2, false, "vencido"},
-		{"register covering the sensor decides", fakeCoverage{expired}, class2, false, "vencido"},
-		{"register not holding the sensor: the sensor's date", fakeCoverage{expired}, old, false, "venceu em 02/05/2026"},
-		{"register not holding a calibrated sensor", fakeCoverage{fakeCalibrations{covers: map[string]bool{}}}, class2, true, "cadastro do sensor"},
+		{"register holding the sensor decides", reg, class2, false, "o certificado de calibração nº CAL-1 venceu em 01/11/2026"},
+		{"register not holding the sensor: the sensor's date", reg, old, false, "venceu em 02/05/2026"},
+		{"register not holding a calibrated sensor", reg, uncertified, true, "certificado RBC-9 (cadastro do sensor"},
+		{"register not holding a screening sensor", reg, screening, false, "leituras indicativas: medidor de triagem"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &WorkflowService{Calibrations: tc.cal}

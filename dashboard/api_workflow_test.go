@@ -24,6 +24,7 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
@@ -196,7 +197,9 @@ func witnesses(n int) []map[string]string {
 // calibrated is a calibration register that vouches for every sensor.
 type calibrated struct{}
 
-func (calibrated) Status(string, time.Time) (bool, string) { return true, "certificado RBC válido" }
+func (calibrated) Decide(context.Context, string, calibration.SensorMeter, time.Time) calibration.Decision {
+	return calibration.Decision{OK: true, Why: "certificado RBC válido"}
+}
 
 // sensorWindow is a constatação body resting on the alert's own window.
 // establishment is the register's CNPJ of the source ("" = the

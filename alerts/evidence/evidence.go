@@ -43,8 +43,6 @@ package evidence
 import (
 	"archive/zip"
 	"bufio"
-	"bytes"
-	"compress/flate"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -59,16 +57,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
+	kflate "github.com/klauspost/compress/flate"
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/tz"
-	"github.com/sossego/sossego/internal/wire"
-	"github.com/sossego/sossego/internal/wire/signature"
 )
 
 // Record is one stored 1-s level record.
@@ -136,6 +131,10 @@ type Meter struct {
 	Grade       string       `json:"grade"`
 	Calibration *Calibration `json:"calibration,omitempty"`
 	FieldCheck  *FieldCheck  `json:"field_check,omitempty"`
+	// Checks are the signed field-check messages (wire kind "check") the
+	// bag carries, as received: the last one made by the window's start
+	// and the first one after it. They go in data/checks.txt.
+	Checks []Batch `json:"-"`
 	// Source says where these data come from (e.g. "cadastro de sensores").
 	Source string `json:"source,omitempty"`
 	// Indicative is set when the register says the readings cannot ground
@@ -433,7 +432,7 @@ func Export(out io.Writer, p *Package, key ed25519.PrivateKey, progress func(don
 	zw := zip.NewWriter(out)
 	// Level 1: a 24-hour bag compresses in a fraction of the default's
 	// time, a few percent larger; deterministic like any level.
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return kflate.NewWriter(w, kflate.BestSpeed) })
 	w := &writer{zw: zw, root: BagName(p.AlertID), mtime: p.Created.UTC().Truncate(2 * time.Second)}
 
 	// Readings first: the summary and the batches to include come from them.
@@ -446,6 +445,39 @@ func Export(out io.Writer, p *Package, key ed25519.PrivateKey, progress func(don
 		return Summary{}, fmt.Errorf("evidence: o alerta %q não tem leituras no período exportado", p.AlertID)
 	}
 	sum := z.done()
+	keys = withEnvBatches(p, keys)
+	gk := newGatewayKeys(packageKeys(p, keys))
+	var st signedStats
+	if st.batches, err = w.signed("batches", gk, batchSource(p, keys)); err != nil {
+		return sum, err
+	}
+	if len(p.Meter.Checks) > 0 {
+		if st.checks, err = w.signed("checks", gk, checkSource(p)); err != nil {
+			return sum, err
+		}
+	}
+	acts, err := w.records(p, pub, gk)
+	if err != nil {
+		return sum, err
+	}
+	if err := w.about(p, z, &sum, st, acts); err != nil {
+		return sum, err
+	}
+	if err := w.tags(p, key, &sum, st, len(acts)); err != nil {
+		return sum, err
+	}
+	if err := w.zw.Close(); err != nil {
+		return sum, fmt.Errorf("evidence: zip: %w", err)
+	}
+	return sum, nil
+}
+
+// signedStats are the verdicts of the bag's signed messages.
+type signedStats struct{ batches, checks batchStats }
+
+// withEnvBatches adds to keys (the batches the records name) the batches
+// the env readings name, in first-seen order.
+func withEnvBatches(p *Package, keys []BatchKey) []BatchKey {
 	seen := make(map[BatchKey]bool, len(keys))
 	for _, k := range keys {
 		seen[k] = true
@@ -456,96 +488,85 @@ func Export(out io.Writer, p *Package, key ed25519.PrivateKey, progress func(don
 			keys = append(keys, k)
 		}
 	}
-	gks := p.GatewayKeys
-	if p.GatewayKeysFor != nil {
-		have := map[string]bool{}
-		for _, k := range gks {
-			have[k.Gateway] = true
-		}
-		for _, k := range keys {
-			if !have[k.Gateway] {
-				have[k.Gateway] = true
-				gks = append(gks, p.GatewayKeysFor(k.Gateway)...)
-			}
-		}
-	}
-	gk := newGatewayKeys(gks)
-	bs, err := w.batches(p, keys, gk)
-	if err != nil {
-		return sum, err
-	}
+	return keys
+}
+
+// records writes what the case and the register hold: env readings, keys,
+// acts and constatações, the calibration certificate, the chart, the
+// custody trail.
+func (w *writer) records(p *Package, pub ed25519.PublicKey, gk *gatewayKeys) ([]actDoc, error) {
 	if err := w.env(p); err != nil {
-		return sum, err
+		return nil, err
 	}
 	if err := w.keyFiles(p, pub, gk); err != nil {
-		return sum, err
+		return nil, err
 	}
 	acts, err := w.acts(p)
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
 	if len(p.Meter.Calibration.file()) > 0 {
 		if _, err := w.file("data/calibration/"+safeName(p.Meter.Calibration.FileName), p.Meter.Calibration.File); err != nil {
-			return sum, err
+			return nil, err
 		}
 	}
 	chart := p.Chart
 	if p.ChartFn != nil {
 		if chart, err = p.ChartFn(); err != nil {
-			return sum, fmt.Errorf("evidence: gráfico: %w", err)
+			return nil, fmt.Errorf("evidence: gráfico: %w", err)
 		}
 	}
 	if len(chart) > 0 {
 		if _, err := w.file("data/chart.png", chart); err != nil {
-			return sum, err
+			return nil, err
 		}
 	}
-	if err := w.json("data/custody.json", p.Custody); err != nil {
-		return sum, err
-	}
-	if err := w.json("data/device.json", deviceDoc(p, z, bs)); err != nil {
-		return sum, err
+	return acts, w.json("data/custody.json", p.Custody)
+}
+
+// about writes what the bag says of itself: the device, the texts, the
+// rule and the summary.
+func (w *writer) about(p *Package, z *summarizer, sum *Summary, st signedStats, acts []actDoc) error {
+	if err := w.json("data/device.json", deviceDoc(p, z, st)); err != nil {
+		return err
 	}
 	for _, t := range [][2]string{{"data/LEIAME.txt", readme(p, acts)}, {"data/METODO.txt", method(p)}, {"data/verificar-lotes.sh", batchScript}} {
 		if _, err := w.file(t[0], []byte(t[1])); err != nil {
-			return sum, err
+			return err
 		}
 	}
 	if err := w.json("data/rule.json", map[string]any{"code_id": p.Finding.CodeID, "code_version": p.Finding.CodeVersion, "code_title": p.CodeTitle,
 		"rule_id": p.Finding.RuleID, "article": p.Finding.Article, "quote": p.Finding.Quote, "label": p.Finding.RuleLabel,
 		"period": p.Finding.PeriodLabel, "limit_db": p.Finding.LimitDB, "comparison": "violação somente acima do limite (estritamente maior)"}); err != nil {
-		return sum, err
+		return err
 	}
-	if err := w.json("data/summary.json", sum); err != nil {
-		return sum, err
-	}
-	sort.Slice(w.payload, func(i, j int) bool { return w.payload[i].name < w.payload[j].name })
+	return w.json("data/summary.json", sum)
+}
 
-	// Tag files.
+// tags writes the payload manifest, the tag files, the tag manifest and
+// its signature.
+func (w *writer) tags(p *Package, key ed25519.PrivateKey, sum *Summary, st signedStats, acts int) error {
+	pub := key.Public().(ed25519.PublicKey)
+	sort.Slice(w.payload, func(i, j int) bool { return w.payload[i].name < w.payload[j].name })
 	var manifest strings.Builder
 	for _, e := range w.payload {
 		fmt.Fprintf(&manifest, "%s  %s\n", e.sum, e.name)
 	}
-	info := bagInfo(p, &sum, pub, len(w.payload), w.bytes, bs, len(acts))
+	info := bagInfo(p, sum, pub, len(w.payload), w.bytes, st, acts)
 	var tags strings.Builder
 	for _, t := range [][2]string{{verificarTxt, verifyText(p, pub)}, {"bag-info.txt", info}, {"bagit.txt", bagitTxt}, {"manifest-sha256.txt", manifest.String()}} {
 		s, err := w.file(t[0], []byte(t[1]))
 		if err != nil {
-			return sum, err
+			return err
 		}
 		fmt.Fprintf(&tags, "%s  %s\n", s, t[0])
 	}
 	tm := []byte(tags.String())
 	if _, err := w.file("tagmanifest-sha256.txt", tm); err != nil {
-		return sum, err
+		return err
 	}
-	if _, err := w.file(sigName, []byte(base64.StdEncoding.EncodeToString(ed25519.Sign(key, tm))+"\n")); err != nil {
-		return sum, err
-	}
-	if err := w.zw.Close(); err != nil {
-		return sum, fmt.Errorf("evidence: zip: %w", err)
-	}
-	return sum, nil
+	_, err := w.file(sigName, []byte(base64.StdEncoding.EncodeToString(ed25519.Sign(key, tm))+"\n"))
+	return err
 }
 
 func (c *Calibration) file() []byte {
@@ -619,9 +640,9 @@ func (w *writer) readings(p *Package, z *summarizer, progress func(done, total i
 }
 
 func appendReading(buf []byte, r *Record, f *notice.Finding) []byte {
-	buf = r.T.UTC().AppendFormat(buf, "2006-01-02T15:04:05.000Z")
+	buf = appendUTCMillis(buf, r.T)
 	buf = append(buf, ',')
-	buf = r.T.In(saoPaulo).AppendFormat(buf, "2006-01-02 15:04:05.000")
+	buf = appendLocalMillis(buf, r.T.In(saoPaulo))
 	buf = append(buf, ',')
 	buf = strconv.AppendInt(buf, r.DurMs, 10)
 	for _, v := range []float64{r.LAeq, r.LAFmax, r.LAFmin} {
@@ -687,212 +708,6 @@ func (w *writer) env(p *Package) error {
 	}
 	_, err := w.file("data/env.csv", []byte(b.String()))
 	return err
-}
-
-// gatewayKeys indexes the gateway keys of a package; each gets a file
-// name under data/keys/.
-type gatewayKeys struct {
-	keys  []GatewayKey
-	files []string
-	wire  []*signature.PublicKey
-}
-
-func newGatewayKeys(ks []GatewayKey) *gatewayKeys {
-	g := &gatewayKeys{keys: ks}
-	n := map[string]int{}
-	for _, k := range ks {
-		n[k.Gateway]++
-		g.files = append(g.files, fmt.Sprintf("%s-%d.pem", safeName(k.Gateway), n[k.Gateway]))
-		wk, _ := signature.NewPublicKey(k.PublicKey) // nil for an unusable key: the signature then fails
-		g.wire = append(g.wire, wk)
-	}
-	return g
-}
-
-// at returns the index of the gateway's key in force at t, or -1.
-func (g *gatewayKeys) at(gateway string, t time.Time) int {
-	for i := len(g.keys) - 1; i >= 0; i-- {
-		if g.keys[i].Gateway == gateway && g.keys[i].covers(t) {
-			return i
-		}
-	}
-	return -1
-}
-
-// batchStats counts the batches' verdicts and what they report.
-type batchStats struct {
-	n, verified, failed, unsigned, noKey int
-	devices                              map[string]int // "model|serial|grade" → batches
-}
-
-type batchLine struct {
-	Gateway          string          `json:"gateway"`
-	Seq              uint64          `json:"seq"`
-	ReceivedAt       time.Time       `json:"received_at"`
-	Key              string          `json:"key,omitempty"` // data/keys/<file>: the key in force when received
-	BodySHA256       string          `json:"body_sha256"`
-	VerifiedAtIngest bool            `json:"verified_at_ingest"`
-	VerifiedNow      *bool           `json:"verified_now"` // null: unsigned, or no key in force when received
-	Clock            json.RawMessage `json:"clock,omitempty"`
-	Device           json.RawMessage `json:"device,omitempty"`
-}
-
-// batches writes data/batches.txt (streamed, the signed bytes) and
-// data/batches.ndjson (the verdicts, held until the end: small).
-func (w *writer) batches(p *Package, keys []BatchKey, gk *gatewayKeys) (batchStats, error) {
-	st := batchStats{devices: map[string]int{}}
-	fw, h, err := w.create("data/batches.txt")
-	if err != nil {
-		return st, err
-	}
-	cw := &countWriter{w: fw}
-	bw := bufio.NewWriterSize(cw, 64<<10)
-	var nd, lb []byte
-	const chunk = 256
-	pending := make([]Batch, 0, chunk)
-	var bvs [2]signature.BatchVerifier
-	flush := func() error {
-		// The chunk's signatures, checked in two halves at once.
-		ok := make([]bool, len(pending))
-		checked := make([]bool, len(pending))
-		var wg sync.WaitGroup
-		for h := range 2 {
-			lo, hi := h*len(pending)/2, (h+1)*len(pending)/2
-			wg.Go(func() {
-				bv := &bvs[h]
-				idx := make([]int, hi-lo)
-				envs := make([]wire.Envelope, hi-lo)
-				for i := lo; i < hi; i++ {
-					b := &pending[i]
-					idx[i-lo] = -1
-					ki := gk.at(b.Gateway, b.ReceivedAt)
-					if len(b.Sig) > 0 && ki >= 0 && gk.wire[ki] != nil {
-						envs[i-lo] = wire.Envelope{V: 1, Kid: b.Gateway, Body: b.Body, Sig: b.Sig}
-						idx[i-lo] = bv.Add(gk.wire[ki], &envs[i-lo])
-					}
-				}
-				verdicts := bv.Verify()
-				for i := lo; i < hi; i++ {
-					if j := idx[i-lo]; j >= 0 {
-						checked[i], ok[i] = true, verdicts[j] == nil
-					}
-				}
-			})
-		}
-		wg.Wait()
-		for i, b := range pending {
-			st.n++
-			ki := gk.at(b.Gateway, b.ReceivedAt)
-			s := sha256.Sum256(b.Body)
-			line := batchLine{Gateway: b.Gateway, Seq: b.Seq, ReceivedAt: b.ReceivedAt.UTC(), BodySHA256: hex.EncodeToString(s[:]),
-				VerifiedAtIngest: b.VerifiedAtIngest}
-			keyFile := "-"
-			if ki >= 0 {
-				keyFile = gk.files[ki]
-				line.Key = "data/keys/" + keyFile
-			}
-			switch {
-			case len(b.Sig) == 0:
-				st.unsigned++
-			case !checked[i]:
-				st.noKey++
-			default:
-				ok := ok[i]
-				line.VerifiedNow = &ok
-				if ok {
-					st.verified++
-				} else {
-					st.failed++
-				}
-			}
-			line.Clock, line.Device = bodyMeta(b.Body)
-			var d struct{ Model, Serial, Grade string }
-			if line.Device != nil && json.Unmarshal(line.Device, &d) == nil {
-				st.devices[d.Model+"|"+d.Serial+"|"+d.Grade]++
-			}
-			l, err := json.Marshal(line)
-			if err != nil {
-				return fmt.Errorf("evidence: batch %s/%d: %w", b.Gateway, b.Seq, err)
-			}
-			nd = append(append(nd, l...), '\n')
-			lb = append(lb[:0], csvSafe(b.Gateway)...)
-			lb = append(lb, ' ')
-			lb = strconv.AppendUint(lb, b.Seq, 10)
-			lb = append(lb, ' ')
-			lb = b.ReceivedAt.UTC().AppendFormat(lb, time.RFC3339Nano)
-			lb = append(lb, ' ')
-			lb = append(lb, keyFile...)
-			lb = append(lb, ' ')
-			lb = base64.StdEncoding.AppendEncode(lb, b.Body)
-			lb = append(lb, ' ')
-			if len(b.Sig) > 0 {
-				lb = base64.StdEncoding.AppendEncode(lb, b.Sig)
-			} else {
-				lb = append(lb, '-')
-			}
-			lb = append(lb, '\n')
-			if _, err := bw.Write(lb); err != nil {
-				return fmt.Errorf("evidence: batches: %w", err)
-			}
-		}
-		pending = pending[:0]
-		return nil
-	}
-	add := func(b Batch) error {
-		pending = append(pending, b)
-		if len(pending) == chunk {
-			return flush()
-		}
-		return nil
-	}
-	if p.LoadBatches != nil {
-		if err := p.LoadBatches(keys, add); err != nil {
-			return st, fmt.Errorf("evidence: lotes: %w", err)
-		}
-	} else {
-		for _, b := range p.Batches {
-			if err := add(b); err != nil {
-				return st, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return st, err
-	}
-	if err := bw.Flush(); err != nil {
-		return st, fmt.Errorf("evidence: batches: %w", err)
-	}
-	w.payload = append(w.payload, entry{"data/batches.txt", hex.EncodeToString(h.Sum(nil))})
-	w.bytes += cw.n
-	_, err = w.file("data/batches.ndjson", nd)
-	return st, err
-}
-
-// bodyMeta returns the device and clock members of a batch body, reading
-// only up to them (a gateway writes them before the records).
-func bodyMeta(body []byte) (clock, device json.RawMessage) {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, nil
-	}
-	for clock == nil || device == nil {
-		tok, err := dec.ReadToken()
-		if err != nil || tok.Kind() != '"' {
-			return clock, device
-		}
-		name := tok.String()
-		v, err := dec.ReadValue()
-		if err != nil {
-			return clock, device
-		}
-		switch name {
-		case "clock":
-			clock = bytes.Clone(v)
-		case "device":
-			device = bytes.Clone(v)
-		}
-	}
-	return clock, device
 }
 
 type keyDoc struct {
@@ -982,7 +797,8 @@ func (w *writer) acts(p *Package) ([]actDoc, error) {
 	return docs, nil
 }
 
-func deviceDoc(p *Package, z *summarizer, bs batchStats) map[string]any {
+func deviceDoc(p *Package, z *summarizer, st signedStats) map[string]any {
+	bs := st.batches
 	reported := make([]map[string]any, 0, len(bs.devices))
 	var mismatch []string
 	ks := make([]string, 0, len(bs.devices))
@@ -1004,13 +820,18 @@ func deviceDoc(p *Package, z *summarizer, bs batchStats) map[string]any {
 			"note": "estado de sincronização do relógio do gateway informado em cada lote; offset e fonte em batches.ndjson"},
 		"signatures": map[string]int{"batches": bs.n, "verified_now": bs.verified, "failed_now": bs.failed, "unsigned": bs.unsigned, "key_unknown": bs.noKey},
 	}
+	if cs := st.checks; cs.n > 0 {
+		d["signed_field_checks"] = map[string]any{"file": "data/checks.txt", "verdicts": "data/checks.ndjson", "checks": cs.n,
+			"verified_now": cs.verified, "failed_now": cs.failed, "unsigned": cs.unsigned, "key_unknown": cs.noKey}
+	}
 	if len(mismatch) > 0 {
 		d["serial_mismatch"] = fmt.Sprintf("os lotes assinados informam o número de série %s, e o cadastro informa %s", strings.Join(mismatch, ", "), p.Meter.Serial)
 	}
 	return d
 }
 
-func bagInfo(p *Package, s *Summary, pub ed25519.PublicKey, files int, n int64, bs batchStats, acts int) string {
+func bagInfo(p *Package, s *Summary, pub ed25519.PublicKey, files int, n int64, st signedStats, acts int) string {
+	bs := st.batches
 	var b strings.Builder
 	line := func(k, v string) {
 		v = strings.Join(strings.Fields(v), " ")
@@ -1036,6 +857,10 @@ func bagInfo(p *Package, s *Summary, pub ed25519.PublicKey, files int, n int64, 
 	line("Sossego-Margin", p.Margin.String())
 	line("Sossego-Records", strconv.Itoa(s.RecordsTotal))
 	line("Sossego-Gateway-Signatures", fmt.Sprintf("%d lotes: %d verificados, %d falharam, %d sem assinatura, %d sem chave", bs.n, bs.verified, bs.failed, bs.unsigned, bs.noKey))
+	if cs := st.checks; cs.n > 0 {
+		line("Sossego-Field-Checks", fmt.Sprintf("%d verificações de campo assinadas: %d verificadas, %d falharam, %d sem assinatura, %d sem chave",
+			cs.n, cs.verified, cs.failed, cs.unsigned, cs.noKey))
+	}
 	line("Sossego-Acts", strconv.Itoa(acts))
 	if p.NoticeID != "" {
 		line("Sossego-Notice", p.NoticeID)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -64,6 +65,21 @@ func lapaPackage(margin time.Duration) *evidence.Package {
 		}
 		batches = append(batches, evidence.Batch{Gateway: sc.Gateway, Seq: seq, Body: body, Sig: sig, VerifiedAtIngest: seq != 1003, ReceivedAt: received})
 	}
+	// Field checks with the calibrator before the window (old key) and
+	// after it (new key), as the calibration register keeps them.
+	var checks []evidence.Batch
+	for i, at := range []time.Time{from.Add(-2 * time.Hour), to.Add(time.Hour)} {
+		c := wire.Batch{V: 1, Kind: "check", Municipality: "lapa", Gateway: sc.Gateway, Sensor: sc.Site.Sensor, Seq: uint64(5000 + i), SentAt: at,
+			Device: wire.Device{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2"}, Clock: wire.Clock{Synced: true, Source: "ntp"},
+			Check: &wire.Check{T: at, ReferenceDB: 94, MeasuredDB: 94.1 + 0.1*float64(i), FrequencyHz: 1000, CalibratorModel: "CAL200", CalibratorSerial: "C-77"}}
+		body, _ := json.Marshal(&c)
+		key := gatewayOld
+		if !at.Before(rotation) {
+			key = gatewayNew
+		}
+		checks = append(checks, evidence.Batch{Gateway: sc.Gateway, Seq: c.Seq, Body: body, Sig: ed25519.Sign(key, body), VerifiedAtIngest: true,
+			ReceivedAt: at.Add(time.Second)})
+	}
 	t1, h1 := 24.5, 61.2
 	env := []evidence.EnvReading{{T: f.WindowStart, Gateway: sc.Gateway, Seq: 1, TemperatureC: &t1, HumidityPct: &h1}}
 	pdf := []byte("%PDF-1.3 notificação preliminar de teste\n%%EOF\n")
@@ -72,7 +88,9 @@ func lapaPackage(margin time.Duration) *evidence.Package {
 	return &evidence.Package{AlertID: f.AlertID, Organization: "Prefeitura Municipal de Lapa", CodeTitle: sc.Code.Title(), Finding: f,
 		Party: sc.Party, Site: sc.Site, From: from, To: to, Margin: margin, Records: recs, Batches: batches, Env: env,
 		Meter: evidence.Meter{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2", Source: "cadastro de sensores",
-			Calibration: &evidence.Calibration{Certificate: "RBC-1234/2026", Laboratory: "Lab Acústica", Date: "2026-01-10", Expiry: "2027-01-10", UncertaintyDB: &unc}},
+			Calibration: &evidence.Calibration{Certificate: "RBC-1234/2026", Laboratory: "Lab Acústica", Date: "2026-01-10", Expiry: "2027-01-10", UncertaintyDB: &unc},
+			FieldCheck:  &evidence.FieldCheck{At: checks[0].ReceivedAt.Add(-time.Second), ReferenceDB: 94, MeasuredDB: 94.1, FrequencyHz: 1000},
+			Checks:      checks},
 		GatewayKeys: []evidence.GatewayKey{
 			{Gateway: sc.Gateway, PublicKey: pubOf(gatewayOld), ValidUntil: rotation},
 			{Gateway: sc.Gateway, PublicKey: pubOf(gatewayNew), ValidFrom: rotation},
@@ -124,7 +142,8 @@ func TestExportVerifies(t *testing.T) {
 	if !rep.OK || !rep.Trusted || rep.TrustNote != "chave atual do serviço" {
 		t.Fatalf("fresh bag does not verify: %+v", rep)
 	}
-	if rep.AlertID != p.AlertID || rep.Batches != 144 || rep.BatchesVerified != 144 || rep.ReadingsChecked != len(p.Records) {
+	if rep.AlertID != p.AlertID || rep.Batches != 144 || rep.BatchesVerified != 144 || rep.ReadingsChecked != len(p.Records) ||
+		rep.Checks != 2 || rep.ChecksVerified != 2 {
 		t.Errorf("report %+v", rep)
 	}
 	again, _ := export(t, goodPackage(10*time.Minute), key)
@@ -192,7 +211,23 @@ func TestExportVerifies(t *testing.T) {
 		gk[1].File != "data/keys/lapa-centro-01-2.pem" || files[root+gk[1].File] == nil {
 		t.Errorf("gateways.json %+v %v", gk, err)
 	}
-	for _, s := range []string{"Descritor", "ponderação A", "F (rápida, 125 ms)", "Ruído residual", "NBR 10151", "classe 1 ou 2", "10m0s antes e depois"} {
+	// The signed field checks travel byte for byte, with their verdicts.
+	ct := string(files[root+"data/checks.txt"])
+	for i, c := range p.Meter.Checks {
+		if want := base64.StdEncoding.EncodeToString(c.Body) + " " + base64.StdEncoding.EncodeToString(c.Sig); !strings.Contains(ct, want) {
+			t.Errorf("checks.txt lacks check %d's signed bytes:\n%s", i, ct)
+		}
+	}
+	for _, s := range []string{`"check":{"t":`, `"reference_db":94`, `"verified_now":true`, `"key":"data/keys/lapa-centro-01-1.pem"`, `"key":"data/keys/lapa-centro-01-2.pem"`} {
+		if !strings.Contains(string(files[root+"data/checks.ndjson"]), s) {
+			t.Errorf("checks.ndjson lacks %s:\n%s", s, files[root+"data/checks.ndjson"])
+		}
+	}
+	if !strings.Contains(string(files[root+"data/device.json"]), `"signed_field_checks"`) || !strings.Contains(info, "Sossego-Field-Checks: 2 verificações de campo assinadas: 2 verificadas") ||
+		!strings.Contains(string(files[root+"data/LEIAME.txt"]), "checks.txt") || !strings.Contains(string(files[root+"VERIFICAR.txt"]), "data/checks.txt") {
+		t.Error("device.json, bag-info.txt, LEIAME.txt or VERIFICAR.txt do not account for the signed field checks")
+	}
+	for _, s := range []string{"Descritor", "ponderação A", "F (rápida, 125 ms)", "Ruído residual", "NBR 10151", "classe 1 ou 2", "10m0s antes e depois", "data/checks.txt"} {
 		if !strings.Contains(string(files[root+"data/METODO.txt"]), s) {
 			t.Errorf("METODO.txt lacks %q", s)
 		}

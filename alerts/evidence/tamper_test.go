@@ -283,6 +283,39 @@ func TestTamperSuite(t *testing.T) {
 			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
 			reseal(f, service)
 		}), []string{"lote 1002 do gateway lapa-centro-01: a assinatura ed25519 não confere"}},
+		// A field check's signed body edited (a better reading), the bag
+		// re-signed by the service's own key: the gateway's signature fails.
+		tc{"field check body edited", edited(func(f map[string][]byte) {
+			lines := strings.Split(string(f["data/checks.txt"]), "\n")
+			p := strings.Fields(lines[1])
+			body, _ := base64.StdEncoding.DecodeString(p[4])
+			body = bytes.Replace(body, []byte(`"calibrator_serial":"C-77"`), []byte(`"calibrator_serial":"C-78"`), 1)
+			p[4] = base64.StdEncoding.EncodeToString(body)
+			lines[1] = strings.Join(p, " ")
+			f["data/checks.txt"] = []byte(strings.Join(lines, "\n"))
+			reseal(f, service)
+		}), []string{"registro de verificação de campo 5001 do gateway lapa-centro-01: a assinatura ed25519 não confere com a chave data/keys/lapa-centro-01-2.pem"}},
+		// A levels batch passed off as a field check: its signature holds,
+		// its body is not a check.
+		tc{"batch passed off as a field check", edited(func(f map[string][]byte) {
+			first, _, _ := strings.Cut(string(f["data/batches.txt"]), "\n")
+			f["data/checks.txt"] = []byte(first + "\n")
+			reseal(f, service)
+		}), []string{"registro de verificação de campo 1000 do gateway lapa-centro-01: o corpo assinado não é uma verificação de campo"}},
+		tc{"field check key line pointing at a missing key", edited(func(f map[string][]byte) {
+			f["data/checks.txt"] = bytes.Replace(f["data/checks.txt"], []byte(" lapa-centro-01-1.pem "), []byte(" outra.pem "), 1)
+			reseal(f, service)
+		}), []string{"data/checks.txt, linha 1: registro de verificação de campo 5000 do gateway lapa-centro-01 aponta a chave \"outra.pem\""}},
+		// White space inside a body's base64 (which the decoder would skip)
+		// splits the line as strings.Fields does: a format problem.
+		tc{"carriage return inside a batch body", edited(func(f map[string][]byte) {
+			lines := strings.Split(string(f["data/batches.txt"]), "\n")
+			p := strings.Fields(lines[0])
+			p[4] = p[4][:8] + "\r" + p[4][8:]
+			lines[0] = strings.Join(p, " ")
+			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
+			reseal(f, service)
+		}), []string{"data/batches.txt, linha 1: formato inválido"}},
 		tc{"batch received outside its key's validity", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/batches.txt"]), "\n")
 			p := strings.Fields(lines[0])
@@ -434,7 +467,7 @@ func TestStandardTools(t *testing.T) {
 		{"sha256sum -c manifest-sha256.txt && sha256sum -c tagmanifest-sha256.txt", "data/readings.csv: OK"},
 		{"openssl pkey -pubin -in data/keys/service.pem -outform DER | tail -c 32 | sha256sum", strings.TrimPrefix(evidence.Fingerprint(pubOf(key)), "SHA256:")},
 		{"base64 -d tagmanifest-sha256.txt.sig > " + sigFile + " && openssl pkeyutl -verify -pubin -inkey data/keys/service.pem -rawin -in tagmanifest-sha256.txt -sigfile " + sigFile, "Signature Verified Successfully"},
-		{"sh data/verificar-lotes.sh", "lotes conferem; 0 falharam"},
+		{"sh data/verificar-lotes.sh", "38 lotes e verificações conferem; 0 falharam"},
 	} {
 		out, err := run(c.script)
 		if err != nil || !strings.Contains(out, c.want) {

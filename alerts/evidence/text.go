@@ -12,19 +12,22 @@ import (
 // batchScript re-checks every gateway signature of data/batches.txt with
 // openssl alone. It is shipped in the bag (data/verificar-lotes.sh).
 const batchScript = `#!/bin/sh
-# Confere a assinatura ed25519 de cada lote dos gateways (data/batches.txt)
-# com a chave do gateway em vigor quando o lote foi recebido (data/keys/).
-# Uso, na pasta do pacote: sh data/verificar-lotes.sh   (requer OpenSSL 3)
+# Confere a assinatura ed25519 de cada lote dos gateways (data/batches.txt) e de cada
+# verificação de campo com calibrador (data/checks.txt) com a chave do gateway em vigor
+# quando foi recebido (data/keys/). Uso, na pasta do pacote: sh data/verificar-lotes.sh (OpenSSL 3)
 t=$(mktemp -d) || exit 2
 ok=0; falhas=0; sem=0
-while read -r gw seq rec chave corpo assin; do
-  if [ "$assin" = "-" ] || [ "$chave" = "-" ]; then sem=$((sem+1)); echo "SEM ASSINATURA OU CHAVE: lote $seq do gateway $gw"; continue; fi
-  printf '%s' "$corpo" | base64 -d > "$t/corpo"; printf '%s' "$assin" | base64 -d > "$t/assin"
-  if openssl pkeyutl -verify -pubin -inkey "data/keys/$chave" -rawin -in "$t/corpo" -sigfile "$t/assin" >/dev/null 2>&1
-  then ok=$((ok+1)); else falhas=$((falhas+1)); echo "FALHOU: lote $seq do gateway $gw (recebido em $rec)"; fi
-done < data/batches.txt
+for arq in batches checks; do
+  [ -f "data/$arq.txt" ] || continue; nome=lote; [ "$arq" = checks ] && nome="verificação de campo"
+  while read -r gw seq rec chave corpo assin; do
+    if [ "$assin" = "-" ] || [ "$chave" = "-" ]; then sem=$((sem+1)); echo "SEM ASSINATURA OU CHAVE: $nome $seq do gateway $gw"; continue; fi
+    printf '%s' "$corpo" | base64 -d > "$t/corpo"; printf '%s' "$assin" | base64 -d > "$t/assin"
+    if openssl pkeyutl -verify -pubin -inkey "data/keys/$chave" -rawin -in "$t/corpo" -sigfile "$t/assin" >/dev/null 2>&1
+    then ok=$((ok+1)); else falhas=$((falhas+1)); echo "FALHOU: $nome $seq do gateway $gw (recebido em $rec)"; fi
+  done < "data/$arq.txt"
+done
 rm -rf "$t"
-echo "$ok lotes conferem; $falhas falharam; $sem sem assinatura ou sem chave"
+echo "$ok lotes e verificações conferem; $falhas falharam; $sem sem assinatura ou sem chave"
 [ "$falhas" -eq 0 ]
 `
 
@@ -50,7 +53,9 @@ dentro do pacote prova apenas que nada mudou depois da assinatura.
    Sem --impressao (ou --chave-publica ARQUIVO), o resultado nunca é "íntegro".
    O programa confere cada SHA-256, o Payload-Oxum, a assinatura do serviço, a
    assinatura de cada lote dos gateways com a chave em vigor quando o lote foi
-   recebido, e se cada linha de data/readings.csv é igual ao lote assinado.
+   recebido, e se cada linha de data/readings.csv é igual ao lote assinado; e a
+   assinatura de cada verificação de campo com calibrador (data/checks.txt), que o
+   gateway assina como assina os lotes.
 
 2. Só com ferramentas padrão (sha256sum, base64, openssl 3), na pasta do pacote:
 
@@ -64,8 +69,8 @@ dentro do pacote prova apenas que nada mudou depois da assinatura.
        openssl pkeyutl -verify -pubin -inkey data/keys/service.pem -rawin \
          -in tagmanifest-sha256.txt -sigfile /tmp/assinatura.bin
      (deve responder "Signature Verified Successfully")
-  d) assinatura de cada lote dos gateways (as chaves estão em data/keys/gateways.json,
-     com o período em que cada uma valeu):
+  d) assinatura de cada lote dos gateways e de cada verificação de campo (as chaves
+     estão em data/keys/gateways.json, com o período em que cada uma valeu):
        sh data/verificar-lotes.sh
   e) Payload-Oxum de bag-info.txt: soma dos bytes e número de arquivos de data/:
        find data -type f | wc -l;  find data -type f -exec cat {} + | wc -c
@@ -90,9 +95,13 @@ device.json           ponto de medição; medidor (modelo, série, classe, calib
 METODO.txt            como a medição foi feita e o que ela estabelece e não estabelece
 batches.txt           os lotes assinados pelos gateways, byte a byte (base64), com a assinatura
 batches.ndjson        para cada lote: quando foi recebido, com que chave, se a assinatura confere
+checks.txt            as verificações de campo com calibrador acústico assinadas pelo gateway
+                      (a última antes da janela e a primeira depois), byte a byte, com a assinatura
+checks.ndjson         para cada verificação: quando, com que chave, se a assinatura confere, e o que
+                      o calibrador emitiu e o medidor leu
 keys/                 chave pública do serviço (service.pem, service.json com o histórico) e as
                       chaves dos gateways em vigor quando os lotes foram recebidos (gateways.json)
-verificar-lotes.sh    confere as assinaturas dos lotes só com openssl
+verificar-lotes.sh    confere as assinaturas dos lotes e das verificações só com openssl
 custody.json          a trilha de auditoria do caso (quem, quando, o quê)
 chart.png             gráfico das leituras com a linha do limite
 `, p.AlertID, p.CodeTitle)
@@ -146,6 +155,9 @@ func method(p *Package) string {
 	if fc := p.Meter.FieldCheck; fc != nil {
 		check = strings.NewReplacer(".", ",").Replace(fmt.Sprintf("verificação com calibrador em %s: referência %.1f dB, lido %.1f dB (desvio %.1f dB)",
 			fc.At.In(loc).Format("02/01/2006 15:04"), fc.ReferenceDB, fc.MeasuredDB, fc.MeasuredDB-fc.ReferenceDB))
+	}
+	if n := len(p.Meter.Checks); n > 0 {
+		check += fmt.Sprintf("; %d verificação(ões) de campo assinada(s) pelo gateway em data/checks.txt (a última antes da janela e a primeira depois, quando houver)", n)
 	}
 	ind := ""
 	if p.Meter.Indicative {

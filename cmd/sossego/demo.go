@@ -303,6 +303,9 @@ func prepareDemo(ctx context.Context, dir string, keep bool) error {
 			return err
 		}
 	}
+	if err := setDemoCalibration(ctx, dir, time.Now()); err != nil {
+		return err
+	}
 	return setDemoUnits(ctx, dir)
 }
 
@@ -369,7 +372,7 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 		return err
 	}
 	defer box.Close()
-	opts := &sim.Opts{Scenario: d.Scenario, Seed: int64(len(d.ID)), Grade: bridge.Grade(d.Grade)}
+	opts := demoSimOpts(d)
 	if d.SimStart != "" {
 		loc := tz.Brasilia()
 		now := time.Now().In(loc)
@@ -407,6 +410,12 @@ func runDemoGateway(ctx context.Context, d demoGateway, broker, dir string, log 
 		return fmt.Errorf("gateway %s: %w", d.ID, err)
 	}
 	return nil
+}
+
+// demoSimOpts is the simulated meter of a demo gateway (its model and
+// serial are what the gateway's signed batches report).
+func demoSimOpts(d demoGateway) *sim.Opts {
+	return &sim.Opts{Scenario: d.Scenario, Seed: int64(len(d.ID)), Grade: bridge.Grade(d.Grade)}
 }
 
 // wallClock stamps a simulated meter's samples with the real time: the

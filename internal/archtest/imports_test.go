@@ -30,7 +30,7 @@ var rules = []rule{
 	{"codes", []string{"internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
 	{"alerts", []string{"codes", "internal/level", "internal/tz"}, nil},
 	{"alerts/notice", []string{"alerts", "codes", "internal/docid", "internal/tz"}, nil},
-	{"alerts/evidence", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz", "internal/wire", "internal/wire/signature"}, []string{"github.com/go-json-experiment/json"}},
+	{"alerts/evidence", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz", "internal/wire", "internal/wire/signature"}, []string{"github.com/go-json-experiment/json", "github.com/klauspost/compress/flate"}},
 	{"alerts/notify", []string{"alerts", "internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
 	{"alerts/alertstest", []string{"alerts", "codes", "internal/tz"}, nil},
 	{"alerts/notice/noticetest", []string{"alerts", "alerts/notice", "codes", "internal/tz"}, nil},

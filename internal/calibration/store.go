@@ -321,6 +321,43 @@ func (r *Register) CheckEvidence(ctx context.Context, id int64) (body, sig []byt
 	return body, sig, err
 }
 
+// SignedCheck is a stored field check with the exact bytes the gateway
+// signed and its signature (nil: unsigned), as evidence carries it.
+type SignedCheck struct {
+	FieldCheck
+	Body []byte
+	Sig  []byte
+}
+
+// SignedChecks are the field checks that bracket a measurement starting at
+// at: the latest check made by at and the first one made after it (the
+// verification before and after a measurement series that ABNT NBR 10151
+// asks for), oldest first; none, one or two.
+func (r *Register) SignedChecks(ctx context.Context, sensor string, at time.Time) ([]SignedCheck, error) {
+	var out []SignedCheck
+	for _, q := range []string{
+		`SELECT id, gateway, municipality, seq, at, reference_db, measured_db, frequency_hz, calibrator_model, calibrator_serial, note,
+			meter_model, meter_serial, verified, received_at, body, sig FROM checks WHERE sensor = ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 1`,
+		`SELECT id, gateway, municipality, seq, at, reference_db, measured_db, frequency_hz, calibrator_model, calibrator_serial, note,
+			meter_model, meter_serial, verified, received_at, body, sig FROM checks WHERE sensor = ? AND at > ? ORDER BY at, id LIMIT 1`,
+	} {
+		k := SignedCheck{FieldCheck: FieldCheck{Sensor: sensor}}
+		var seq, kat, recv int64
+		err := r.db.QueryRowContext(ctx, q, sensor, at.UnixMilli()).Scan(&k.ID, &k.Gateway, &k.Municipality, &seq, &kat, &k.ReferenceDB,
+			&k.MeasuredDB, &k.FrequencyHz, &k.CalibratorModel, &k.CalibratorSerial, &k.Note, &k.MeterModel, &k.MeterSerial, &k.Verified,
+			&recv, &k.Body, &k.Sig)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("calibration: signed checks of %s: %w", sensor, err)
+		}
+		k.Seq, k.At, k.ReceivedAt = uint64(seq), time.UnixMilli(kat).UTC(), time.UnixMilli(recv).UTC()
+		out = append(out, k)
+	}
+	return out, nil
+}
+
 // Sightings lists the devices a sensor's signed batches reported, oldest
 // first.
 func (r *Register) Sightings(ctx context.Context, sensor string) ([]Sighting, error) {

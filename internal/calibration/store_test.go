@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +234,52 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	db.Close()
 	if _, err := Open(ctx, path, Options{}); !errors.Is(err, sqlitedb.ErrNewerSchema) {
 		t.Fatalf("newer file: %v", err)
+	}
+}
+
+// TestSignedChecks: the checks that bracket a measurement, with the bytes
+// the gateway signed, for the evidence package.
+func TestSignedChecks(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, filepath.Join(t.TempDir(), FileName), &clock{at("2026-06-10 12:00")}, Sensor{ID: "m1", Municipality: "lapa"})
+	// The checks bracketing a measurement: the last by its start, the
+	// first after it, with their signed bytes.
+	k1 := check(0, "2026-06-01 10:00", 94, 94.2)
+	k1.Gateway, k1.Municipality, k1.Seq, k1.Verified, k1.ReceivedAt = "gw1", "lapa", 41, true, at("2026-06-01 10:00")
+	if _, err := r.RecordCheck(ctx, k1, []byte(`{"signed":1}`), []byte("sig")); err != nil {
+		t.Fatal(err)
+	}
+	k2 := check(0, "2026-06-05 09:00", 94, 94.4)
+	k2.Gateway, k2.Municipality, k2.Seq, k2.ReceivedAt = "gw1", "lapa", 57, at("2026-06-05 09:01")
+	k3 := check(0, "2026-06-07 09:00", 114, 114.1)
+	k3.Gateway, k3.Municipality, k3.Seq, k3.ReceivedAt = "gw1", "lapa", 58, at("2026-06-07 09:00")
+	for _, x := range []FieldCheck{k2, k3} {
+		if _, err := r.RecordCheck(ctx, x, []byte(fmt.Sprintf(`{"seq":%d}`, x.Seq)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		at   string
+		seqs []uint64
+	}{
+		{"2026-05-31 00:00", []uint64{41}},     // before any check: the first one after
+		{"2026-06-01 10:00", []uint64{41, 57}}, // a check at the very start counts as before
+		{"2026-06-06 00:00", []uint64{57, 58}},
+		{"2026-06-08 00:00", []uint64{58}}, // none after yet
+	} {
+		ks, err := r.SignedChecks(ctx, "m1", at(c.at))
+		var seqs []uint64
+		for _, k := range ks {
+			seqs = append(seqs, k.Seq)
+			if want := fmt.Sprintf(`{"seq":%d}`, k.Seq); k.Seq != 41 && (string(k.Body) != want || k.Sig != nil) || k.Seq == 41 && (string(k.Sig) != "sig" || !k.Verified) || k.Sensor != "m1" {
+				t.Errorf("at %s: check %d carries %q %q (%s)", c.at, k.Seq, k.Body, k.Sig, k.Sensor)
+			}
+		}
+		if err != nil || !slices.Equal(seqs, c.seqs) {
+			t.Errorf("SignedChecks at %s = %v, %v; want %v", c.at, seqs, err, c.seqs)
+		}
+	}
+	if ks, err := r.SignedChecks(ctx, "m2", at("2026-06-06 00:00")); err != nil || len(ks) != 0 {
+		t.Errorf("a sensor without checks: %v %v", ks, err)
 	}
 }

@@ -47,26 +47,6 @@ func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web,
 		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
 }
 
-// calibrations is the calibration register as the workflow asks it: a
-// sensor with certificates in the register is judged by them (expired,
-// another meter reporting: indicativas, no constatação rests on them); a
-// sensor the register holds nothing for yet, by the register of sensors'
-// calibration date.
-type calibrations struct{ r *calibration.Register }
-
-func (c calibrations) Status(sensorID string, at time.Time) (bool, string) {
-	return c.r.Status(sensorID, at)
-}
-
-func (c calibrations) Covers(sensorID string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	h, err := c.r.History(ctx, sensorID)
-	// A register that cannot answer covers the sensor: Status then refuses
-	// with its reason rather than the sensor register vouching for it.
-	return err != nil || len(h) > 0
-}
-
 // meters is the calibration register as the evidence package reads it: the
 // certificate in force at the window's start (number, laboratory, dates,
 // uncertainty, the file when one was uploaded), the last field check and
@@ -108,6 +88,14 @@ func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidenc
 	}
 	if k := v.LastCheck; k != nil {
 		out.FieldCheck = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
+	}
+	ks, err := m.r.SignedChecks(ctx, sensor, at)
+	if err != nil {
+		return evidence.Meter{}, false, err
+	}
+	for _, k := range ks {
+		out.Checks = append(out.Checks, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
+			ReceivedAt: k.ReceivedAt})
 	}
 	return out, true, nil
 }

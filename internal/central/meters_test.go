@@ -38,9 +38,22 @@ func TestEvidenceMetersFromCalibrationRegister(t *testing.T) {
 		Expires: now.AddDate(1, 0, 0).Format(time.DateOnly), UncertaintyDB: 0.4}, nil, "ana"); err != nil {
 		t.Fatal(err)
 	}
+	// The field checks before and after the instant travel with their
+	// signed bytes.
+	for i, d := range []time.Duration{-2 * time.Hour, 3 * time.Hour} {
+		k := calibration.FieldCheck{Sensor: "lapa-bar-01", Gateway: "lapa-centro-01", Municipality: "lapa", Seq: uint64(70 + i), At: now.Add(d),
+			ReferenceDB: 94, MeasuredDB: 94.1, FrequencyHz: 1000, CalibratorModel: "CAL200", CalibratorSerial: "C-1", Verified: true, ReceivedAt: now.Add(d)}
+		if _, err := cal.RecordCheck(ctx, k, []byte(`{"kind":"check"}`), []byte("assinatura")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	got, ok, err := m.Meter(ctx, "lapa-bar-01", now)
 	if err != nil || !ok {
 		t.Fatalf("with a certificate: ok %v, %v", ok, err)
+	}
+	if len(got.Checks) != 2 || got.Checks[0].Seq != 70 || got.Checks[1].Seq != 71 || string(got.Checks[1].Body) != `{"kind":"check"}` ||
+		string(got.Checks[0].Sig) != "assinatura" || !got.Checks[0].VerifiedAtIngest || got.Checks[0].Gateway != "lapa-centro-01" {
+		t.Errorf("signed checks = %+v", got.Checks)
 	}
 	c := got.Calibration
 	if c == nil || c.Certificate != "RBC-7/2026" || c.Laboratory != "Laboratório Exemplo" || c.UncertaintyDB == nil || *c.UncertaintyDB != 0.4 ||

@@ -296,7 +296,7 @@ func (s *service) openAlerts(ctx context.Context) error {
 	if err := wb.workflow(ctx, o, cases, s.reg, s.st, s.codeSet, log); err != nil {
 		return err
 	}
-	wb.svc.Calibrations = calibrations{s.cal}
+	wb.svc.Calibrations = s.cal
 	wb.svc.Evidence.Meters = meters{r: s.cal, reg: s.reg}
 	notifyAcks(wb, notifier)
 	s.promReg.MustRegister(alertGauge{cases: cases})

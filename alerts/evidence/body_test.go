@@ -1,0 +1,250 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/sossego/sossego/internal/level"
+	"github.com/sossego/sossego/internal/wire"
+)
+
+// sameAsLibrary fails when fastBody accepts body and decodes it otherwise
+// than the JSON library, or accepts what the library refuses. It returns
+// whether fastBody took the body.
+func sameAsLibrary(t *testing.T, body []byte) bool {
+	t.Helper()
+	var fast, lib bodyRecords
+	took := fastBody(body, &fast)
+	err := jsonv2.Unmarshal(body, &lib)
+	if !took {
+		var dec bodyRecords
+		if derr := decodeBody(body, &dec); (derr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(dec, lib)) {
+			t.Errorf("decodeBody(%s) = %+v, %v; library %+v, %v", body, dec, derr, lib, err)
+		}
+		return false
+	}
+	if err != nil {
+		t.Errorf("fastBody accepts %s, the library refuses it: %v", body, err)
+		return true
+	}
+	if !reflect.DeepEqual(fast, lib) {
+		t.Errorf("fastBody(%s) = %+v, library %+v", body, fast, lib)
+	}
+	return true
+}
+
+func TestFastBodyAgreesWithLibrary(t *testing.T) {
+	pk := 91.5
+	b := wire.Batch{V: 1, Kind: "levels", Municipality: "lapa", Gateway: "lapa-gw-01", Sensor: "lapa-bar-01", Seq: 1234,
+		SentAt: time.Date(2026, 3, 7, 2, 10, 0, 0, time.UTC), Device: wire.Device{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2"},
+		Clock: wire.Clock{Synced: true, OffsetMs: 1.5, Source: "ntp"}}
+	for i := range 10 {
+		r := wire.Record{T: b.SentAt.Add(time.Duration(i) * time.Second).Add(123456789), DurMs: 1000, LAeq: 61.234 + float64(i), LAFmax: 70.1, LAFmin: 55}
+		if i%3 == 0 {
+			r.LCpeak, r.Overload = &pk, true
+			r.Hist = &level.Histogram{Bins: map[int]float64{612: 500, 613: 250, 700: 250}}
+		}
+		b.Records = append(b.Records, r)
+	}
+	marshalled, _ := json.Marshal(&b)
+	cases := []struct {
+		name string
+		body string
+		fast bool // fastBody takes it
+	}{
+		{"gateway's own body", string(marshalled), true},
+		{"white space", ` { "gateway" : "g" , "seq" : 7 , "records" : [ { "t" : "2026-03-07T02:10:00Z" , "dur_ms" : 1000 } ] } `, true},
+		{"empty records", `{"gateway":"g","seq":7,"records":[]}`, true},
+		{"no records", `{"gateway":"g","seq":7}`, true},
+		{"empty object", `{}`, true},
+		{"exponent and negative zero", `{"records":[{"laeq_db":6.1e1,"lafmin_db":-0,"lafmax_db":1E+2,"dur_ms":-0}]}`, true},
+		{"lcpeak null", `{"records":[{"lcpeak_db":null}]}`, true},
+		{"unknown members of every kind", `{"x":[1,{"a":null,"b":[true,false]}],"y":"é","records":[{"z":{"k":"v"},"t":"2026-03-07T02:10:00.5Z"}]}`, true},
+		{"hist with many bins", `{"records":[{"hist":{"bins":{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"10":10,"11":11,"12":12,"13":13,"14":14}}}]}`, true},
+		{"duplicate top-level name", `{"seq":1,"seq":2}`, false},
+		{"duplicate record name", `{"records":[{"laeq_db":1,"laeq_db":2}]}`, false},
+		{"duplicate nested name", `{"device":{"model":"a","model":"b"}}`, false},
+		{"duplicate among many bins", `{"records":[{"hist":{"bins":{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"10":10,"11":11,"12":12,"13":13,"1":14}}}]}`, false},
+		{"escape in gateway", `{"gateway":"g\u0041","seq":1}`, false},
+		{"records null", `{"records":null}`, false},
+		{"record null", `{"records":[null]}`, false},
+		{"seq with fraction", `{"seq":1.0}`, false},
+		{"seq negative", `{"seq":-1}`, false},
+		{"dur with exponent", `{"records":[{"dur_ms":1e3}]}`, false},
+		{"overload null", `{"records":[{"overload":null}]}`, false},
+		{"time with offset", `{"records":[{"t":"2026-03-07T02:10:00-03:00"}]}`, false},
+		{"time without zone", `{"records":[{"t":"2026-03-07T02:10:00"}]}`, false},
+		{"month 13", `{"records":[{"t":"2026-13-07T02:10:00Z"}]}`, false},
+		{"float out of range", `{"records":[{"laeq_db":1e400}]}`, false},
+		{"leading zero", `{"seq":01}`, false},
+		{"trailing comma", `{"seq":1,}`, false},
+		{"trailing bytes", `{"seq":1}x`, false},
+		{"invalid UTF-8", "{\"gateway\":\"\xff\"}", false},
+		{"control character", "{\"gateway\":\"a\tb\"}", false},
+		{"not an object", `[1]`, false},
+		{"truncated", `{"records":[{"t":"2026`, false},
+		{"case of a name", `{"Seq":1,"GATEWAY":"g"}`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if took := sameAsLibrary(t, []byte(c.body)); took != c.fast {
+				t.Errorf("fastBody took it: %v, want %v", took, c.fast)
+			}
+		})
+	}
+}
+
+func FuzzFastBody(f *testing.F) {
+	f.Add([]byte(`{"gateway":"g","seq":7,"records":[{"t":"2026-03-07T02:10:00.123Z","dur_ms":1000,"laeq_db":61.2,"lcpeak_db":null,"overload":true}]}`))
+	f.Add([]byte(`{"records":[{"hist":{"bins":{"612":1}}}],"device":{"model":"x"}}`))
+	f.Add([]byte(`{"seq":1,"seq":2}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sameAsLibrary(t, body)
+	})
+}
+
+func TestAppendUTCMillis(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 3, 7, 2, 10, 0, 999_999_999, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 1_000_000, time.FixedZone("BRT", -3*3600)),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 500_000_000, time.UTC),
+		time.Date(2018, 11, 4, 2, 30, 0, 0, time.UTC), // Brazilian summer time, the last years it was kept
+		time.Date(2019, 2, 17, 1, 59, 59, 999_000_000, time.UTC),
+	} {
+		if got, want := string(appendUTCMillis(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z"); got != want {
+			t.Errorf("appendUTCMillis(%v) = %s, want %s", tm, got, want)
+		}
+		if got, want := string(appendLocalMillis(nil, tm.In(saoPaulo))), tm.In(saoPaulo).Format("2006-01-02 15:04:05.000"); got != want {
+			t.Errorf("appendLocalMillis(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}
+
+func BenchmarkDecodeBody(b *testing.B) {
+	bt := wire.Batch{V: 1, Kind: "levels", Municipality: "lapa", Gateway: "lapa-gw-01", Sensor: "lapa-bar-01", Seq: 1234,
+		SentAt: time.Date(2026, 3, 7, 2, 10, 0, 0, time.UTC), Device: wire.Device{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2"},
+		Clock: wire.Clock{Synced: true, OffsetMs: 1.5, Source: "ntp"}}
+	for i := range 10 {
+		bt.Records = append(bt.Records, wire.Record{T: bt.SentAt.Add(time.Duration(i) * time.Second), DurMs: 1000, LAeq: 61.234 + float64(i), LAFmax: 70.12, LAFmin: 55.3})
+	}
+	body, _ := json.Marshal(&bt)
+	b.Run("fast", func(b *testing.B) {
+		var br bodyRecords
+		for b.Loop() {
+			if !fastBody(body, &br) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("library", func(b *testing.B) {
+		var br bodyRecords
+		for b.Loop() {
+			if err := jsonv2.Unmarshal(body, &br); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("recLines", func(b *testing.B) {
+		var br bodyRecords
+		fastBody(body, &br)
+		for b.Loop() {
+			recLines(br.Records)
+		}
+	})
+}
+
+// TestBatchLinesSplitLikeFields: the plain split of batches.txt lines
+// agrees with strings.Fields on every line, whichever way it is written.
+func TestBatchLinesSplitLikeFields(t *testing.T) {
+	body := "eyJzZXEiOjF9" // {"seq":1}
+	sig := strings.Repeat("A", 86) + "=="
+	lines := []string{
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw  1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " -",
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body[:4] + "\r" + body[4:] + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body[:4] + "\t" + body[4:] + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig + " extra",
+		"gw\u00a01 2026-03-07T02:10:00Z gw-1.pem " + body + " " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body + "= " + sig,
+		"gw 1 2026-03-07T02:10:00Z gw-1.pem " + body,
+	}
+	for _, line := range lines {
+		var c batchChecker
+		c.kind = batchKind
+		got := make([]signedBatch, 1)
+		v := make([]batchVerdict, 1)
+		c.parse([]numbered{{1, []byte(line)}}, got, v)
+		want, wantOK := signedBatch{}, false
+		if f := strings.Fields(line); len(f) == 6 {
+			var ff [6][]byte
+			for i := range f {
+				ff[i] = []byte(f[i])
+			}
+			want, wantOK = parseLine(1, &ff, false, func(n int) []byte { return make([]byte, n) })
+		}
+		if got[0].ok != wantOK || !reflect.DeepEqual(got[0], want) {
+			t.Errorf("%q: parsed %+v (%s), want %+v", line, got[0], v[0].problem, want)
+		}
+	}
+}
+
+// FuzzBodyMeta: the scanner's reading of a body's clock, device and check
+// members is the JSON library's whenever the scanner takes the body.
+func FuzzBodyMeta(f *testing.F) {
+	f.Add([]byte(`{"v":1,"kind":"check","device":{"model":"x"},"clock":{"synced":true},"check":{"reference_db":94}}`))
+	f.Add([]byte(`{"kind":"levels","clock":{},"device":{},"records":[]}`))
+	f.Add([]byte(`{"clock":1,"clock":2}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, d, k, ok := bodyMetaFast(body)
+		if !ok {
+			return
+		}
+		lc, ld, lk := bodyMetaLibrary(body)
+		if !bytes.Equal(c, lc) || !bytes.Equal(d, ld) || !bytes.Equal(k, lk) {
+			t.Errorf("%s: scanner %s %s %s, library %s %s %s", body, c, d, k, lc, ld, lk)
+		}
+	})
+}
+
+// bodyMetaLibrary is bodyMeta without the scanner.
+func bodyMetaLibrary(body []byte) (clock, device, check []byte) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, nil, nil
+	}
+	kind := ""
+	for clock == nil || device == nil || (kind == "check" && check == nil) {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
+			break
+		}
+		name := tok.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		switch name {
+		case "kind":
+			_ = json.Unmarshal(v, &kind)
+		case "clock":
+			clock = bytes.Clone(v)
+		case "device":
+			device = bytes.Clone(v)
+		case "check":
+			check = bytes.Clone(v)
+		}
+	}
+	return clock, device, check
+}

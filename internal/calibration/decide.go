@@ -1,0 +1,101 @@
+package calibration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sossego/sossego/internal/tz"
+)
+
+// SensorMeter is a sensor's meter as the register of sensors keeps it.
+type SensorMeter struct {
+	Grade        string // class1 | class2 | screening
+	CalibratedAt string // YYYY-MM-DD
+	Certificate  string
+}
+
+// SensorRegisterValidity is how long, in months, the register of sensors'
+// calibration date counts for a sensor the calibration register holds no
+// certificate for.
+const SensorRegisterValidity = 12
+
+// Sources of a Decision.
+const (
+	SourceRegister = "registro de calibrações"
+	SourceSensors  = "cadastro de sensores"
+)
+
+// Decision says whether a sensor's readings at an instant may found a
+// constatação or a notice. It is the one rule the workflow applies and the
+// alert card shows.
+type Decision struct {
+	OK bool `json:"ok"`
+	// Why is pt-BR: what grounds the readings, or why they are
+	// indicativas ("leituras indicativas: …").
+	Why    string `json:"why"`
+	Source string `json:"source"` // SourceRegister or SourceSensors
+	// Verdict is the calibration register's, when it decides.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Decide is the rule: a sensor the calibration register holds any
+// certificate revision for is judged by the register (Evaluate); one it
+// holds none for yet, by the register of sensors' meter: class 1 or 2,
+// calibrated no later than at and less than SensorRegisterValidity months
+// before it.
+func Decide(f Facts, m SensorMeter, at time.Time) Decision {
+	if len(f.Certificates) > 0 {
+		v := Evaluate(f, at)
+		d := Decision{OK: v.OK, Why: v.Why(), Source: SourceRegister, Verdict: &v}
+		if v.OK {
+			d.Why = "calibração válida no registro de calibrações"
+			if c := v.Certificate; c != nil {
+				d.Why = fmt.Sprintf("calibração válida no registro de calibrações (certificado nº %s, válido até %s)", c.Number, brDate(c.Expires))
+			}
+		}
+		return d
+	}
+	ok, why := bySensorRegister(m, at)
+	if !ok {
+		why = "leituras indicativas: " + why
+	}
+	return Decision{OK: ok, Why: why, Source: SourceSensors}
+}
+
+// bySensorRegister judges the register of sensors' meter data.
+func bySensorRegister(m SensorMeter, at time.Time) (bool, string) {
+	if m.Grade != "class1" && m.Grade != "class2" {
+		return false, "medidor de triagem, sem classe (nenhum certificado no registro de calibrações)"
+	}
+	cal, err := time.ParseInLocation(time.DateOnly, m.CalibratedAt, tz.Brasilia())
+	if err != nil {
+		return false, "nenhum certificado no registro de calibrações, e o cadastro do sensor não informa a data de calibração"
+	}
+	calBR := cal.Format("02/01/2006")
+	until := cal.AddDate(0, SensorRegisterValidity, 0)
+	switch {
+	case cal.After(at):
+		return false, fmt.Sprintf("nenhum certificado no registro de calibrações, e a calibração do cadastro do sensor (%s) é posterior à medição", calBR)
+	case !at.Before(until):
+		return false, fmt.Sprintf("nenhum certificado no registro de calibrações, e a calibração do cadastro do sensor (%s) venceu em %s", calBR, until.Format("02/01/2006"))
+	}
+	note := "calibrado em " + calBR
+	if m.Certificate != "" {
+		note += ", certificado " + m.Certificate
+	}
+	return true, note + " (cadastro do sensor; nenhum certificado no registro de calibrações)"
+}
+
+// Decide is the rule over the register's facts about sensor at at. A
+// register that cannot be read decides not ok, saying so: nothing rests on
+// readings whose calibration could not be checked.
+func (r *Register) Decide(ctx context.Context, sensor string, m SensorMeter, at time.Time) Decision {
+	f, err := r.Facts(ctx, sensor)
+	if err != nil || sensor == "" {
+		r.o.Log.Error("registro de calibração ilegível", "sensor", sensor, "erro", err)
+		return Decision{Source: SourceRegister,
+			Why: "leituras indicativas: o registro de calibração não pôde ser consultado (erro interno; consulte o log do serviço)"}
+	}
+	return Decide(f, m, at)
+}

@@ -1,0 +1,41 @@
+package calibration
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDecide: the one rule the workflow applies and the alert card shows.
+// A sensor the register holds any certificate for is judged by the
+// register alone (even when the register of sensors would pass it); one it
+// holds none for, by the register of sensors' class and calibration date.
+func TestDecide(t *testing.T) {
+	now := at("2026-12-01 22:00")
+	valid := SensorMeter{Grade: "class2", CalibratedAt: "2026-05-02", Certificate: "CAL-2026-0415"}
+	expired := Facts{Certificates: []Certificate{cert(1, "RBC-1/2025", "2025-01-10", "2026-01-10", "A2A-1")}}
+	current := Facts{Certificates: []Certificate{cert(1, "RBC-2/2026", "2026-01-10", "2027-01-10", "A2A-1")}}
+	for _, tc := range []struct {
+		name   string
+		f      Facts
+		m      SensorMeter
+		ok     bool
+		source string
+		why    string
+	}{
+		{"register: certificate in force", current, valid, true, SourceRegister, "calibração válida no registro de calibrações (certificado nº RBC-2/2026, válido até 10/01/2027)"},
+		{"register: expired, though the sensor register would pass", expired, valid, false, SourceRegister, "leituras indicativas: o certificado de calibração nº RBC-1/2025 venceu em 10/01/2026"},
+		{"sensor register: calibrated this year", Facts{}, valid, true, SourceSensors, "calibrado em 02/05/2026, certificado CAL-2026-0415 (cadastro do sensor; nenhum certificado no registro de calibrações)"},
+		{"sensor register: over 12 months", Facts{}, SensorMeter{Grade: "class1", CalibratedAt: "2025-11-30"}, false, SourceSensors, "leituras indicativas: nenhum certificado no registro de calibrações, e a calibração do cadastro do sensor (30/11/2025) venceu em 30/11/2026"},
+		{"sensor register: calibrated after the reading", Facts{}, SensorMeter{Grade: "class1", CalibratedAt: "2026-12-02"}, false, SourceSensors, "é posterior à medição"},
+		{"sensor register: no date", Facts{}, SensorMeter{Grade: "class1"}, false, SourceSensors, "não informa a data de calibração"},
+		{"sensor register: screening", Facts{}, SensorMeter{Grade: "screening", CalibratedAt: "2026-05-02"}, false, SourceSensors, "leituras indicativas: medidor de triagem"},
+		{"unknown sensor", Facts{}, SensorMeter{}, false, SourceSensors, "leituras indicativas: medidor de triagem"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.f, tc.m, now)
+			if d.OK != tc.ok || d.Source != tc.source || !strings.Contains(d.Why, tc.why) || (d.Verdict != nil) != (tc.source == SourceRegister) {
+				t.Errorf("Decide = %+v, want ok %v from %s saying %q", d, tc.ok, tc.source, tc.why)
+			}
+		})
+	}
+}
