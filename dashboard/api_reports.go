@@ -268,56 +268,9 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rp.release()
-	ctx := r.Context()
-	var out []SensorReport
-	var pdfIn pdf.ReportInput
-	for _, s := range sensors {
-		limit, code, err := rp.limitFunc(s)
-		if err != nil {
-			apiError(w, http.StatusUnprocessableEntity, err.Error())
-			return
-		}
-		opt := stats.Options{From: from, To: to, Limit: limit, Loc: loc}
-		if code != nil {
-			opt.Calendar = stats.CodeCalendar(code)
-		}
-		e := stats.New(opt)
-		if err := rp.o.Tier.Fold(ctx, s.ID, e, from, to); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			rp.internal(w, err)
-			return
-		}
-		sr := SensorReport{Sensor: s.ID, Municipality: s.Municipality(), Code: s.Code, Zone: s.Zone, Address: s.Address,
-			Limits: stats.LimitSeries(from, to, limit, loc), Report: e.Result()}
-		if code != nil {
-			sr.MunicipalityName = code.Municipality + "/" + code.State
-		}
-		out = append(out, sr)
-		if format == "pdf" {
-			ps := pdf.ReportSensor{ID: s.ID, Address: s.Address, Zone: s.Zone, Report: sr.Report, Limits: sr.Limits,
-				Meter: strings.TrimSpace(s.Meter.Model + " " + s.Meter.Serial + " (" + s.Meter.Grade + ")")}
-			if code != nil {
-				ps.Code = code.Title()
-				if pdfIn.Municipality == "" {
-					pdfIn.Municipality, pdfIn.State = code.Municipality, code.State
-				}
-			}
-			if err := rp.o.Tier.EachHour(ctx, s.ID, from, to, func(h stats.Hour) error {
-				if lv, ok := h.LAeq(); ok {
-					ps.Hours = append(ps.Hours, pdf.Point{T: h.Start, DurMs: h.DurMs, LAeq: lv, LAFmax: h.Max})
-				}
-				return nil
-			}); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				rp.internal(w, err)
-				return
-			}
-			pdfIn.Sensors = append(pdfIn.Sensors, ps)
-		}
+	out, pdfIn, ok := rp.reports(r.Context(), w, sensors, from, to, format == "pdf")
+	if !ok {
+		return
 	}
 	name := reportName(q.Get("sensor"), q.Get("municipality"), from, to)
 	switch format {
@@ -335,16 +288,97 @@ func (rp *Reports) report(w http.ResponseWriter, r *http.Request) {
 			pdfIn.Municipality = sensors[0].Municipality()
 		}
 		pdfIn.From, pdfIn.To, pdfIn.Generated = from, to, rp.o.Now()
-		b, err := pdf.RenderReport(pdfIn)
-		if err != nil {
-			rp.internal(w, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/pdf")
-		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.pdf"`)
-		w.Header().Set("Cache-Control", "no-store")
-		w.Write(b) //nolint:errcheck // the client went away
+		rp.writeReportPDF(w, name, pdfIn)
 	}
+}
+
+// reports computes the report of each sensor over [from, to), and with
+// withPDF the PDF's input too. On an error it answers (nothing when the
+// client went away) and returns false.
+func (rp *Reports) reports(ctx context.Context, w http.ResponseWriter, sensors []registry.Sensor, from, to time.Time, withPDF bool) ([]SensorReport, pdf.ReportInput, bool) {
+	var out []SensorReport
+	var pdfIn pdf.ReportInput
+	for _, s := range sensors {
+		sr, code, ok := rp.sensorReport(ctx, w, s, from, to)
+		if !ok {
+			return nil, pdfIn, false
+		}
+		out = append(out, sr)
+		if withPDF {
+			ps, ok := rp.pdfSensor(ctx, w, s, sr, code, from, to)
+			if !ok {
+				return nil, pdfIn, false
+			}
+			if code != nil && pdfIn.Municipality == "" {
+				pdfIn.Municipality, pdfIn.State = code.Municipality, code.State
+			}
+			pdfIn.Sensors = append(pdfIn.Sensors, ps)
+		}
+	}
+	return out, pdfIn, true
+}
+
+// sensorReport folds one sensor's long-term tier over [from, to) under its
+// code's limits and calendar. It also returns the code (nil when the
+// sensor's code is not loaded). On an error it answers and returns false.
+func (rp *Reports) sensorReport(ctx context.Context, w http.ResponseWriter, s registry.Sensor, from, to time.Time) (SensorReport, *codes.Code, bool) {
+	limit, code, err := rp.limitFunc(s)
+	if err != nil {
+		apiError(w, http.StatusUnprocessableEntity, err.Error())
+		return SensorReport{}, nil, false
+	}
+	opt := stats.Options{From: from, To: to, Limit: limit, Loc: loc}
+	if code != nil {
+		opt.Calendar = stats.CodeCalendar(code)
+	}
+	e := stats.New(opt)
+	if err := rp.o.Tier.Fold(ctx, s.ID, e, from, to); err != nil {
+		if ctx.Err() == nil {
+			rp.internal(w, err)
+		}
+		return SensorReport{}, nil, false
+	}
+	sr := SensorReport{Sensor: s.ID, Municipality: s.Municipality(), Code: s.Code, Zone: s.Zone, Address: s.Address,
+		Limits: stats.LimitSeries(from, to, limit, loc), Report: e.Result()}
+	if code != nil {
+		sr.MunicipalityName = code.Municipality + "/" + code.State
+	}
+	return sr, code, true
+}
+
+// pdfSensor is one sensor's part of the PDF report: its report and its
+// hourly levels. On an error it answers and returns false.
+func (rp *Reports) pdfSensor(ctx context.Context, w http.ResponseWriter, s registry.Sensor, sr SensorReport, code *codes.Code, from, to time.Time) (pdf.ReportSensor, bool) {
+	ps := pdf.ReportSensor{ID: s.ID, Address: s.Address, Zone: s.Zone, Report: sr.Report, Limits: sr.Limits,
+		Meter: strings.TrimSpace(s.Meter.Model + " " + s.Meter.Serial + " (" + s.Meter.Grade + ")")}
+	if code != nil {
+		ps.Code = code.Title()
+	}
+	if err := rp.o.Tier.EachHour(ctx, s.ID, from, to, func(h stats.Hour) error {
+		if lv, ok := h.LAeq(); ok {
+			ps.Hours = append(ps.Hours, pdf.Point{T: h.Start, DurMs: h.DurMs, LAeq: lv, LAFmax: h.Max})
+		}
+		return nil
+	}); err != nil {
+		if ctx.Err() == nil {
+			rp.internal(w, err)
+		}
+		return ps, false
+	}
+	return ps, true
+}
+
+// writeReportPDF renders the PDF report and answers it as an attachment.
+func (rp *Reports) writeReportPDF(w http.ResponseWriter, name string, in pdf.ReportInput) {
+	b, err := pdf.RenderReport(in)
+	if err != nil {
+		rp.internal(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.pdf"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b) //nolint:errcheck // the client went away
 }
 
 func reportName(sensor, municipality string, from, to time.Time) string {

@@ -440,118 +440,195 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 			return doc, nil, err
 		}
 	}
-	var pdfBytes []byte
-	var pdfSum, before string
+	var pdf *pendingPDF
 	if storesPDF(a.Kind) && render != nil {
-		if err := s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&before); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return doc, nil, ErrNotFound
-			}
-			return doc, nil, fmt.Errorf("cases: load: %w", err)
+		var pre notice.Document
+		if pdf, pre, err = s.renderAhead(ctx, c, id, a, values, render); err != nil {
+			return pre, nil, err
 		}
-		var cur notice.Document
-		if err := json.Unmarshal([]byte(before), &cur); err != nil {
-			return doc, nil, fmt.Errorf("cases: decode: %w", err)
-		}
-		next, err := cur.Apply(c, a)
-		if err != nil {
-			return cur, nil, err
-		}
-		revalue(&next, c, a, values)
-		if pdfBytes, err = render(next); err != nil {
-			return cur, nil, fmt.Errorf("cases: PDF do ato emitido: %w", err)
-		}
-		sum := sha256.Sum256(pdfBytes)
-		pdfSum = hex.EncodeToString(sum[:])
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return doc, nil, fmt.Errorf("cases: apply: %w", err)
 	}
 	defer tx.Rollback()
+	cur, err := loadForApply(ctx, tx, c, id, pdf)
+	if err != nil {
+		return doc, nil, err
+	}
+	next, a, err := transition(ctx, tx, c, id, cur, a, values)
+	if err != nil {
+		return cur, nil, err
+	}
+	if err := storePDF(ctx, tx, id, a, pdf, &next); err != nil {
+		return cur, nil, err
+	}
+	if a.Kind == notice.ActEscalate {
+		if auto, err = s.escalate(ctx, tx, c, cur, &next, a); err != nil {
+			return cur, nil, err
+		}
+	}
+	if err := save(ctx, tx, id, next, a.At); err != nil {
+		return cur, nil, err
+	}
+	if err := appendAudit(ctx, tx, actEntry(id, a, cur.State, next, pdf)); err != nil {
+		return cur, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return cur, nil, fmt.Errorf("cases: apply: %w", err)
+	}
+	return next, auto, nil
+}
+
+// pendingPDF is an act's paper rendered before the write transaction,
+// from the stored document before: the transaction stores it only if the
+// document is still that one.
+type pendingPDF struct {
+	bytes  []byte
+	sum    string // SHA-256, hex
+	before string // the doc_json it was rendered from
+}
+
+// renderAhead renders the PDF of the act a would produce on document id,
+// outside any transaction. On an error of the action or of the render it
+// also returns the document as loaded.
+func (s *Store) renderAhead(ctx context.Context, c *codes.Code, id string, a notice.Action, values []notice.UnitValue, render Render) (*pendingPDF, notice.Document, error) {
+	var before string
+	if err := s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&before); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, notice.Document{}, ErrNotFound
+		}
+		return nil, notice.Document{}, fmt.Errorf("cases: load: %w", err)
+	}
+	var cur notice.Document
+	if err := json.Unmarshal([]byte(before), &cur); err != nil {
+		return nil, notice.Document{}, fmt.Errorf("cases: decode: %w", err)
+	}
+	next, err := cur.Apply(c, a)
+	if err != nil {
+		return nil, cur, err
+	}
+	revalue(&next, c, a, values)
+	b, err := render(next)
+	if err != nil {
+		return nil, cur, fmt.Errorf("cases: PDF do ato emitido: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return &pendingPDF{bytes: b, sum: hex.EncodeToString(sum[:]), before: before}, notice.Document{}, nil
+}
+
+// loadForApply loads document id in tx and checks it belongs to code c
+// and, when a PDF was rendered ahead, that it did not change since
+// (errChanged).
+func loadForApply(ctx context.Context, tx *sql.Tx, c *codes.Code, id string, pdf *pendingPDF) (notice.Document, error) {
 	var raw string
 	if err := tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&raw); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return doc, nil, ErrNotFound
+			return notice.Document{}, ErrNotFound
 		}
-		return doc, nil, fmt.Errorf("cases: load: %w", err)
+		return notice.Document{}, fmt.Errorf("cases: load: %w", err)
 	}
-	if pdfBytes != nil && raw != before {
-		return doc, nil, errChanged
+	if pdf != nil && raw != pdf.before {
+		return notice.Document{}, errChanged
 	}
 	var cur notice.Document
 	if err := json.Unmarshal([]byte(raw), &cur); err != nil {
-		return doc, nil, fmt.Errorf("cases: decode: %w", err)
+		return notice.Document{}, fmt.Errorf("cases: decode: %w", err)
 	}
 	if cur.Draft.CodeID != c.ID {
-		return doc, nil, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, cur.Draft.CodeID, c.ID)
+		return notice.Document{}, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, cur.Draft.CodeID, c.ID)
 	}
+	return cur, nil
+}
+
+// transition applies the pure state machine to cur (document id), with the follow-up
+// constatação as stored, and values an act being issued anew (with its
+// audit entry). It returns the next document and the action as applied.
+func transition(ctx context.Context, tx *sql.Tx, c *codes.Code, id string, cur notice.Document, a notice.Action, values []notice.UnitValue) (notice.Document, notice.Action, error) {
 	if a.FollowUp != nil {
 		// The auto rests on the constatação as stored, not as sent.
 		k, err := getConstatacao(ctx, tx, a.FollowUp.ID)
 		if err != nil {
-			return cur, nil, err
+			return notice.Document{}, a, err
 		}
 		a.FollowUp = &k
 	}
 	next, err := cur.Apply(c, a)
 	if err != nil {
-		return cur, nil, err
+		return notice.Document{}, a, err
 	}
 	if fineBefore, changed := revalue(&next, c, a, values); changed {
 		if err := appendAudit(ctx, tx, fineEntry(id, a, cur.State, fineBefore, next.Draft.Fine)); err != nil {
-			return cur, nil, err
+			return notice.Document{}, a, err
 		}
 	}
-	if pdfBytes != nil {
-		var seq int
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM cases_pdfs WHERE document_id = ?`, id).Scan(&seq); err != nil {
-			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
-		}
-		next.PDF = &notice.StoredPDF{Seq: seq, Stage: string(a.Kind), SHA256: pdfSum, Size: len(pdfBytes), StoredAt: a.At}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO cases_pdfs (document_id, seq, stage, sha256, bytes, stored_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			id, seq, string(a.Kind), pdfSum, pdfBytes, a.At.UnixMilli()); err != nil {
-			return cur, nil, fmt.Errorf("cases: PDF: %w", err)
-		}
+	return next, a, nil
+}
+
+// storePDF stores the PDF rendered ahead (if any) as the next of document
+// id's papers and records it on next.
+func storePDF(ctx context.Context, tx *sql.Tx, id string, a notice.Action, pdf *pendingPDF, next *notice.Document) error {
+	if pdf == nil {
+		return nil
 	}
+	var seq int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM cases_pdfs WHERE document_id = ?`, id).Scan(&seq); err != nil {
+		return fmt.Errorf("cases: PDF: %w", err)
+	}
+	next.PDF = &notice.StoredPDF{Seq: seq, Stage: string(a.Kind), SHA256: pdf.sum, Size: len(pdf.bytes), StoredAt: a.At}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO cases_pdfs (document_id, seq, stage, sha256, bytes, stored_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, seq, string(a.Kind), pdf.sum, pdf.bytes, a.At.UnixMilli()); err != nil {
+		return fmt.Errorf("cases: PDF: %w", err)
+	}
+	return nil
+}
+
+// escalate drafts the auto de infração that follows next (with the party's
+// history), stores it and records it on next.
+func (s *Store) escalate(ctx context.Context, tx *sql.Tx, c *codes.Code, cur notice.Document, next *notice.Document, a notice.Action) (*notice.Document, error) {
+	h, err := history(ctx, tx, Digits(cur.Draft.Party.Document), c.ID, []string{cur.ID})
+	if err != nil {
+		return nil, err
+	}
+	ad, err := notice.BuildAuto(c, next, a.FollowUp, h, a.At)
+	if err != nil {
+		return nil, fmt.Errorf("cases: auto: %w", err)
+	}
+	if err := s.applyFine(ctx, &ad, c, a.At); err != nil {
+		return nil, err
+	}
+	ad.Finding.AlertID = cur.Draft.Finding.AlertID
+	au := notice.Document{Draft: ad}
+	if err := s.insert(ctx, tx, &au, cur.ID, a.Actor, a.At); err != nil {
+		return nil, err
+	}
+	next.EscalatedTo = au.ID
+	return &au, nil
+}
+
+// save writes document id's new state.
+func save(ctx context.Context, tx *sql.Tx, id string, next notice.Document, at time.Time) error {
 	punished := next.Punished != nil && *next.Punished
 	js, err := json.Marshal(next)
 	if err != nil {
-		return cur, nil, fmt.Errorf("cases: encode: %w", err)
-	}
-	if a.Kind == notice.ActEscalate {
-		h, err := history(ctx, tx, Digits(cur.Draft.Party.Document), c.ID, []string{cur.ID})
-		if err != nil {
-			return cur, nil, err
-		}
-		ad, err := notice.BuildAuto(c, &next, a.FollowUp, h, a.At)
-		if err != nil {
-			return cur, nil, fmt.Errorf("cases: auto: %w", err)
-		}
-		if err := s.applyFine(ctx, &ad, c, a.At); err != nil {
-			return cur, nil, err
-		}
-		ad.Finding.AlertID = cur.Draft.Finding.AlertID
-		au := notice.Document{Draft: ad}
-		if err := s.insert(ctx, tx, &au, cur.ID, a.Actor, a.At); err != nil {
-			return cur, nil, err
-		}
-		next.EscalatedTo = au.ID
-		if js, err = json.Marshal(next); err != nil {
-			return cur, nil, fmt.Errorf("cases: encode: %w", err)
-		}
-		auto = &au
+		return fmt.Errorf("cases: encode: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE cases_documents SET state = ?, punished = ?, doc_json = ?, updated_at = ? WHERE id = ?`,
-		string(next.State), punished, string(js), a.At.UnixMilli(), id); err != nil {
-		return cur, nil, fmt.Errorf("cases: save: %w", err)
+		string(next.State), punished, string(js), at.UnixMilli(), id); err != nil {
+		return fmt.Errorf("cases: save: %w", err)
 	}
+	return nil
+}
+
+// actEntry is the audit entry of action a on document id: the action as
+// sent, with the constatação, the auto and the PDF it produced cited by id.
+func actEntry(id string, a notice.Action, from notice.State, next notice.Document, pdf *pendingPDF) Entry {
 	act := a
 	if act.FollowUp != nil {
 		act.FollowUp = nil // cited by id: the constatação is its own record
 	}
 	var pdfSHA string
-	if pdfBytes != nil {
+	if pdf != nil {
 		pdfSHA = next.PDF.SHA256
 	}
 	detail, _ := json.Marshal(struct {
@@ -560,13 +637,7 @@ func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 		EscalatedTo string `json:"escalated_to,omitempty"`
 		PDFSHA256   string `json:"pdf_sha256,omitempty"`
 	}{act, next.FollowUp, next.EscalatedTo, pdfSHA})
-	if err := appendAudit(ctx, tx, Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: string(a.Kind), From: cur.State, To: next.State, Detail: detail}); err != nil {
-		return cur, nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return cur, nil, fmt.Errorf("cases: apply: %w", err)
-	}
-	return next, auto, nil
+	return Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: string(a.Kind), From: from, To: next.State, Detail: detail}
 }
 
 // Audit returns the audit trail of a document (every entry when id is

@@ -14,10 +14,11 @@ package cases
 // DeadlineEnd: calendar or the code's business days, Brasília time).
 //
 // Index keeps a summary of every document in memory and refreshes it on
-// each call from what changed in the store: a fingerprint of the documents'
-// states and last acts (count and sums over a covering index) says whether
-// anything did; if so, a scan of (id, parent, state, updated_at) finds the
-// changed documents, and only those are read and decoded. So the list is always what the store holds, including
+// each call from what changed in the store: a fingerprint (the documents'
+// count and the audit trail's last entry, which every write appends to)
+// says whether anything did; if so, the documents with audit entries since
+// and a scan of (id, parent, state, updated_at) find the changed ones, and
+// only those are read and decoded. So the list is always what the store holds, including
 // acts written by another process, and 10,000 cases answer well inside the
 // 200 ms goal (BENCHMARKS.md, "Casos").
 
@@ -82,7 +83,7 @@ type Index struct {
 	mu    sync.Mutex
 	docs  map[string]*docSummary
 	snap  []*docSummary // docs as a slice, as of print
-	print [3]int64      // the documents' fingerprint when snap was taken
+	print [2]int64      // the documents' fingerprint when snap was taken: count, the audit trail's last seq
 }
 
 // NewIndex prepares the case list of s; codes gives each document's
@@ -471,17 +472,28 @@ func (x *Index) withAlerts(ctx context.Context, snap []*docSummary) ([]*docSumma
 func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	// Every act rewrites its document's state and updated_at (the act's
-	// instant): when the count and two sums over them are unchanged, so is
-	// every document, and the snapshot stands. The fingerprint is read
+	// Every write of a document appends, in its transaction, an entry to
+	// the audit trail, whose seq only grows (writers are serialised, so
+	// the entries a reader sees are always a prefix): the trail's last seq
+	// with the documents' count is an exact fingerprint. When it is
+	// unchanged, so is every document, and the snapshot stands. It is read
 	// before the scan, so a write in between only causes one more scan.
-	var fp [3]int64
-	if err := x.s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(updated_at), 0), coalesce(sum(length(state) * (updated_at % 1000003)), 0)
-		FROM cases_documents INDEXED BY cases_list_scan`).Scan(&fp[0], &fp[1], &fp[2]); err != nil {
+	var fp [2]int64
+	if err := x.s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cases_documents INDEXED BY cases_list_scan),
+		(SELECT coalesce(max(seq), 0) FROM cases_audit)`).Scan(&fp[0], &fp[1]); err != nil {
 		return nil, fmt.Errorf("cases: list: %w", err)
 	}
 	if x.snap != nil && fp == x.print {
 		return x.snap, nil
+	}
+	// The documents with an audit entry since the snapshot changed, even
+	// when an edit kept their state and the millisecond of their last act.
+	written := map[string]bool{}
+	if x.snap != nil {
+		var err error
+		if written, err = x.writtenSince(ctx, x.print[1]); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := x.s.db.QueryContext(ctx, `SELECT id, coalesce(parent_id, ''), state, updated_at FROM cases_documents INDEXED BY cases_list_scan`)
 	if err != nil {
@@ -497,7 +509,7 @@ func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 			return nil, fmt.Errorf("cases: list: %w", err)
 		}
 		seen[id] = true
-		if d := x.docs[id]; d == nil || string(d.State) != state || d.UpdatedAt != upd {
+		if d := x.docs[id]; d == nil || written[id] || string(d.State) != state || d.UpdatedAt != upd {
 			changed = append(changed, id)
 		}
 	}
@@ -520,6 +532,27 @@ func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 		out = append(out, d)
 	}
 	x.snap, x.print = out, fp
+	return out, nil
+}
+
+// writtenSince returns the documents with an audit entry after seq.
+func (x *Index) writtenSince(ctx context.Context, seq int64) (map[string]bool, error) {
+	rows, err := x.s.db.QueryContext(ctx, `SELECT DISTINCT document_id FROM cases_audit WHERE seq > ?`, seq)
+	if err != nil {
+		return nil, fmt.Errorf("cases: list: audit: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("cases: list: audit: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cases: list: audit: %w", err)
+	}
 	return out, nil
 }
 

@@ -442,3 +442,37 @@ func TestListConcurrent(t *testing.T) {
 		t.Errorf("cancelled: %+v %v", p, err)
 	}
 }
+
+// Two edits of a draft in the same millisecond keep its state and its last
+// act's instant: the list still shows the second.
+func TestListSeesEditsInTheSameMillisecond(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	x := index(t, s)
+	sc := noticetest.Lapa(set)
+	created := at(3, 9, 9, 0)
+	np, err := s.Create(ctx, grounded(t, sc, nil, created), system, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func() string {
+		t.Helper()
+		p, err := x.List(ctx, cases.Filter{AlertIDs: []string{np.Draft.Finding.AlertID}}, created)
+		if err != nil || p.Total != 1 {
+			t.Fatalf("list: %+v %v", p, err)
+		}
+		return p.Cases[0].Party.Name
+	}
+	if got := name(); got != np.Draft.Party.Name {
+		t.Fatalf("before the edits: %q", got)
+	}
+	edited := at(3, 9, 9, 10) // the injected clock stands still: both edits share one millisecond
+	for _, want := range []string{"Bar Primeiro Nome Ltda", "Bar Segundo Nome Ltda"} {
+		if _, edits, err := s.Edit(ctx, sc.Code, np.ID, fiscal, edited, []notice.FieldChange{{Field: notice.EditPartyName, Value: want}}); err != nil || len(edits) != 1 {
+			t.Fatalf("edit to %q: %+v %v", want, edits, err)
+		}
+		if got := name(); got != want {
+			t.Errorf("after the edit to %q the list shows %q", want, got)
+		}
+	}
+}
