@@ -2,18 +2,23 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sossego/sossego/gateway/gatewaytest"
@@ -295,5 +300,141 @@ func TestInlineAckSlowGatewayIsolated(t *testing.T) {
 		if err != nil {
 			t.Errorf("Run: %v", err)
 		}
+	}
+}
+
+// gatedAckBroker records the acks published on each topic; while held,
+// a publish waits (like the embedded broker's publish to a gateway that
+// does not read); fail makes every publish fail.
+type gatedAckBroker struct {
+	fakeBroker
+	gate chan struct{} // closed: publishes go through
+	fail error
+	pmu  sync.Mutex
+	seqs map[string][]uint64
+}
+
+func (b *gatedAckBroker) Publish(topic string, payload []byte) error {
+	<-b.gate
+	if b.fail != nil {
+		return b.fail
+	}
+	var a wire.Ack
+	if err := json.Unmarshal(payload, &a); err != nil {
+		return err
+	}
+	b.pmu.Lock()
+	defer b.pmu.Unlock()
+	b.seqs[topic] = append(b.seqs[topic], a.Seq)
+	return nil
+}
+
+func (b *gatedAckBroker) published(topic string) []uint64 {
+	b.pmu.Lock()
+	defer b.pmu.Unlock()
+	return append([]uint64(nil), b.seqs[topic]...)
+}
+
+// lockedBuf is a log sink safe for concurrent writes.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestInlineAckSender: Ack returns at once while the publishes wait; once
+// they go through, each gateway gets its newest ack, in increasing order,
+// without one publish per ack (newer acks replace an unsent older one, a
+// late lower one is never sent); a failed publish is counted and logged;
+// Run returns only after the senders end, and Ack is refused afterwards.
+// (TestInlineAckSlowGatewayIsolated covers the isolation between gateways
+// through the real broker.)
+func TestInlineAckSender(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail error
+	}{
+		{"published", nil},
+		{"failing", errors.New("broker closed")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs lockedBuf
+			prom := prometheus.NewRegistry()
+			in := New(Options{Store: gatedStore{gate: make(chan struct{})}, Registry: testRegistry(t, "gw-a", "gw-b"),
+				Metrics: NewMetrics(prom), Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			fb := &gatedAckBroker{fakeBroker: fakeBroker{handlers: map[string]func(string, []byte){}}, gate: make(chan struct{}),
+				fail: tc.fail, seqs: map[string][]uint64{}}
+			link, err := NewInline(in, fb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			runDone := make(chan error, 1)
+			go func() { runDone <- link.Run(ctx) }()
+			if !gatewaytest.WaitFor(30*time.Second, link.Connected) {
+				t.Fatal("Run never started")
+			}
+			ackA, ackB := wire.AckTopic("lapa", "gw-a"), wire.AckTopic("lapa", "gw-b")
+			const n = 100
+			for seq := uint64(1); seq <= n; seq++ {
+				if err := link.Ack("lapa", "gw-a", seq); err != nil {
+					t.Fatalf("Ack gw-a %d: %v", seq, err)
+				}
+			}
+			if err := link.Ack("lapa", "gw-a", 7); err != nil { // an older one, late
+				t.Fatal(err)
+			}
+			if err := link.Ack("lapa", "gw-b", 3); err != nil {
+				t.Fatal(err)
+			}
+			close(fb.gate)
+			if tc.fail == nil {
+				if !gatewaytest.WaitFor(30*time.Second, func() bool {
+					a, b := fb.published(ackA), fb.published(ackB)
+					return len(a) > 0 && a[len(a)-1] == n && len(b) > 0 && b[len(b)-1] == 3
+				}) {
+					t.Fatalf("acks published: gw-a %v, gw-b %v; want gw-a ending with %d, gw-b with 3", fb.published(ackA), fb.published(ackB), n)
+				}
+				a := fb.published(ackA)
+				for i := 1; i < len(a); i++ {
+					if a[i] <= a[i-1] {
+						t.Fatalf("gw-a's acks out of order: %v", a)
+					}
+				}
+				if len(a) >= n {
+					t.Errorf("%d publishes for %d acks handed while the first waited: newer acks did not replace older ones", len(a), n)
+				}
+			} else if !gatewaytest.WaitFor(30*time.Second, func() bool {
+				return labeledCounter(t, prom, "sossego_ingest_acks_failed_total") >= 2
+			}) {
+				t.Fatalf("failed acks counted: %v, want at least one per gateway", labeledCounter(t, prom, "sossego_ingest_acks_failed_total"))
+			}
+			cancel()
+			select {
+			case err := <-runDone:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return after ctx ended")
+			}
+			if tc.fail != nil && !strings.Contains(logs.String(), "broker closed") {
+				t.Errorf("the failed publish is not logged:\n%s", logs.String())
+			}
+			if err := link.Ack("lapa", "gw-a", n+1); err == nil {
+				t.Error("Ack after Run ended: want an error")
+			}
+		})
 	}
 }
