@@ -73,88 +73,132 @@ func runEvidence(ctx context.Context, args []string, io stdio) int {
 	return 2
 }
 
+// exportCmd is one run of sossego evidence export once its options are read.
+type exportCmd struct {
+	io                  stdio
+	alert, out, dataDir string
+	regPath, codesDir   string
+	margin              time.Duration
+	quiet               bool
+}
+
 func evidenceExport(ctx context.Context, args []string, io stdio) int {
+	c := &exportCmd{io: io}
 	fl := newFlags("evidence export", evidenceUsage, io)
-	alert := fl.String("alert", "", "id do alerta (obrigatório)")
-	out := fl.String("o", "", "arquivo zip de saída (padrão: evidencia-<alerta>.zip)")
-	dataDir := fl.String("data-dir", "./var/sossego", "diretório de dados do serviço central")
-	regPath := fl.String("registry", "", "cadastro (padrão: DIR/registry.yaml)")
-	codesDir := fl.String("codes-dir", "", "diretório com códigos YAML adicionais")
-	margin := fl.Duration("margem", 10*time.Minute, "margem antes e depois da janela do alerta")
-	quiet := fl.Bool("q", false, "sem barra de progresso")
+	fl.StringVar(&c.alert, "alert", "", "id do alerta (obrigatório)")
+	fl.StringVar(&c.out, "o", "", "arquivo zip de saída (padrão: evidencia-<alerta>.zip)")
+	fl.StringVar(&c.dataDir, "data-dir", "./var/sossego", "diretório de dados do serviço central")
+	fl.StringVar(&c.regPath, "registry", "", "cadastro (padrão: DIR/registry.yaml)")
+	fl.StringVar(&c.codesDir, "codes-dir", "", "diretório com códigos YAML adicionais")
+	fl.DurationVar(&c.margin, "margem", 10*time.Minute, "margem antes e depois da janela do alerta")
+	fl.BoolVar(&c.quiet, "q", false, "sem barra de progresso")
 	if code, ok := fl.parse(args); !ok {
 		return code
 	}
-	if *alert == "" || fl.NArg() > 0 {
+	if c.alert == "" || fl.NArg() > 0 {
 		fmt.Fprint(io.err, "sossego evidence export: informe --alert ID\n\n"+evidenceUsage)
 		return 2
 	}
-	fail := func(format string, a ...any) int {
-		for i, v := range a {
-			if err, ok := v.(error); ok {
-				a[i] = describe(err)
-			}
-		}
-		fmt.Fprintf(io.err, "sossego evidence export: "+format+"\n", a...)
-		return 1
-	}
 	for _, f := range []string{"readings.db", "cases.db"} {
-		if _, err := os.Stat(filepath.Join(*dataDir, f)); err != nil {
-			return fail("não encontrei %s em %s: informe --data-dir com o diretório de dados do serviço central", f, *dataDir)
+		if _, err := os.Stat(filepath.Join(c.dataDir, f)); err != nil {
+			return c.fail("não encontrei %s em %s: informe --data-dir com o diretório de dados do serviço central", f, c.dataDir)
 		}
 	}
-	if *regPath == "" {
-		*regPath = filepath.Join(*dataDir, "registry.yaml")
+	if c.regPath == "" {
+		c.regPath = filepath.Join(c.dataDir, "registry.yaml")
 	}
-	rb, err := os.ReadFile(*regPath)
+	if c.out == "" {
+		c.out = evidence.BagName(c.alert) + ".zip"
+	}
+	svc, kr, closeAll, err := c.open(ctx)
 	if err != nil {
-		return fail("cadastro: %v", err)
+		return c.fail("%v", err)
+	}
+	defer closeAll()
+	sum, err := c.write(ctx, svc)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	fmt.Fprintf(io.out, "pacote de evidências gravado em %s\n", c.out)
+	fmt.Fprintf(io.out, "  %d registros de 1 s (%d na janela do alerta), LAeq %s dB, limite %s dB\n", sum.RecordsTotal, sum.Records, num(sum.LAeqDB), num(sum.LimitDB))
+	fmt.Fprintf(io.out, "  assinado com a chave do serviço %s\n", kr.Fingerprint())
+	return 0
+}
+
+// fail prints a pt-BR error (errors described for users) and returns 1.
+func (c *exportCmd) fail(format string, a ...any) int {
+	for i, v := range a {
+		if err, ok := v.(error); ok {
+			a[i] = describe(err)
+		}
+	}
+	fmt.Fprintf(c.io.err, "sossego evidence export: "+format+"\n", a...)
+	return 1
+}
+
+// open reads the register and the codes and opens the data folder's
+// stores and the service key; closeAll closes what was opened.
+func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, kr *evidence.KeyRing, closeAll func(), err error) {
+	var closers []func()
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	rb, err := os.ReadFile(c.regPath)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("cadastro: %w", err)
 	}
 	reg, err := registry.Parse(rb)
 	if err != nil {
-		return fail("cadastro %s: %v", *regPath, err)
+		return nil, nil, nil, fmt.Errorf("cadastro %s: %w", c.regPath, err)
 	}
-	set, err := codes.LoadDir(*codesDir)
+	set, err := codes.LoadDir(c.codesDir)
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, nil, err
 	}
-	st, err := sqlitestore.Open(filepath.Join(*dataDir, "readings.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(filepath.Join(c.dataDir, "readings.db"), sqlitestore.Options{})
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, nil, err
 	}
-	defer st.Close()
-	al, err := casestore.Open(ctx, filepath.Join(*dataDir, "cases.db"))
+	closers = append(closers, func() { st.Close() })
+	al, err := casestore.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, nil, err
 	}
-	defer al.Close()
-	cs, err := cases.Open(ctx, filepath.Join(*dataDir, "cases.db"))
+	closers = append(closers, func() { al.Close() })
+	cs, err := cases.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
 	if err != nil {
-		return fail("%v", err)
+		return nil, nil, nil, err
 	}
-	defer cs.Close()
-	kr, err := evidence.LoadOrCreateKeyRing(*dataDir, time.Now())
-	if err != nil {
-		return fail("%v", err)
+	closers = append(closers, func() { cs.Close() })
+	if kr, err = evidence.LoadOrCreateKeyRing(c.dataDir, time.Now()); err != nil {
+		return nil, nil, nil, err
 	}
-	svc := &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
-		Margin: *margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
-			Ledger: &evidence.FileLedger{Dir: filepath.Join(*dataDir, evidence.LedgerDir)}}}
-	if *out == "" {
-		*out = evidence.BagName(*alert) + ".zip"
-	}
+	svc = &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
+		Margin: c.margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
+			Ledger: &evidence.FileLedger{Dir: filepath.Join(c.dataDir, evidence.LedgerDir)}}}
+	return svc, kr, closeAll, nil
+}
+
+// write exports the bag to a temporary file next to the target and renames
+// it: an interrupted export never leaves a truncated package under the name.
+func (c *exportCmd) write(ctx context.Context, svc *dashboard.WorkflowService) (evidence.Summary, error) {
 	var progress func(done, total int)
-	if !*quiet {
-		progress = progressBar(io.err)
+	if !c.quiet {
+		progress = progressBar(c.io.err)
 	}
-	// Write to a temporary file next to the target and rename: an
-	// interrupted export never leaves a truncated package under the name.
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".evidencia-*.zip")
+	tmp, err := os.CreateTemp(filepath.Dir(c.out), ".evidencia-*.zip")
 	if err != nil {
-		return fail("%v", err)
+		return evidence.Summary{}, err
 	}
 	defer os.Remove(tmp.Name())
-	sum, err := svc.Export(ctx, *alert, tmp, progress)
+	sum, err := svc.Export(ctx, c.alert, tmp, progress)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -162,15 +206,9 @@ func evidenceExport(ctx context.Context, args []string, io stdio) int {
 		err = cerr
 	}
 	if err != nil {
-		return fail("%v", err)
+		return evidence.Summary{}, err
 	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
-		return fail("%v", err)
-	}
-	fmt.Fprintf(io.out, "pacote de evidências gravado em %s\n", *out)
-	fmt.Fprintf(io.out, "  %d registros de 1 s (%d na janela do alerta), LAeq %s dB, limite %s dB\n", sum.RecordsTotal, sum.Records, num(sum.LAeqDB), num(sum.LimitDB))
-	fmt.Fprintf(io.out, "  assinado com a chave do serviço %s\n", kr.Fingerprint())
-	return 0
+	return sum, os.Rename(tmp.Name(), c.out)
 }
 
 func num(v *float64) string {
