@@ -140,14 +140,14 @@ func (c *exportCmd) fail(format string, a ...any) int {
 // stores and the service key; closeAll closes what was opened.
 func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, kr *evidence.KeyRing, closeAll func(), err error) {
 	var closers []func()
-	closeAll = func() {
+	closeOpened := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			closeAll()
+			closeOpened()
 		}
 	}()
 	rb, err := os.ReadFile(c.regPath)
@@ -183,7 +183,7 @@ func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, k
 	svc = &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
 		Margin: c.margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
 			Ledger: &evidence.FileLedger{Dir: filepath.Join(c.dataDir, evidence.LedgerDir)}}}
-	return svc, kr, closeAll, nil
+	return svc, kr, closeOpened, nil
 }
 
 // write exports the bag to a temporary file next to the target and renames

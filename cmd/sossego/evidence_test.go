@@ -286,3 +286,39 @@ func unzipCLI(t *testing.T, p string) map[string][]byte {
 	}
 	return out
 }
+
+// TestEvidenceExportRefusals: what export says when the data folder lacks
+// what it needs — an exit of 1 and a pt-BR message naming the file, never a
+// crash (each store opened so far is closed again).
+func TestEvidenceExportRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string // created in the data folder
+		want  string
+	}{
+		{"no data folder", nil, "não encontrei readings.db"},
+		{"no cases", map[string]string{"readings.db": ""}, "não encontrei cases.db"},
+		{"no register", map[string]string{"readings.db": "", "cases.db": ""}, "cadastro: não foi possível abrir"},
+		{"broken register", map[string]string{"readings.db": "", "cases.db": "", "registry.yaml": "x: [\n"}, "registry.yaml: cadastro: linha 1"},
+		{"readings not a database", map[string]string{"readings.db": "isto não é SQLite", "cases.db": "",
+			"registry.yaml": string(registry.DemoYAML())}, "sossego evidence export: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "dados")
+			if tc.files != nil {
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, body := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, _, errs := cli(t, "evidence", "export", "--alert", "x", "-q", "--data-dir", dir, "-o", filepath.Join(t.TempDir(), "b.zip"))
+			if code != 1 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "panic") {
+				t.Fatalf("exit %d, stderr:\n%s\nwant 1 and %q", code, errs, tc.want)
+			}
+		})
+	}
+}
