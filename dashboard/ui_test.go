@@ -228,6 +228,12 @@ const chartDrawn = `!!document.querySelector('#chart .uplot canvas') && ` + char
 	`[...document.querySelectorAll('#chart .u-legend .u-label')].map((e) => e.textContent).join('|').startsWith('Horário|LAeq (') && ` +
 	`[...document.querySelectorAll('#chart .u-legend .u-label')].some((e) => e.textContent === 'limite em vigor')`
 
+// chartLimitInLegend: with the cursor off the plot the legend shows the
+// newest reading, and the limit in force at it — a number, not "—".
+const chartLimitInLegend = `[...document.querySelectorAll('#chart .u-legend .u-series')].some((r) => ` +
+	`r.querySelector('.u-label') && r.querySelector('.u-label').textContent === 'limite em vigor' && ` +
+	`/^\d+,\d$/.test(r.querySelector('.u-value').textContent))`
+
 // chartReadings is the number of LAeq readings the chart drew.
 const chartReadings = `Number(document.querySelector('#chart') && document.querySelector('#chart').dataset.laeq || 0)`
 
@@ -270,7 +276,7 @@ func TestUIDesktopFiscal(t *testing.T) {
 
 	// Sensor detail: chart from the readings API, live updates.
 	dashtest.Run(t, ctx, dashtest.Click(`[data-sensor="lapa-bar-01"]`),
-		dashtest.WaitJS(chartDrawn, "chart with LAeq and limit"))
+		dashtest.WaitJS(chartDrawn+" && "+chartLimitInLegend, "chart with LAeq and limit, the limit in the legend"))
 	// Environment: the last 24 h from the env API, latest values,
 	// sparklines and the hourly table.
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-env="temp"]`, "18,3 °C"), dashtest.WaitText(`[data-env="p"]`, "912,0 hPa"),

@@ -70,9 +70,16 @@ function chartData(pts, steps, from, to) {
     Object.assign(row(p.t), { laeq: num(p.laeq), lafmax: num(p.lafmax), l90: num(p.l90) });
     prev = p.t;
   }
-  for (const [t, v] of steps) row(t).limit = v;
-  row(to).limit = steps[steps.length - 1][1];
+  for (const [t] of steps) row(t);
+  row(to);
   const list = [...rows.values()].sort((a, b) => a.t - b.t);
+  // every row carries the limit in force at its instant, so the legend
+  // shows it at any reading, not only where a step begins
+  let j = -1;
+  for (const r of list) {
+    while (j + 1 < steps.length && steps[j + 1][0] <= r.t) j++;
+    r.limit = j >= 0 ? steps[j][1] : undefined;
+  }
   const hasMax = pts.some((p) => typeof p.lafmax === "number"), hasL90 = pts.some((p) => typeof p.l90 === "number");
   const data = [list.map((r) => r.t), list.map((r) => r.laeq)];
   if (hasMax) data.push(list.map((r) => r.lafmax));
