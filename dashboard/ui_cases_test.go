@@ -99,7 +99,9 @@ func TestUICases(t *testing.T) {
 		click(row(overdue.ID)+` [data-party]`),
 		dashtest.WaitText(`#party-history h2`, "11.444.777/0001-61"),
 		dashtest.WaitText(fmt.Sprintf(`#party-history [data-party-doc=%q] [data-field="counts"]`, overdue.ID), "sim"),
-		dashtest.WaitText(`#party-counts`, "lapa: 1 infração anterior conta para a gradação da próxima penalidade ("+overdue.ID+")"),
+		// Laws by their title, not by the code's id.
+		dashtest.WaitText(`#party-counts`, lapa.Code.Title()+": 1 infração anterior conta para a gradação da próxima penalidade ("+overdue.ID+")"),
+		dashtest.WaitText(fmt.Sprintf(`#party-history [data-party-doc=%q] [data-field="code"]`, overdue.ID), lapa.Code.Title()),
 		// The history stays open while the list goes back to every case.
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#cases-address').value = ''`),
 		click(`#cases-go`),

@@ -5,7 +5,7 @@
 // GET /api/v1/parties/{doc} (docs/api.md). app.js routes here (view) and
 // each alert card shows alertLine(a).
 import { TZ, api, h } from "./lib.js";
-import { S, municipalityName } from "./state.js";
+import { S, codeTitle, municipalityName } from "./state.js";
 
 const fmtDate = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric" });
 const fmtDT = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
@@ -86,11 +86,11 @@ async function openParty(party, doc) {
   const head = h("h2", {}, `Histórico de ${p.party.name || "parte sem cadastro"} — ${docText(p.party.document)}`);
   if (!p.known) { party.replaceChildren(head, h("p", { class: "muted" }, "Nenhum documento registrado para este CNPJ/CPF."), close); return; }
   const counts = Object.entries(p.prior_infractions || {}).map(([code, list]) =>
-    h("li", {}, `${code}: ${list.length} ${list.length === 1 ? "infração anterior conta" : "infrações anteriores contam"} para a gradação da próxima penalidade` +
+    h("li", { "data-code": code }, `${codeTitle(code)}: ${list.length} ${list.length === 1 ? "infração anterior conta" : "infrações anteriores contam"} para a gradação da próxima penalidade` +
       (list.length ? " (" + list.map((x) => x.Ref + (x.Punished ? ", autuado e punido" : "")).join("; ") + ")" : "")));
   const rows = p.documents.map((d) => h("tr", { "data-party-doc": d.id, class: d.counts_as_prior_infraction ? "counts" : "" },
     h("td", {}, h("b", {}, d.id), h("div", { class: "muted small" }, KINDS[d.kind] || d.title)),
-    h("td", {}, d.code_id),
+    h("td", { "data-field": "code", "data-code": d.code_id }, codeTitle(d.code_id)),
     h("td", {}, d.state_label),
     h("td", {}, date(d.created_at)), h("td", {}, date(d.issued_at)), h("td", {}, date(d.ciencia_at)),
     h("td", { class: "small" }, d.penalty || "—", d.amount_brl != null ? h("div", {}, brl(d.amount_brl)) : null),
@@ -98,7 +98,7 @@ async function openParty(party, doc) {
   party.replaceChildren(head, p.party.address ? h("p", { class: "muted" }, p.party.address) : null,
     h("p", {}, "Estes registros são os que a gradação das penalidades usa: cada notificação ou auto emitido (não rascunho, não cancelado) conta como infração anterior; o relatório de constatação não conta (o auto dele, sim)."),
     h("ul", { id: "party-counts" }, counts),
-    h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Documento", "Código", "Estado", "Criado", "Emitido", "Ciência/recusa", "Penalidade", "Conta na gradação"].map((t) => h("th", {}, t)))),
+    h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Documento", "Lei", "Estado", "Criado", "Emitido", "Ciência/recusa", "Penalidade", "Conta na gradação"].map((t) => h("th", {}, t)))),
       h("tbody", {}, rows))), close);
   party.scrollIntoView({ block: "nearest" });
 }
@@ -109,7 +109,7 @@ function caseRow(c, party) {
   return h("tr", { "data-case": c.id, "data-state": c.state, class: c.overdue ? "overdue" : "" },
     h("td", {}, h("b", {}, c.id), h("div", { class: "muted small" }, (c.documents || []).slice(1).map((d) => d.id).join(", ")),
       h("div", { class: "small" }, h("a", { href: "#/alertas/" + encodeURIComponent(c.alert_id) }, "alerta"))),
-    h("td", {}, c.municipality || c.code_id),
+    h("td", {}, c.municipality ? municipalityName(c.municipality, c.code_id) : codeTitle(c.code_id)),
     h("td", {}, c.party.name, h("div", {}, h("button", { type: "button", class: "link", "data-party": c.party.document, onclick: () => openParty(party, c.party.document) }, docText(c.party.document)))),
     h("td", {}, c.party.address, c.site_address && c.site_address !== c.party.address ? h("div", { class: "muted small" }, "medição: " + c.site_address) : null),
     h("td", { "data-field": "state" }, c.state_label),
