@@ -39,8 +39,8 @@ func TestComputeFine(t *testing.T) {
 	er, _ := set.Code("entre-rios-de-minas")
 	cgs, _ := set.Code("campina-grande-do-sul")
 	cm, _ := set.Code("conceicao-de-macabu")
-	yaml := strings.Replace(readLapa(t), `indexation: "valor fixado pela legislação tributária municipal (não consta do seed)"`,
-		`indexation: "valor fixado pela legislação tributária municipal (não consta do seed)"
+	yaml := strings.Replace(readLapa(t), `indexation: "valor fixado pela legislação tributária municipal (não consta do texto da lei)"`,
+		`indexation: "valor fixado pela legislação tributária municipal (não consta do texto da lei)"
     value_brl: 200`, 1)
 	lapaYAML, err := codes.Parse("lapa.yaml", []byte(yaml))
 	if err != nil {

@@ -167,8 +167,8 @@ func TestPenaltyFromHistory(t *testing.T) {
 }
 
 func TestAmountOnlyWhenUnitConfigured(t *testing.T) {
-	data := strings.Replace(readLapa(t), `indexation: "valor fixado pela legislação tributária municipal (não consta do seed)"`,
-		`indexation: "valor fixado pela legislação tributária municipal (não consta do seed)"
+	data := strings.Replace(readLapa(t), `indexation: "valor fixado pela legislação tributária municipal (não consta do texto da lei)"`,
+		`indexation: "valor fixado pela legislação tributária municipal (não consta do texto da lei)"
     value_brl: 200`, 1)
 	c, err := codes.Parse("lapa.yaml", []byte(data))
 	if err != nil {

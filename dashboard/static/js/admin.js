@@ -1,10 +1,12 @@
 // Sossego dashboard — the "Administração" page (#/administracao): the
 // users with their profile (admins add, edit and disable them) and each
 // code's monetary units with their values per period of validity (admins
-// add values; fiscais and operadores read). API: /api/v1/admin/users,
+// add values; fiscais and operadores read) and the municipal holidays
+// (holidays.js). API: /api/v1/admin/users,
 // /api/v1/units, /api/v1/admin/units (docs/users.md).
 import { TZ, api, fill as put, h, toast } from "./lib.js";
 import { S } from "./state.js";
+import { holidaysSection } from "./holidays.js";
 
 const me = () => S.me || {};
 const ROLES = { admin: "administrador", fiscal: "fiscal", operador: "operador" };
@@ -158,7 +160,8 @@ function page(root) {
     admin ? [h("h2", {}, "Usuários"), h("p", { class: "muted" }, "O nome completo e a matrícula do fiscal são os que a notificação, o auto, a trilha de auditoria e a evidência imprimem."), usersBox] : null,
     h("h2", { id: "units-heading" }, "Unidades monetárias"),
     h("p", { class: "muted" }, "Valor de cada unidade por vigência, com o ato legal que o fixou: a multa é calculada com o valor vigente na data do ato."),
-    unitsBox);
+    unitsBox,
+    holidaysSection());
   if (admin) loadUsers(usersBox);
   loadUnits(unitsBox);
   return { live() {} };
