@@ -27,7 +27,7 @@ import (
 	"github.com/sossego/sossego/internal/users"
 )
 
-// AdminUsers is what the user routes need; *users.Store implements it.
+// AdminUsers is what the user routes need; *usersdb.Store implements it.
 type AdminUsers interface {
 	List(ctx context.Context) ([]users.User, error)
 	Create(ctx context.Context, n users.NewUser, now time.Time) (users.User, error)
@@ -53,10 +53,7 @@ type AdminOptions struct {
 // AdminAPI serves the administration routes.
 type AdminAPI struct{ o AdminOptions }
 
-var (
-	_ AdminUsers = (*users.Store)(nil)
-	_ UnitStore  = (*monetary.Store)(nil)
-)
+var _ UnitStore = (*monetary.Store)(nil)
 
 // NewAdminAPI returns the routes.
 func NewAdminAPI(o AdminOptions) *AdminAPI {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/internal/monetary"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // TestAdminRoutesWired: the central service serves the administration
@@ -17,7 +18,7 @@ import (
 // and is refused a value; the admin sets one, stored in the data directory.
 func TestAdminRoutesWired(t *testing.T) {
 	dir := t.TempDir()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

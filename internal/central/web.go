@@ -23,12 +23,13 @@ import (
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // web is the operator-facing side: users and sessions, the live hub, the
 // embedded UI and the fiscal's workflow.
 type web struct {
-	users *users.Store
+	users *usersdb.Store
 	units *monetary.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
@@ -45,8 +46,15 @@ type web struct {
 	holWatch *holidays.Watch
 }
 
+// The stores wired here are what the dashboard's consumer-side interfaces
+// ask for.
+var (
+	_ dashboard.UserStore  = (*usersdb.Store)(nil)
+	_ dashboard.AdminUsers = (*usersdb.Store)(nil)
+)
+
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
-	us, err := users.OpenDir(ctx, o.DataDir, users.Options{})
+	us, err := usersdb.OpenDir(ctx, o.DataDir, users.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("central: users: %w", err)
 	}

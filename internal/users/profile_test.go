@@ -1,7 +1,6 @@
 package users
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -76,113 +75,5 @@ func TestCheckProfile(t *testing.T) {
 				t.Fatalf("CheckProfile = %v, want a problem with %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestCreateAndUpdate(t *testing.T) {
-	ctx := context.Background()
-	s := open(t)
-	maria := NewUser{Name: "maria", Role: Fiscal, Password: "senha-da-maria-1",
-		Profile: Profile{FullName: "  Maria   dos Santos ", Matricula: "123", Email: "maria@lapa.pr.gov.br", Phone: "41999887766"}}
-	u, err := s.Create(ctx, maria, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.FullName != "Maria dos Santos" || u.Phone != "(41) 99988-7766" {
-		t.Fatalf("Create did not normalise: %+v", u)
-	}
-	if _, err := s.Create(ctx, NewUser{Name: "ana", Role: Admin, Password: "senha-da-ana-123"}, t0); err != nil {
-		t.Fatal(err)
-	}
-	creates := []struct {
-		name string
-		n    NewUser
-		is   error
-		msg  string
-	}{
-		{"duplicate", maria, ErrExists, ""},
-		{"fiscal without matrícula", NewUser{Name: "bia", Role: Fiscal, Password: "senha-da-bia-123", Profile: Profile{FullName: "Bia Lima"}}, ErrInvalid, "matrícula"},
-		{"bad everything", NewUser{Name: "b i a", Role: "chefe", Password: "curta"}, ErrBadName, "papel \"chefe\" inválido"},
-		{"short password", NewUser{Name: "bia", Role: Operador, Password: "curta"}, ErrWeakPassword, "senha: use pelo menos 10"},
-	}
-	for _, tc := range creates {
-		t.Run("create "+tc.name, func(t *testing.T) {
-			_, err := s.Create(ctx, tc.n, t0)
-			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("Create = %v, want %v with %q", err, tc.is, tc.msg)
-			}
-		})
-	}
-	ss, err := s.CreateSession(ctx, u, t0, 3600e9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	str := func(s string) *string { return &s }
-	role := func(r Role) *Role { return &r }
-	yes, no := true, false
-	updates := []struct {
-		name string
-		user string
-		ch   Change
-		is   error
-		msg  string
-		then func(t *testing.T, u User)
-	}{
-		{"new e-mail", "maria", Change{Email: str("m.santos@lapa.pr.gov.br")}, nil, "", func(t *testing.T, u User) {
-			if u.Email != "m.santos@lapa.pr.gov.br" || u.Matricula != "123" {
-				t.Errorf("%+v", u)
-			}
-		}},
-		{"clear matrícula of a fiscal", "maria", Change{Matricula: str("")}, ErrInvalid, "matrícula: obrigatória", nil},
-		{"admin becomes fiscal without profile", "ana", Change{Role: role(Fiscal)}, ErrInvalid, "nome completo", nil},
-		{"unknown user", "zeca", Change{Email: str("z@x.com.br")}, ErrNotFound, "", nil},
-		{"bad role", "maria", Change{Role: role("chefe")}, ErrBadRole, "", nil},
-		{"last admin disabled", "ana", Change{Disabled: &yes}, ErrLastAdmin, "", nil},
-		{"last admin demoted", "ana", Change{Role: role(Operador)}, ErrLastAdmin, "", nil},
-		{"short password", "maria", Change{Password: str("curta")}, ErrWeakPassword, "", nil},
-		{"fiscal made admin", "maria", Change{Role: role(Admin)}, nil, "", nil},
-		{"now the first admin may go", "ana", Change{Disabled: &yes}, nil, "", func(t *testing.T, u User) {
-			if !u.Disabled {
-				t.Errorf("%+v", u)
-			}
-		}},
-		{"re-enabled", "ana", Change{Disabled: &no}, nil, "", nil},
-		{"back to fiscal", "maria", Change{Role: role(Fiscal)}, nil, "", nil},
-	}
-	for _, tc := range updates {
-		t.Run("update "+tc.name, func(t *testing.T) {
-			u, err := s.Update(ctx, tc.user, tc.ch)
-			if !errors.Is(err, tc.is) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
-				t.Fatalf("Update = %v, want %v with %q", err, tc.is, tc.msg)
-			}
-			if err == nil && tc.then != nil {
-				tc.then(t, u)
-			}
-		})
-	}
-	// A refused update changed nothing; the session survived the edits.
-	got, err := s.Get(ctx, "maria")
-	if err != nil || got.Matricula != "123" || got.Role != Fiscal {
-		t.Fatalf("Get = %+v, %v", got, err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); err != nil {
-		t.Fatalf("session after profile edits: %v", err)
-	}
-	// A new password or disabling ends the sessions.
-	if _, err := s.Update(ctx, "maria", Change{Password: str("outra-senha-boa")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
-		t.Fatalf("session after new password: %v", err)
-	}
-	if _, err := s.Authenticate(ctx, "maria", "outra-senha-boa"); err != nil {
-		t.Fatal(err)
-	}
-	ss, _ = s.CreateSession(ctx, got, t0, 3600e9)
-	if _, err := s.Update(ctx, "maria", Change{Disabled: &yes}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
-		t.Fatalf("session after disabling: %v", err)
 	}
 }
