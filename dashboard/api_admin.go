@@ -34,7 +34,7 @@ type AdminUsers interface {
 	Update(ctx context.Context, name string, ch users.Change) (users.User, error)
 }
 
-// UnitStore is what the monetary unit routes need; *monetary.Store implements it.
+// UnitStore is what the monetary unit routes need; *monetarydb.Store implements it.
 type UnitStore interface {
 	Periods(ctx context.Context, codeID string) ([]monetary.Period, error)
 	Set(ctx context.Context, set monetary.Codes, p monetary.Period, by string, now time.Time) (monetary.Period, error)
@@ -52,8 +52,6 @@ type AdminOptions struct {
 
 // AdminAPI serves the administration routes.
 type AdminAPI struct{ o AdminOptions }
-
-var _ UnitStore = (*monetary.Store)(nil)
 
 // NewAdminAPI returns the routes.
 func NewAdminAPI(o AdminOptions) *AdminAPI {

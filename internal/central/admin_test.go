@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/users/usersdb"
 )
@@ -62,7 +62,7 @@ func TestAdminRoutesWired(t *testing.T) {
 	if code, body := send(ac, acsrf, "GET", "/api/v1/admin/users", ""); code != 200 || !strings.Contains(body, `"fisc"`) {
 		t.Errorf("admin GET users: %d %s", code, body)
 	}
-	st, err := monetary.OpenDir(context.Background(), dir)
+	st, err := monetarydb.OpenDir(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/ingest"
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -30,7 +30,7 @@ import (
 // embedded UI and the fiscal's workflow.
 type web struct {
 	users *usersdb.Store
-	units *monetary.Store // values of the codes' monetary units
+	units *monetarydb.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
 	cases *cases.Store
@@ -51,6 +51,7 @@ type web struct {
 var (
 	_ dashboard.UserStore  = (*usersdb.Store)(nil)
 	_ dashboard.AdminUsers = (*usersdb.Store)(nil)
+	_ dashboard.UnitStore  = (*monetarydb.Store)(nil)
 )
 
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
@@ -68,7 +69,7 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: --trusted-proxy: %w", err)
 	}
-	units, err := monetary.OpenDir(ctx, o.DataDir)
+	units, err := monetarydb.OpenDir(ctx, o.DataDir)
 	if err != nil {
 		us.Close()
 		return nil, fmt.Errorf("central: monetary units: %w", err)
