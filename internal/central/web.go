@@ -17,6 +17,7 @@ import (
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/holidays"
+	"github.com/sossego/sossego/internal/holidays/holidaysdb"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/registry"
@@ -42,16 +43,17 @@ type web struct {
 
 	// hols is the register of the municipalities' decreed days; holWatch
 	// keeps the code set's calendar in step with it.
-	hols     *holidays.Store
+	hols     *holidaysdb.Store
 	holWatch *holidays.Watch
 }
 
 // The stores wired here are what the dashboard's consumer-side interfaces
 // ask for.
 var (
-	_ dashboard.UserStore  = (*usersdb.Store)(nil)
-	_ dashboard.AdminUsers = (*usersdb.Store)(nil)
-	_ dashboard.UnitStore  = (*monetarydb.Store)(nil)
+	_ dashboard.UserStore    = (*usersdb.Store)(nil)
+	_ dashboard.AdminUsers   = (*usersdb.Store)(nil)
+	_ dashboard.UnitStore    = (*monetarydb.Store)(nil)
+	_ dashboard.HolidayStore = (*holidaysdb.Store)(nil)
 )
 
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
@@ -74,7 +76,7 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: monetary units: %w", err)
 	}
-	hols, err := holidays.OpenDir(ctx, o.DataDir)
+	hols, err := holidaysdb.OpenDir(ctx, o.DataDir)
 	if err != nil {
 		us.Close()
 		units.Close()
