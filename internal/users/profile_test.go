@@ -77,3 +77,77 @@ func TestCheckProfile(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckNewUser(t *testing.T) {
+	tests := []struct {
+		name string
+		n    NewUser
+		is   error  // nil = valid
+		msg  string // substring of the problems
+	}{
+		{"fiscal normalised", NewUser{Name: "maria", Role: Fiscal, Password: "senha-da-maria-1",
+			Profile: Profile{FullName: "  Maria   dos Santos ", Matricula: " 123 ", Phone: "41999887766"}}, nil, ""},
+		{"operador without profile", NewUser{Name: "op", Role: Operador, Password: "0123456789"}, nil, ""},
+		{"every problem at once", NewUser{Name: "b i a", Role: "chefe", Password: "curta"}, ErrBadName,
+			"usuário \"b i a\" inválido: use de 1 a 64 letras, dígitos e . _ - @, começando por letra ou dígito; papel \"chefe\" inválido: use admin, fiscal ou operador; senha: use pelo menos 10 caracteres"},
+		{"bad role", NewUser{Name: "bia", Role: "chefe", Password: "0123456789"}, ErrBadRole, "papel"},
+		{"short password", NewUser{Name: "bia", Role: Operador, Password: "curta"}, ErrWeakPassword, "senha"},
+		{"fiscal without matrícula", NewUser{Name: "bia", Role: Fiscal, Password: "0123456789", Profile: Profile{FullName: "Bia Lima"}},
+			ErrInvalid, "matrícula: obrigatória para fiscal"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CheckNewUser(tc.n)
+			if tc.is == nil {
+				if err != nil {
+					t.Fatalf("CheckNewUser: %v", err)
+				}
+				if want := NormalizeProfile(tc.n.Profile); got.Profile != want || got.Name != tc.n.Name || got.Password != tc.n.Password {
+					t.Fatalf("CheckNewUser = %+v, want the profile normalised to %+v", got, want)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || !errors.Is(err, tc.is) || !strings.Contains(strings.Join(ve.Problems, "; "), tc.msg) {
+				t.Fatalf("CheckNewUser = %v, want %v with %q", err, tc.is, tc.msg)
+			}
+		})
+	}
+}
+
+func TestChangeApply(t *testing.T) {
+	maria := User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123"}}
+	str := func(s string) *string { return &s }
+	role := func(r Role) *Role { return &r }
+	yes := true
+	tests := []struct {
+		name string
+		u    User
+		ch   Change
+		want User  // when valid
+		is   error // nil = valid
+	}{
+		{"nothing changes", maria, Change{}, maria, nil},
+		{"new e-mail, trimmed", maria, Change{Email: str(" m.santos@lapa.pr.gov.br ")},
+			User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123", Email: "m.santos@lapa.pr.gov.br"}}, nil},
+		{"phone formatted", maria, Change{Phone: str("41999887766")},
+			User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123", Phone: "(41) 99988-7766"}}, nil},
+		{"disabled", maria, Change{Disabled: &yes},
+			User{Name: "maria", Role: Fiscal, Profile: maria.Profile, Disabled: true}, nil},
+		{"the password is the store's", maria, Change{Password: str("x")}, maria, nil},
+		{"a fiscal keeps a matrícula", maria, Change{Matricula: str("")}, User{}, ErrInvalid},
+		{"an operador made fiscal needs a profile", User{Name: "op", Role: Operador}, Change{Role: role(Fiscal)}, User{}, ErrInvalid},
+		{"unknown role", maria, Change{Role: role("chefe")}, User{}, ErrBadRole},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.ch.Apply(tc.u)
+			if !errors.Is(err, tc.is) {
+				t.Fatalf("Apply = %v, want %v", err, tc.is)
+			}
+			if err == nil && got != tc.want {
+				t.Fatalf("Apply = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
