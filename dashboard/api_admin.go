@@ -27,14 +27,14 @@ import (
 	"github.com/sossego/sossego/internal/users"
 )
 
-// AdminUsers is what the user routes need; *users.Store implements it.
+// AdminUsers is what the user routes need; *usersdb.Store implements it.
 type AdminUsers interface {
 	List(ctx context.Context) ([]users.User, error)
 	Create(ctx context.Context, n users.NewUser, now time.Time) (users.User, error)
 	Update(ctx context.Context, name string, ch users.Change) (users.User, error)
 }
 
-// UnitStore is what the monetary unit routes need; *monetary.Store implements it.
+// UnitStore is what the monetary unit routes need; *monetarydb.Store implements it.
 type UnitStore interface {
 	Periods(ctx context.Context, codeID string) ([]monetary.Period, error)
 	Set(ctx context.Context, set monetary.Codes, p monetary.Period, by string, now time.Time) (monetary.Period, error)
@@ -52,11 +52,6 @@ type AdminOptions struct {
 
 // AdminAPI serves the administration routes.
 type AdminAPI struct{ o AdminOptions }
-
-var (
-	_ AdminUsers = (*users.Store)(nil)
-	_ UnitStore  = (*monetary.Store)(nil)
-)
 
 // NewAdminAPI returns the routes.
 func NewAdminAPI(o AdminOptions) *AdminAPI {

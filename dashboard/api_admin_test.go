@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/sossego/sossego/codes"
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 )
 
 // adminFixture mounts the administration routes, backed by the real user
 // and monetary stores, on the auth fixture.
-func adminFixture(t *testing.T) (*fixture, *monetary.Store) {
+func adminFixture(t *testing.T) (*fixture, *monetarydb.Store) {
 	t.Helper()
 	f := newFixture(t, HubOptions{}, AuthOptions{LoginAttempts: 100})
-	units, err := monetary.Open(context.Background(), filepath.Join(t.TempDir(), monetary.FileName))
+	units, err := monetarydb.Open(context.Background(), filepath.Join(t.TempDir(), monetarydb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,15 +25,13 @@ import (
 	"github.com/sossego/sossego/internal/users"
 )
 
-// HolidayStore is what the holiday routes need; *holidays.Store implements it.
+// HolidayStore is what the holiday routes need; *holidaysdb.Store implements it.
 type HolidayStore interface {
 	List(ctx context.Context, municipality string) ([]holidays.Entry, error)
 	Add(ctx context.Context, set holidays.Codes, e holidays.Entry, by string, now time.Time) (holidays.Entry, error)
 	Remove(ctx context.Context, municipality string, id int64, by, reason string, now time.Time) (holidays.Entry, error)
 	History(ctx context.Context, municipality string) ([]holidays.Change, error)
 }
-
-var _ HolidayStore = (*holidays.Store)(nil)
 
 // HolidaysOptions configure the holiday routes.
 type HolidaysOptions struct {

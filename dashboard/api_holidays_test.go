@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/holidays"
+	"github.com/sossego/sossego/internal/holidays/holidaysdb"
 )
 
 // TestHolidaysAPI: the admin registers and removes decreed days (every
@@ -23,7 +24,7 @@ import (
 // reaches the calendar the other consumers read before the answer.
 func TestHolidaysAPI(t *testing.T) {
 	f := newFixture(t, HubOptions{}, AuthOptions{LoginAttempts: 100})
-	st, err := holidays.Open(context.Background(), filepath.Join(t.TempDir(), holidays.FileName))
+	st, err := holidaysdb.Open(context.Background(), filepath.Join(t.TempDir(), holidaysdb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}

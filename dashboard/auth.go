@@ -64,15 +64,13 @@ const CookieName = "sossego_sessao"
 // CSRFHeader carries the session's CSRF token on state-changing requests.
 const CSRFHeader = "X-CSRF-Token"
 
-// UserStore is what Auth needs from the user store; *users.Store implements it.
+// UserStore is what Auth needs from the user store; *usersdb.Store implements it.
 type UserStore interface {
 	Authenticate(ctx context.Context, name, password string) (users.User, error)
 	CreateSession(ctx context.Context, u users.User, now time.Time, ttl time.Duration) (users.Session, error)
 	Session(ctx context.Context, token string, now time.Time) (users.Session, error)
 	DeleteSession(ctx context.Context, token string) error
 }
-
-var _ UserStore = (*users.Store)(nil)
 
 // Origins is the allow-list of browser origins ("scheme://host[:port]").
 // A request's Origin is allowed when it is listed, or when it names the same

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // do sends a request to the fixture with optional cookie, CSRF token and Origin.
@@ -450,12 +451,12 @@ func (s *loginServer) post(t *testing.T, c *http.Client, user, pw string, hdr ..
 	return resp, m
 }
 
-func testUsers(t *testing.T, opts users.Options) *users.Store {
+func testUsers(t *testing.T, opts users.Options) *usersdb.Store {
 	t.Helper()
 	if opts.Params == (users.Params{}) {
 		opts.Params = users.Params{Time: 1, MemKiB: 64, Threads: 1}
 	}
-	st, err := users.OpenDir(context.Background(), t.TempDir(), opts)
+	st, err := usersdb.OpenDir(context.Background(), t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 func TestMain(m *testing.M) {
@@ -46,7 +47,7 @@ type fixture struct {
 	srv   *httptest.Server
 	hub   *Hub
 	auth  *Auth
-	store *users.Store
+	store *usersdb.Store
 	clock *clock
 	tick  chan time.Time
 	stop  context.CancelFunc
@@ -59,7 +60,7 @@ const testPassword = "senha-de-teste"
 func newFixture(t *testing.T, hopts HubOptions, aopts AuthOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := users.OpenDir(ctx, t.TempDir(), users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}})
+	store, err := usersdb.OpenDir(ctx, t.TempDir(), users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 )
 
 // TestUIAdmin: in a real browser the admin adds a fiscal (refused without
@@ -22,7 +23,7 @@ func TestUIAdmin(t *testing.T) {
 	}
 	u := newUIServer(t, false)
 	ctx := context.Background()
-	units, err := monetary.Open(ctx, filepath.Join(t.TempDir(), monetary.FileName))
+	units, err := monetarydb.Open(ctx, filepath.Join(t.TempDir(), monetarydb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -293,7 +294,7 @@ func prepareDemo(ctx context.Context, dir string, keep bool) error {
 	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(b.String()), 0o640); err != nil {
 		return err
 	}
-	us, err := users.OpenDir(ctx, dir, users.Options{})
+	us, err := usersdb.OpenDir(ctx, dir, users.Options{})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/holidays"
+	"github.com/sossego/sossego/internal/holidays/holidaysdb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -31,7 +32,7 @@ tipo: feriado (padrão; vale para as regras de "feriados" do código e não é d
       ponto_facultativo (não é dia útil nos prazos, mas não é feriado para as regras do código)
 O serviço central em execução aplica as alterações em até 15 s.
 opções:
-  --data-dir DIR     diretório de dados do serviço central (arquivo ` + holidays.FileName + `)
+  --data-dir DIR     diretório de dados do serviço central (arquivo ` + holidaysdb.FileName + `)
   --codes-dir DIR    diretório com códigos YAML adicionais`
 
 // feriadosCmd is one run of sossego feriados: the subcommand, its options
@@ -47,7 +48,7 @@ type feriadosCmd struct {
 	code             string // the municipality's code id ("" for all)
 	entry            holidays.Entry
 	removeID         int64
-	st               *holidays.Store
+	st               *holidaysdb.Store
 }
 
 func runFeriados(ctx context.Context, args []string, io stdio) int {
@@ -168,7 +169,7 @@ func (c *feriadosCmd) open(ctx context.Context) (int, bool) {
 		fmt.Fprintf(c.io.err, "%s: %s\n", c.name, describe(err))
 		return 1, false
 	}
-	st, err := holidays.OpenDir(ctx, c.dir)
+	st, err := holidaysdb.OpenDir(ctx, c.dir)
 	if err != nil {
 		fmt.Fprintf(c.io.err, "%s: não foi possível abrir o cadastro de feriados: %s\n", c.name, describe(err))
 		return 1, false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -27,7 +28,7 @@ const unitsUsage = `uso: sossego units <list|set|history> --data-dir DIR [opçõ
 datas: AAAA-MM-DD ou dd/mm/aaaa; --to vazio = vigência em aberto
 valor: em R$, com vírgula decimal (ex.: 4.938,24 ou 4938,24); até quatro casas
 opções:
-  --data-dir DIR     diretório de dados do serviço central (arquivo ` + monetary.FileName + `)
+  --data-dir DIR     diretório de dados do serviço central (arquivo ` + monetarydb.FileName + `)
   --codes-dir DIR    diretório com códigos YAML adicionais`
 
 // unitsCmd is one run of "sossego units <sub>": its options, the codes,
@@ -36,7 +37,7 @@ type unitsCmd struct {
 	sub, dir, codesDir, code, unit, from, to, value, act, by string
 	codeSet                                                  *codes.Set
 	amount                                                   monetary.Amount // --value, for set
-	st                                                       *monetary.Store
+	st                                                       *monetarydb.Store
 	io                                                       stdio
 }
 
@@ -59,7 +60,7 @@ func runUnits(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "sossego units: %s\n", describe(err))
 		return 1
 	}
-	st, err := monetary.OpenDir(ctx, c.dir)
+	st, err := monetarydb.OpenDir(ctx, c.dir)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego units: não foi possível abrir o cadastro de unidades monetárias: %s\n", describe(err))
 		return 1
@@ -242,7 +243,7 @@ func setDemoUnits(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	st, err := monetary.OpenDir(ctx, dir)
+	st, err := monetarydb.OpenDir(ctx, dir)
 	if err != nil {
 		return err
 	}

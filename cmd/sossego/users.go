@@ -15,6 +15,7 @@ import (
 
 	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 func init() {
@@ -38,7 +39,7 @@ perfil (impresso nas notificações, autos e na trilha de auditoria):
   --email E-MAIL                e-mail (ex.: maria.santos@lapa.pr.gov.br)
   --phone TELEFONE              telefone com DDD (ex.: "(41) 99876-5432")
 opções:
-  --data-dir DIR   diretório de dados do serviço central (arquivo ` + users.FileName + `)`
+  --data-dir DIR   diretório de dados do serviço central (arquivo ` + usersdb.FileName + `)`
 
 // userFlags are the options of "sossego users".
 type userFlags struct {
@@ -163,7 +164,7 @@ func usersAdd(ctx context.Context, io stdio, f userFlags, pos []string) int {
 		fmt.Fprintf(io.err, "sossego users add: %s\n", describe(err))
 		return 1
 	}
-	s, err := users.OpenDir(ctx, f.dir, usersOptions)
+	s, err := usersdb.OpenDir(ctx, f.dir, usersOptions)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
@@ -220,7 +221,7 @@ func usersEdit(ctx context.Context, io stdio, f userFlags, pos []string) int {
 		fmt.Fprintln(io.err, "sossego users edit: nada a alterar: use --role, --full-name, --matricula, --email, --phone, --disable ou --enable")
 		return 2
 	}
-	s, err := users.OpenDir(ctx, f.dir, usersOptions)
+	s, err := usersdb.OpenDir(ctx, f.dir, usersOptions)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
@@ -263,7 +264,7 @@ func usersPasswd(ctx context.Context, io stdio, dir string, pos []string) int {
 		fmt.Fprintf(io.err, "sossego users passwd: %s\n", describe(err))
 		return 1
 	}
-	s, err := users.OpenDir(ctx, dir, usersOptions)
+	s, err := usersdb.OpenDir(ctx, dir, usersOptions)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
@@ -287,7 +288,7 @@ func usersPasswd(ctx context.Context, io stdio, dir string, pos []string) int {
 
 // usersList prints the users, one a line.
 func usersList(ctx context.Context, io stdio, dir string) int {
-	s, err := users.OpenDir(ctx, dir, usersOptions)
+	s, err := usersdb.OpenDir(ctx, dir, usersOptions)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego users: não foi possível abrir o cadastro de usuários: %s\n", describe(err))
 		return 1
@@ -371,7 +372,7 @@ var demoProfiles = map[string]users.Profile{
 }
 
 // addDemoUser creates a demo account with its profile; one that exists is kept.
-func addDemoUser(ctx context.Context, us *users.Store, name string, role users.Role, password string) error {
+func addDemoUser(ctx context.Context, us *usersdb.Store, name string, role users.Role, password string) error {
 	_, err := us.Create(ctx, users.NewUser{Name: name, Role: role, Password: password, Profile: demoProfiles[name]}, time.Now())
 	if err != nil && !errors.Is(err, users.ErrExists) {
 		return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 func TestUsersCLI(t *testing.T) {
@@ -69,7 +70,7 @@ func TestUsersCLI(t *testing.T) {
 			}
 		})
 	}
-	s, err := users.OpenDir(context.Background(), dir, usersOptions)
+	s, err := usersdb.OpenDir(context.Background(), dir, usersOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

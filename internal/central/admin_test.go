@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // TestAdminRoutesWired: the central service serves the administration
@@ -17,7 +18,7 @@ import (
 // and is refused a value; the admin sets one, stored in the data directory.
 func TestAdminRoutesWired(t *testing.T) {
 	dir := t.TempDir()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestAdminRoutesWired(t *testing.T) {
 	if code, body := send(ac, acsrf, "GET", "/api/v1/admin/users", ""); code != 200 || !strings.Contains(body, `"fisc"`) {
 		t.Errorf("admin GET users: %d %s", code, body)
 	}
-	st, err := monetary.OpenDir(context.Background(), dir)
+	st, err := monetarydb.OpenDir(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

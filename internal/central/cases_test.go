@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // TestCasesRoutesWired: the central service serves the case list and a
@@ -15,7 +16,7 @@ import (
 // leaves the workflow's /parties/{doc}/history route where it was.
 func TestCasesRoutesWired(t *testing.T) {
 	dir := t.TempDir()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

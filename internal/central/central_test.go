@@ -26,6 +26,7 @@ import (
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 const seed = loadgen.DefaultSeed
@@ -104,7 +105,7 @@ const (
 
 func addTestUser(t testing.TB, dir string) {
 	t.Helper()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -49,7 +50,7 @@ const (
 
 func addUser(t testing.TB, dir, name string, role users.Role) {
 	t.Helper()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

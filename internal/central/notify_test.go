@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // TestNotificationsWired (whole service): a Lapa night exceedance reaches
@@ -27,7 +28,7 @@ func TestNotificationsWired(t *testing.T) {
 	}
 	mp := testenv.StartMailpit(t, testenv.MailpitOpts{})
 	dir := t.TempDir()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 func loginAs(t *testing.T, base, user, password string) (*http.Client, string) {
@@ -58,7 +59,7 @@ func putRegistry(t *testing.T, c *http.Client, base, csrf, body string) (int, st
 // valid one takes effect at once.
 func TestRegistryAPIAdminOnly(t *testing.T) {
 	dir := t.TempDir()
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestDemoKeysRefusedOnReload(t *testing.T) {
 	if err := os.WriteFile(regPath, own, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	us, err := users.OpenDir(context.Background(), dir, users.Options{})
+	us, err := usersdb.OpenDir(context.Background(), dir, users.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,19 +17,21 @@ import (
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/holidays"
+	"github.com/sossego/sossego/internal/holidays/holidaysdb"
 	"github.com/sossego/sossego/internal/ingest"
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
 // web is the operator-facing side: users and sessions, the live hub, the
 // embedded UI and the fiscal's workflow.
 type web struct {
-	users *users.Store
-	units *monetary.Store // values of the codes' monetary units
+	users *usersdb.Store
+	units *monetarydb.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
 	cases *cases.Store
@@ -41,12 +43,21 @@ type web struct {
 
 	// hols is the register of the municipalities' decreed days; holWatch
 	// keeps the code set's calendar in step with it.
-	hols     *holidays.Store
+	hols     *holidaysdb.Store
 	holWatch *holidays.Watch
 }
 
+// The stores wired here are what the dashboard's consumer-side interfaces
+// ask for.
+var (
+	_ dashboard.UserStore    = (*usersdb.Store)(nil)
+	_ dashboard.AdminUsers   = (*usersdb.Store)(nil)
+	_ dashboard.UnitStore    = (*monetarydb.Store)(nil)
+	_ dashboard.HolidayStore = (*holidaysdb.Store)(nil)
+)
+
 func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
-	us, err := users.OpenDir(ctx, o.DataDir, users.Options{})
+	us, err := usersdb.OpenDir(ctx, o.DataDir, users.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("central: users: %w", err)
 	}
@@ -60,12 +71,12 @@ func openWeb(ctx context.Context, o Options, log *slog.Logger) (*web, error) {
 		us.Close()
 		return nil, fmt.Errorf("central: --trusted-proxy: %w", err)
 	}
-	units, err := monetary.OpenDir(ctx, o.DataDir)
+	units, err := monetarydb.OpenDir(ctx, o.DataDir)
 	if err != nil {
 		us.Close()
 		return nil, fmt.Errorf("central: monetary units: %w", err)
 	}
-	hols, err := holidays.OpenDir(ctx, o.DataDir)
+	hols, err := holidaysdb.OpenDir(ctx, o.DataDir)
 	if err != nil {
 		us.Close()
 		units.Close()

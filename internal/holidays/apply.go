@@ -10,6 +10,15 @@ import (
 	"github.com/sossego/sossego/codes"
 )
 
+// Register is what Apply and Watch read of the register of decreed days
+// (*holidaysdb.Store).
+type Register interface {
+	// List returns the entries of a municipality ("" = every one).
+	List(ctx context.Context, municipality string) ([]Entry, error)
+	// Seq is the number of the register's last change (0 when empty).
+	Seq(ctx context.Context) (int64, error)
+}
+
 // Target takes the decreed days (*codes.Set).
 type Target interface {
 	Codes
@@ -19,7 +28,7 @@ type Target interface {
 // Apply reads the register and hands every entry to set, so the codes it
 // returns from then on carry them. Entries of a municipality the set no
 // longer loads are left out and logged.
-func Apply(ctx context.Context, s *Store, set Target, log *slog.Logger) (int, error) {
+func Apply(ctx context.Context, s Register, set Target, log *slog.Logger) (int, error) {
 	entries, err := s.List(ctx, "")
 	if err != nil {
 		return 0, err
@@ -43,7 +52,7 @@ func Apply(ctx context.Context, s *Store, set Target, log *slog.Logger) (int, er
 // through Changed; one through the CLI, from another process, within
 // Every).
 type Watch struct {
-	Store *Store
+	Store Register
 	Set   Target
 	Every time.Duration // default 15 s
 	Log   *slog.Logger
@@ -51,7 +60,7 @@ type Watch struct {
 }
 
 // NewWatch returns a Watch.
-func NewWatch(s *Store, set Target, every time.Duration, log *slog.Logger) *Watch {
+func NewWatch(s Register, set Target, every time.Duration, log *slog.Logger) *Watch {
 	if every <= 0 {
 		every = 15 * time.Second
 	}

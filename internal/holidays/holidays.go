@@ -5,10 +5,11 @@
 // themselves name; this register holds what the operator adds without a
 // new release, each entry with the act that set it.
 //
-// The register is its own SQLite file (FileName in the data directory),
-// schema steps by internal/sqlitedb.Migrate, with an append-only log of
-// every change (who, when, what). Check, the rules a new entry must meet,
-// and ParseDay, the reading of a typed date, are pure. Apply hands the
+// This package holds the types, without a driver; the register itself,
+// internal/holidays/holidaysdb, is its own SQLite file in the data directory
+// with an append-only log of every change (who, when, what: Change), wired
+// by internal/central and cmd/sossego. Check, the rules a new entry must
+// meet, and ParseDay, the reading of a typed date, are pure. Apply hands the
 // entries to the codes engine as data (codes.Set.SetDecreed), so every
 // consumer of the set — alert limits, reports, limit series, notice
 // deadlines — reads the same calendar; Watch re-applies them when the
@@ -23,9 +24,6 @@ import (
 
 	"github.com/sossego/sossego/codes"
 )
-
-// FileName is the register's file inside the service's data directory.
-const FileName = "holidays.db"
 
 // Entry is one decreed day of one municipality.
 type Entry struct {
@@ -101,6 +99,19 @@ func (e *ValidationError) Unwrap() error { return ErrInvalid }
 // ErrNotFound is returned when an entry to remove does not exist.
 var ErrNotFound = errors.New("holidays: entry not found")
 
+// IsNotFound reports whether err is ErrNotFound.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Change is one entry of the register's append-only log.
+type Change struct {
+	Seq    int64     `json:"seq"`
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	Action string    `json:"action"` // "added" | "removed"
+	Reason string    `json:"reason,omitempty"`
+	Entry  Entry     `json:"entry"`
+}
+
 // Codes finds the municipal codes (*codes.Set).
 type Codes interface {
 	Code(id string) (*codes.Code, bool)
@@ -113,8 +124,8 @@ type resolver interface {
 	Resolve(name string) (*codes.Code, error)
 }
 
-// lookup finds the municipality's code by id or, when set can, by name.
-func lookup(set Codes, m string) (*codes.Code, bool) {
+// Lookup finds the municipality's code by id or, when set can, by name.
+func Lookup(set Codes, m string) (*codes.Code, bool) {
 	m = strings.TrimSpace(m)
 	if c, ok := set.Code(m); ok {
 		return c, true
@@ -166,6 +177,16 @@ const (
 	maxName = 120
 	maxAct  = 300
 )
+
+// NormalizeReason is why an entry was removed as the log keeps it: spaces
+// collapsed, at most as long as an act.
+func NormalizeReason(reason string) string {
+	reason = strings.Join(strings.Fields(reason), " ")
+	if len([]rune(reason)) > maxAct {
+		reason = string([]rune(reason)[:maxAct])
+	}
+	return reason
+}
 
 // Check validates e against the municipality's code c (nil = unknown
 // municipality) and the entries already registered for it, and returns e

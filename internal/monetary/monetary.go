@@ -7,10 +7,11 @@
 // date of the act. The YAML value_brl stays a fallback for a unit with no
 // stored value.
 //
-// The store is its own SQLite file (FileName in the data directory) with
-// its schema steps recorded by internal/sqlitedb.Migrate, and an
-// append-only log of every change (who, when, what). Check, the rules a new
-// period must meet, and ValueAt, the look-up, are pure.
+// This package holds the types, without a driver: Check, the rules a new
+// period must meet, and ValueAt, the look-up, are pure. The store,
+// internal/monetary/monetarydb, is its own SQLite file in the data directory
+// with an append-only log of every change (who, when, what: Change); it is
+// wired by internal/central and cmd/sossego.
 package monetary
 
 import (
@@ -25,9 +26,6 @@ import (
 
 	"github.com/sossego/sossego/codes"
 )
-
-// FileName is the store's file inside the service's data directory.
-const FileName = "monetary.db"
 
 // Amount is a value in R$, in ten-thousandths of a real (unit values are
 // often fixed with four decimals, e.g. a UFM of R$ 4,2719).
@@ -170,6 +168,19 @@ func DateBR(iso string) string {
 		return iso
 	}
 	return t.Format("02/01/2006")
+}
+
+// Change is one entry of the append-only log of the store of unit values.
+type Change struct {
+	Seq    int64     `json:"seq"`
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	CodeID string    `json:"code"`
+	Unit   string    `json:"unit"`
+	// Action: "set" (a new period) or "closed" (an open period given an
+	// end because a newer value starts).
+	Action string `json:"action"`
+	Period Period `json:"period"`
 }
 
 // ValueAt returns the period of code's unit that covers day (YYYY-MM-DD).

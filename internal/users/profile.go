@@ -1,13 +1,10 @@
 package users
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -190,7 +187,7 @@ func formatPhone(s string) (string, bool) {
 	return "", false
 }
 
-// NewUser is a user to create with Create.
+// NewUser is a user to create (a store's Create).
 type NewUser struct {
 	Name     string
 	Role     Role
@@ -198,10 +195,10 @@ type NewUser struct {
 	Profile
 }
 
-// Create adds a user after checking everything at once: the login, the
-// role, the password and the profile (a fiscal needs a full name and a
-// matrícula). A *ValidationError lists every problem in pt-BR.
-func (s *Store) Create(ctx context.Context, n NewUser, now time.Time) (User, error) {
+// CheckNewUser normalises n's profile and checks everything at once: the
+// login, the role, the password and the profile (a fiscal needs a full name
+// and a matrícula). A *ValidationError lists every problem in pt-BR.
+func CheckNewUser(n NewUser) (NewUser, error) {
 	n.Profile = NormalizeProfile(n.Profile)
 	e := &ValidationError{}
 	if err := CheckName(n.Name); err != nil {
@@ -215,38 +212,20 @@ func (s *Store) Create(ctx context.Context, n NewUser, now time.Time) (User, err
 	}
 	checkProfile(e, n.Role, n.Profile)
 	if err := e.orNil(); err != nil {
-		return User{}, err
+		return NewUser{}, err
 	}
-	h, err := s.hash(ctx, n.Password)
-	if err != nil {
-		return User{}, err
-	}
-	return s.insert(ctx, n.Name, n.Role, h, n.Profile, now)
+	return n, nil
 }
 
-func (s *Store) insert(ctx context.Context, name string, role Role, hash string, p Profile, now time.Time) (User, error) {
-	u := User{Name: name, Role: role, Profile: p, Created: now.UTC().Truncate(time.Millisecond)}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO users(name, role, hash, created, full_name, matricula, email, phone) VALUES(?,?,?,?,?,?,?,?)`,
-		name, string(role), hash, u.Created.UnixMilli(), p.FullName, p.Matricula, p.Email, p.Phone)
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") || strings.Contains(err.Error(), "PRIMARY KEY") {
-			return User{}, fmt.Errorf("users: add %q: %w", name, ErrExists)
-		}
-		return User{}, fmt.Errorf("users: add %q: %w", name, err)
+// CheckNewPassword checks a password given in a Change: a
+// *ValidationError (ErrWeakPassword) when it is too short.
+func CheckNewPassword(pw string) error {
+	if utf8.RuneCountInString(pw) < MinPasswordLen {
+		e := &ValidationError{}
+		e.add(ErrWeakPassword, "senha: use pelo menos %d caracteres", MinPasswordLen)
+		return e
 	}
-	return u, nil
-}
-
-// Get returns one user.
-func (s *Store) Get(ctx context.Context, name string) (User, error) {
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE name=?`, name))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return User{}, fmt.Errorf("users: %q: %w", name, ErrNotFound)
-	case err != nil:
-		return User{}, fmt.Errorf("users: get %q: %w", name, err)
-	}
-	return u, nil
+	return nil
 }
 
 // Change is an edit of a user: nil fields stay as they are.
@@ -260,36 +239,11 @@ type Change struct {
 	Password  *string
 }
 
-// Update applies ch to the user name and returns the result. The user as
-// changed must be valid (a user who becomes fiscal needs a full name and a
-// matrícula); disabling or demoting the last active admin is refused
-// (ErrLastAdmin). Disabling or a new password ends the user's sessions.
-func (s *Store) Update(ctx context.Context, name string, ch Change) (User, error) {
-	var hash string
-	if ch.Password != nil {
-		if utf8.RuneCountInString(*ch.Password) < MinPasswordLen {
-			return User{}, &ValidationError{Problems: []string{fmt.Sprintf("senha: use pelo menos %d caracteres", MinPasswordLen)},
-				errs: []error{ErrWeakPassword}}
-		}
-		h, err := s.hash(ctx, *ch.Password)
-		if err != nil {
-			return User{}, err
-		}
-		hash = h
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return User{}, fmt.Errorf("users: update %q: %w", name, err)
-	}
-	defer tx.Rollback()
-	old, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE name=?`, name))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return User{}, fmt.Errorf("users: update %q: %w", name, ErrNotFound)
-	case err != nil:
-		return User{}, fmt.Errorf("users: update %q: %w", name, err)
-	}
-	u := old
+// Apply returns u with ch's fields set (the password aside: a store hashes
+// it) and its profile normalised, after checking the user as changed: a
+// user who becomes fiscal needs a full name and a matrícula. A
+// *ValidationError lists every problem in pt-BR.
+func (ch Change) Apply(u User) (User, error) {
 	set := func(dst *string, src *string) {
 		if src != nil {
 			*dst = *src
@@ -313,33 +267,6 @@ func (s *Store) Update(ctx context.Context, name string, ch Change) (User, error
 	checkProfile(e, u.Role, u.Profile)
 	if err := e.orNil(); err != nil {
 		return User{}, err
-	}
-	if old.Role == Admin && !old.Disabled && (u.Role != Admin || u.Disabled) {
-		var others int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role=? AND disabled=0 AND name<>?`, string(Admin), name).
-			Scan(&others); err != nil {
-			return User{}, fmt.Errorf("users: update %q: %w", name, err)
-		}
-		if others == 0 {
-			return User{}, fmt.Errorf("users: update %q: %w", name, ErrLastAdmin)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE users SET role=?, full_name=?, matricula=?, email=?, phone=?, disabled=? WHERE name=?`,
-		string(u.Role), u.FullName, u.Matricula, u.Email, u.Phone, boolInt(u.Disabled), name); err != nil {
-		return User{}, fmt.Errorf("users: update %q: %w", name, err)
-	}
-	if hash != "" {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET hash=? WHERE name=?`, hash, name); err != nil {
-			return User{}, fmt.Errorf("users: update %q: %w", name, err)
-		}
-	}
-	if hash != "" || (u.Disabled && !old.Disabled) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE name=?`, name); err != nil {
-			return User{}, fmt.Errorf("users: update %q: end sessions: %w", name, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return User{}, fmt.Errorf("users: update %q: %w", name, err)
 	}
 	return u, nil
 }

@@ -1,7 +1,6 @@
 package users
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -79,110 +78,76 @@ func TestCheckProfile(t *testing.T) {
 	}
 }
 
-func TestCreateAndUpdate(t *testing.T) {
-	ctx := context.Background()
-	s := open(t)
-	maria := NewUser{Name: "maria", Role: Fiscal, Password: "senha-da-maria-1",
-		Profile: Profile{FullName: "  Maria   dos Santos ", Matricula: "123", Email: "maria@lapa.pr.gov.br", Phone: "41999887766"}}
-	u, err := s.Create(ctx, maria, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.FullName != "Maria dos Santos" || u.Phone != "(41) 99988-7766" {
-		t.Fatalf("Create did not normalise: %+v", u)
-	}
-	if _, err := s.Create(ctx, NewUser{Name: "ana", Role: Admin, Password: "senha-da-ana-123"}, t0); err != nil {
-		t.Fatal(err)
-	}
-	creates := []struct {
+func TestCheckNewUser(t *testing.T) {
+	tests := []struct {
 		name string
 		n    NewUser
-		is   error
-		msg  string
+		is   error  // nil = valid
+		msg  string // substring of the problems
 	}{
-		{"duplicate", maria, ErrExists, ""},
-		{"fiscal without matrícula", NewUser{Name: "bia", Role: Fiscal, Password: "senha-da-bia-123", Profile: Profile{FullName: "Bia Lima"}}, ErrInvalid, "matrícula"},
-		{"bad everything", NewUser{Name: "b i a", Role: "chefe", Password: "curta"}, ErrBadName, "papel \"chefe\" inválido"},
-		{"short password", NewUser{Name: "bia", Role: Operador, Password: "curta"}, ErrWeakPassword, "senha: use pelo menos 10"},
+		{"fiscal normalised", NewUser{Name: "maria", Role: Fiscal, Password: "senha-da-maria-1",
+			Profile: Profile{FullName: "  Maria   dos Santos ", Matricula: " 123 ", Phone: "41999887766"}}, nil, ""},
+		{"operador without profile", NewUser{Name: "op", Role: Operador, Password: "0123456789"}, nil, ""},
+		{"every problem at once", NewUser{Name: "b i a", Role: "chefe", Password: "curta"}, ErrBadName,
+			"usuário \"b i a\" inválido: use de 1 a 64 letras, dígitos e . _ - @, começando por letra ou dígito; papel \"chefe\" inválido: use admin, fiscal ou operador; senha: use pelo menos 10 caracteres"},
+		{"bad role", NewUser{Name: "bia", Role: "chefe", Password: "0123456789"}, ErrBadRole, "papel"},
+		{"short password", NewUser{Name: "bia", Role: Operador, Password: "curta"}, ErrWeakPassword, "senha"},
+		{"fiscal without matrícula", NewUser{Name: "bia", Role: Fiscal, Password: "0123456789", Profile: Profile{FullName: "Bia Lima"}},
+			ErrInvalid, "matrícula: obrigatória para fiscal"},
 	}
-	for _, tc := range creates {
-		t.Run("create "+tc.name, func(t *testing.T) {
-			_, err := s.Create(ctx, tc.n, t0)
-			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("Create = %v, want %v with %q", err, tc.is, tc.msg)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CheckNewUser(tc.n)
+			if tc.is == nil {
+				if err != nil {
+					t.Fatalf("CheckNewUser: %v", err)
+				}
+				if want := NormalizeProfile(tc.n.Profile); got.Profile != want || got.Name != tc.n.Name || got.Password != tc.n.Password {
+					t.Fatalf("CheckNewUser = %+v, want the profile normalised to %+v", got, want)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || !errors.Is(err, tc.is) || !strings.Contains(strings.Join(ve.Problems, "; "), tc.msg) {
+				t.Fatalf("CheckNewUser = %v, want %v with %q", err, tc.is, tc.msg)
 			}
 		})
 	}
-	ss, err := s.CreateSession(ctx, u, t0, 3600e9)
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func TestChangeApply(t *testing.T) {
+	maria := User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123"}}
 	str := func(s string) *string { return &s }
 	role := func(r Role) *Role { return &r }
-	yes, no := true, false
-	updates := []struct {
+	yes := true
+	tests := []struct {
 		name string
-		user string
+		u    User
 		ch   Change
-		is   error
-		msg  string
-		then func(t *testing.T, u User)
+		want User  // when valid
+		is   error // nil = valid
 	}{
-		{"new e-mail", "maria", Change{Email: str("m.santos@lapa.pr.gov.br")}, nil, "", func(t *testing.T, u User) {
-			if u.Email != "m.santos@lapa.pr.gov.br" || u.Matricula != "123" {
-				t.Errorf("%+v", u)
-			}
-		}},
-		{"clear matrícula of a fiscal", "maria", Change{Matricula: str("")}, ErrInvalid, "matrícula: obrigatória", nil},
-		{"admin becomes fiscal without profile", "ana", Change{Role: role(Fiscal)}, ErrInvalid, "nome completo", nil},
-		{"unknown user", "zeca", Change{Email: str("z@x.com.br")}, ErrNotFound, "", nil},
-		{"bad role", "maria", Change{Role: role("chefe")}, ErrBadRole, "", nil},
-		{"last admin disabled", "ana", Change{Disabled: &yes}, ErrLastAdmin, "", nil},
-		{"last admin demoted", "ana", Change{Role: role(Operador)}, ErrLastAdmin, "", nil},
-		{"short password", "maria", Change{Password: str("curta")}, ErrWeakPassword, "", nil},
-		{"fiscal made admin", "maria", Change{Role: role(Admin)}, nil, "", nil},
-		{"now the first admin may go", "ana", Change{Disabled: &yes}, nil, "", func(t *testing.T, u User) {
-			if !u.Disabled {
-				t.Errorf("%+v", u)
-			}
-		}},
-		{"re-enabled", "ana", Change{Disabled: &no}, nil, "", nil},
-		{"back to fiscal", "maria", Change{Role: role(Fiscal)}, nil, "", nil},
+		{"nothing changes", maria, Change{}, maria, nil},
+		{"new e-mail, trimmed", maria, Change{Email: str(" m.santos@lapa.pr.gov.br ")},
+			User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123", Email: "m.santos@lapa.pr.gov.br"}}, nil},
+		{"phone formatted", maria, Change{Phone: str("41999887766")},
+			User{Name: "maria", Role: Fiscal, Profile: Profile{FullName: "Maria dos Santos", Matricula: "123", Phone: "(41) 99988-7766"}}, nil},
+		{"disabled", maria, Change{Disabled: &yes},
+			User{Name: "maria", Role: Fiscal, Profile: maria.Profile, Disabled: true}, nil},
+		{"the password is the store's", maria, Change{Password: str("x")}, maria, nil},
+		{"a fiscal keeps a matrícula", maria, Change{Matricula: str("")}, User{}, ErrInvalid},
+		{"an operador made fiscal needs a profile", User{Name: "op", Role: Operador}, Change{Role: role(Fiscal)}, User{}, ErrInvalid},
+		{"unknown role", maria, Change{Role: role("chefe")}, User{}, ErrBadRole},
 	}
-	for _, tc := range updates {
-		t.Run("update "+tc.name, func(t *testing.T) {
-			u, err := s.Update(ctx, tc.user, tc.ch)
-			if !errors.Is(err, tc.is) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
-				t.Fatalf("Update = %v, want %v with %q", err, tc.is, tc.msg)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.ch.Apply(tc.u)
+			if !errors.Is(err, tc.is) {
+				t.Fatalf("Apply = %v, want %v", err, tc.is)
 			}
-			if err == nil && tc.then != nil {
-				tc.then(t, u)
+			if err == nil && got != tc.want {
+				t.Fatalf("Apply = %+v, want %+v", got, tc.want)
 			}
 		})
-	}
-	// A refused update changed nothing; the session survived the edits.
-	got, err := s.Get(ctx, "maria")
-	if err != nil || got.Matricula != "123" || got.Role != Fiscal {
-		t.Fatalf("Get = %+v, %v", got, err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); err != nil {
-		t.Fatalf("session after profile edits: %v", err)
-	}
-	// A new password or disabling ends the sessions.
-	if _, err := s.Update(ctx, "maria", Change{Password: str("outra-senha-boa")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
-		t.Fatalf("session after new password: %v", err)
-	}
-	if _, err := s.Authenticate(ctx, "maria", "outra-senha-boa"); err != nil {
-		t.Fatal(err)
-	}
-	ss, _ = s.CreateSession(ctx, got, t0, 3600e9)
-	if _, err := s.Update(ctx, "maria", Change{Disabled: &yes}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
-		t.Fatalf("session after disabling: %v", err)
 	}
 }

@@ -1,4 +1,9 @@
-package monetary
+// Package monetarydb is the store of the monetary units' values: its own
+// SQLite file (FileName in the data directory, through internal/sqlitedb,
+// schema steps recorded by sqlitedb.Migrate) with the periods of validity
+// and an append-only log of every change. The types and the rules a period
+// must meet are internal/monetary; internal/central and cmd/sossego wire it.
+package monetarydb
 
 import (
 	"context"
@@ -8,25 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sossego/sossego/internal/monetary"
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
+
+// FileName is the store's file inside the service's data directory.
+const FileName = "monetary.db"
 
 // Store is the SQLite store of unit values.
 type Store struct {
 	db *sql.DB
-}
-
-// Change is one entry of the append-only log of the store.
-type Change struct {
-	Seq    int64     `json:"seq"`
-	At     time.Time `json:"at"`
-	By     string    `json:"by"`
-	CodeID string    `json:"code"`
-	Unit   string    `json:"unit"`
-	// Action: "set" (a new period) or "closed" (an open period given an
-	// end because a newer value starts).
-	Action string `json:"action"`
-	Period Period `json:"period"`
 }
 
 var migrations = []sqlitedb.Step{{Name: "unit values and their log", SQL: `
@@ -87,11 +83,11 @@ const periodCols = `id, code_id, unit, valid_from, valid_to, value, act, set_by,
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanPeriod(r scanner) (Period, error) {
-	var p Period
+func scanPeriod(r scanner) (monetary.Period, error) {
+	var p monetary.Period
 	var at int64
 	if err := r.Scan(&p.ID, &p.CodeID, &p.Unit, &p.From, &p.To, &p.Value, &p.Act, &p.SetBy, &at); err != nil {
-		return Period{}, err
+		return monetary.Period{}, err
 	}
 	p.SetAt = time.UnixMilli(at).UTC()
 	return p, nil
@@ -101,13 +97,13 @@ type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-func periods(ctx context.Context, q querier, where string, args ...any) ([]Period, error) {
+func periods(ctx context.Context, q querier, where string, args ...any) ([]monetary.Period, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+periodCols+` FROM monetary_values `+where+` ORDER BY code_id, unit, valid_from`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("monetary: list: %w", err)
 	}
 	defer rows.Close()
-	out := []Period{}
+	out := []monetary.Period{}
 	for rows.Next() {
 		p, err := scanPeriod(rows)
 		if err != nil {
@@ -123,64 +119,65 @@ func periods(ctx context.Context, q querier, where string, args ...any) ([]Perio
 
 // Periods returns the stored periods of a code ("" = every code), by code,
 // unit and start.
-func (s *Store) Periods(ctx context.Context, codeID string) ([]Period, error) {
+func (s *Store) Periods(ctx context.Context, codeID string) ([]monetary.Period, error) {
 	if codeID == "" {
 		return periods(ctx, s.db, "")
 	}
 	return periods(ctx, s.db, "WHERE code_id = ?", codeID)
 }
 
-// Set stores a new period after Check (in one transaction with the
-// periods it is checked against): an open period of the same unit that
+// Set stores a new period after monetary.Check (in one transaction with
+// the periods it is checked against): an open period of the same unit that
 // started earlier is closed the day before the new one starts; any other
 // overlap, an unknown code or unit, a value that is not positive or a
-// missing legal act is a *ValidationError in pt-BR and nothing is written.
-func (s *Store) Set(ctx context.Context, set Codes, p Period, by string, now time.Time) (Period, error) {
+// missing legal act is a *monetary.ValidationError in pt-BR and nothing is
+// written.
+func (s *Store) Set(ctx context.Context, set monetary.Codes, p monetary.Period, by string, now time.Time) (monetary.Period, error) {
 	c, ok := set.Code(strings.TrimSpace(p.CodeID))
 	if !ok {
-		return Period{}, &ValidationError{Problems: []string{fmt.Sprintf("código municipal %q desconhecido: use %s", p.CodeID, strings.Join(set.IDs(), ", "))}}
+		return monetary.Period{}, &monetary.ValidationError{Problems: []string{fmt.Sprintf("código municipal %q desconhecido: use %s", p.CodeID, strings.Join(set.IDs(), ", "))}}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Period{}, fmt.Errorf("monetary: set: %w", err)
+		return monetary.Period{}, fmt.Errorf("monetary: set: %w", err)
 	}
 	defer tx.Rollback()
 	existing, err := periods(ctx, tx, "WHERE code_id = ? AND unit = ?", c.ID, strings.TrimSpace(p.Unit))
 	if err != nil {
-		return Period{}, err
+		return monetary.Period{}, err
 	}
-	p, closes, err := Check(c, existing, p)
+	p, closes, err := monetary.Check(c, existing, p)
 	if err != nil {
-		return Period{}, err
+		return monetary.Period{}, err
 	}
 	at := now.UTC().Truncate(time.Millisecond)
 	if closes != nil {
 		if _, err := tx.ExecContext(ctx, `UPDATE monetary_values SET valid_to = ? WHERE id = ?`, closes.To, closes.ID); err != nil {
-			return Period{}, fmt.Errorf("monetary: set: %w", err)
+			return monetary.Period{}, fmt.Errorf("monetary: set: %w", err)
 		}
 		if err := logChange(ctx, tx, at, by, "closed", *closes); err != nil {
-			return Period{}, err
+			return monetary.Period{}, err
 		}
 	}
 	p.SetBy, p.SetAt = by, at
 	res, err := tx.ExecContext(ctx, `INSERT INTO monetary_values (code_id, unit, valid_from, valid_to, value, act, set_by, set_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.CodeID, p.Unit, p.From, p.To, int64(p.Value), p.Act, by, at.UnixMilli())
 	if err != nil {
-		return Period{}, fmt.Errorf("monetary: set: %w", err)
+		return monetary.Period{}, fmt.Errorf("monetary: set: %w", err)
 	}
 	if p.ID, err = res.LastInsertId(); err != nil {
-		return Period{}, fmt.Errorf("monetary: set: %w", err)
+		return monetary.Period{}, fmt.Errorf("monetary: set: %w", err)
 	}
 	if err := logChange(ctx, tx, at, by, "set", p); err != nil {
-		return Period{}, err
+		return monetary.Period{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Period{}, fmt.Errorf("monetary: set: %w", err)
+		return monetary.Period{}, fmt.Errorf("monetary: set: %w", err)
 	}
 	return p, nil
 }
 
-func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action string, p Period) error {
+func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action string, p monetary.Period) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO monetary_log (at, by, code_id, unit, action, period_id, valid_from, valid_to, value, act)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, at.UnixMilli(), by, p.CodeID, p.Unit, action, p.ID, p.From, p.To, int64(p.Value), p.Act)
 	if err != nil {
@@ -191,7 +188,7 @@ func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action string,
 
 // History returns the log of a code's unit (unit "" = every unit of the
 // code), oldest first.
-func (s *Store) History(ctx context.Context, codeID, unit string) ([]Change, error) {
+func (s *Store) History(ctx context.Context, codeID, unit string) ([]monetary.Change, error) {
 	q := `SELECT seq, at, by, code_id, unit, action, period_id, valid_from, valid_to, value, act FROM monetary_log WHERE code_id = ?`
 	args := []any{codeID}
 	if unit != "" {
@@ -203,9 +200,9 @@ func (s *Store) History(ctx context.Context, codeID, unit string) ([]Change, err
 		return nil, fmt.Errorf("monetary: history: %w", err)
 	}
 	defer rows.Close()
-	out := []Change{}
+	out := []monetary.Change{}
 	for rows.Next() {
-		var c Change
+		var c monetary.Change
 		var at int64
 		if err := rows.Scan(&c.Seq, &at, &c.By, &c.CodeID, &c.Unit, &c.Action, &c.Period.ID, &c.Period.From, &c.Period.To,
 			&c.Period.Value, &c.Period.Act); err != nil {

@@ -1,4 +1,4 @@
-package users
+package usersdb
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sossego/sossego/internal/users"
 )
 
-// fast keeps the tests quick under -race; production uses DefaultParams.
-var fast = Options{Params: Params{Time: 1, MemKiB: 64, Threads: 1}}
+// fast keeps the tests quick under -race; production uses users.DefaultParams.
+var fast = users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}}
 
 var t0 = time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)
 
@@ -27,24 +29,24 @@ func open(t *testing.T) *Store {
 func TestAdd(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
-	if _, err := s.Add(ctx, "ana", Admin, "senha-muito-boa", t0); err != nil {
+	if _, err := s.Add(ctx, "ana", users.Admin, "senha-muito-boa", t0); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name, user string
-		role       Role
+		role       users.Role
 		pw         string
 		want       error
 	}{
-		{"ok fiscal", "joao.silva", Fiscal, "0123456789", nil},
-		{"ok accented name", "joão", Operador, "0123456789", nil},
-		{"duplicate", "ana", Fiscal, "0123456789", ErrExists},
-		{"empty name", "", Fiscal, "0123456789", ErrBadName},
-		{"space in name", "ana maria", Fiscal, "0123456789", ErrBadName},
-		{"leading dot", ".ana", Fiscal, "0123456789", ErrBadName},
-		{"too long", strings.Repeat("a", 65), Fiscal, "0123456789", ErrBadName},
-		{"bad role", "bia", Role("root"), "0123456789", ErrBadRole},
-		{"short password", "bia", Fiscal, "012345678", ErrWeakPassword},
+		{"ok fiscal", "joao.silva", users.Fiscal, "0123456789", nil},
+		{"ok accented name", "joão", users.Operador, "0123456789", nil},
+		{"duplicate", "ana", users.Fiscal, "0123456789", users.ErrExists},
+		{"empty name", "", users.Fiscal, "0123456789", users.ErrBadName},
+		{"space in name", "ana maria", users.Fiscal, "0123456789", users.ErrBadName},
+		{"leading dot", ".ana", users.Fiscal, "0123456789", users.ErrBadName},
+		{"too long", strings.Repeat("a", 65), users.Fiscal, "0123456789", users.ErrBadName},
+		{"bad role", "bia", users.Role("root"), "0123456789", users.ErrBadRole},
+		{"short password", "bia", users.Fiscal, "012345678", users.ErrWeakPassword},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,8 +77,8 @@ func TestAuthenticate(t *testing.T) {
 	s := open(t)
 	for _, u := range []struct {
 		name string
-		role Role
-	}{{"fiscal1", Fiscal}, {"inativo", Operador}} {
+		role users.Role
+	}{{"fiscal1", users.Fiscal}, {"inativo", users.Operador}} {
 		if _, err := s.Add(ctx, u.name, u.role, "correct horse battery", t0); err != nil {
 			t.Fatal(err)
 		}
@@ -87,13 +89,13 @@ func TestAuthenticate(t *testing.T) {
 	tests := []struct {
 		name, user, pw string
 		want           error
-		role           Role
+		role           users.Role
 	}{
-		{"right password", "fiscal1", "correct horse battery", nil, Fiscal},
-		{"wrong password", "fiscal1", "correct horse batterY", ErrBadCredentials, ""},
-		{"empty password", "fiscal1", "", ErrBadCredentials, ""},
-		{"unknown user", "ninguem", "correct horse battery", ErrBadCredentials, ""},
-		{"disabled user", "inativo", "correct horse battery", ErrBadCredentials, ""},
+		{"right password", "fiscal1", "correct horse battery", nil, users.Fiscal},
+		{"wrong password", "fiscal1", "correct horse batterY", users.ErrBadCredentials, ""},
+		{"empty password", "fiscal1", "", users.ErrBadCredentials, ""},
+		{"unknown user", "ninguem", "correct horse battery", users.ErrBadCredentials, ""},
+		{"disabled user", "inativo", "correct horse battery", users.ErrBadCredentials, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +113,7 @@ func TestAuthenticate(t *testing.T) {
 func TestSessions(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
-	u, err := s.Add(ctx, "op", Operador, "correct horse battery", t0)
+	u, err := s.Add(ctx, "op", users.Operador, "correct horse battery", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +139,10 @@ func TestSessions(t *testing.T) {
 	}{
 		{"fresh", ss.Token, t0, nil},
 		{"just before expiry", ss.Token, t0.Add(time.Hour - time.Millisecond), nil},
-		{"at expiry", ss.Token, t0.Add(time.Hour), ErrNoSession},
-		{"unknown token", otherFirst(ss.Token), t0, ErrNoSession},
-		{"empty token", "", t0, ErrNoSession},
-		{"huge token", strings.Repeat("a", 4096), t0, ErrNoSession},
+		{"at expiry", ss.Token, t0.Add(time.Hour), users.ErrNoSession},
+		{"unknown token", otherFirst(ss.Token), t0, users.ErrNoSession},
+		{"empty token", "", t0, users.ErrNoSession},
+		{"huge token", strings.Repeat("a", 4096), t0, users.ErrNoSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +150,7 @@ func TestSessions(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("error = %v, want %v", err, tc.want)
 			}
-			if err == nil && (got.User.Name != "op" || got.User.Role != Operador || got.CSRF != ss.CSRF || !got.Expires.Equal(ss.Expires)) {
+			if err == nil && (got.User.Name != "op" || got.User.Role != users.Operador || got.CSRF != ss.CSRF || !got.Expires.Equal(ss.Expires)) {
 				t.Fatalf("session = %+v, want %+v", got, ss)
 			}
 		})
@@ -157,7 +159,7 @@ func TestSessions(t *testing.T) {
 	if err := s.DeleteSession(ctx, ss.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, ErrNoSession) {
+	if _, err := s.Session(ctx, ss.Token, t0); !errors.Is(err, users.ErrNoSession) {
 		t.Fatalf("after logout: %v", err)
 	}
 	if _, err := s.Session(ctx, other.Token, t0); err != nil {
@@ -166,13 +168,13 @@ func TestSessions(t *testing.T) {
 	if err := s.SetPassword(ctx, "op", "another good password"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Session(ctx, other.Token, t0); !errors.Is(err, ErrNoSession) {
+	if _, err := s.Session(ctx, other.Token, t0); !errors.Is(err, users.ErrNoSession) {
 		t.Fatalf("password change kept a session: %v", err)
 	}
 	if _, err := s.Authenticate(ctx, "op", "another good password"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetPassword(ctx, "ghost", "another good password"); !errors.Is(err, ErrNotFound) {
+	if err := s.SetPassword(ctx, "ghost", "another good password"); !errors.Is(err, users.ErrNotFound) {
 		t.Fatalf("SetPassword(ghost) = %v", err)
 	}
 }
@@ -180,7 +182,7 @@ func TestSessions(t *testing.T) {
 func TestPurgeExpired(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
-	u, err := s.Add(ctx, "op", Operador, "correct horse battery", t0)
+	u, err := s.Add(ctx, "op", users.Operador, "correct horse battery", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestReopenKeepsUsersAndSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.Add(ctx, "ana", Admin, "correct horse battery", t0)
+	u, err := s.Add(ctx, "ana", users.Admin, "correct horse battery", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ func TestReopenKeepsUsersAndSessions(t *testing.T) {
 	}
 	s.Close()
 	// Reopen with other cost parameters: old hashes still verify.
-	s, err = OpenDir(ctx, dir, Options{Params: Params{Time: 2, MemKiB: 128, Threads: 1}})
+	s, err = OpenDir(ctx, dir, users.Options{Params: users.Params{Time: 2, MemKiB: 128, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,83 +227,17 @@ func TestReopenKeepsUsersAndSessions(t *testing.T) {
 	}
 }
 
-func TestHashFormat(t *testing.T) {
-	h, err := hashPassword("pw", Params{Time: 2, MemKiB: 256, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(h, "$argon2id$v=19$m=256,t=2,p=1$") {
-		t.Fatalf("hash %q is not a PHC argon2id string", h)
-	}
-	h2, _ := hashPassword("pw", Params{Time: 2, MemKiB: 256, Threads: 1})
-	if h == h2 {
-		t.Fatal("two hashes of one password are equal: salt not random")
-	}
-	for _, bad := range []string{
-		"", "plain", "$2a$10$abcdefghijklmnopqrstuv",
-		"$argon2id$v=18$m=256,t=2,p=1$c2FsdA$a2V5",
-		"$argon2id$v=19$m=0,t=2,p=1$c2FsdA$a2V5",
-		"$argon2id$v=19$m=99999999,t=2,p=1$c2FsdA$a2V5",
-		"$argon2id$v=19$m=256,t=2,p=1$!!$a2V5",
-		"$argon2id$v=19$m=256,t=2,p=1$c2FsdA$",
-	} {
-		if ok, err := checkPassword(bad, "pw"); ok || err == nil {
-			t.Errorf("checkPassword(%q) = %v, %v; want an error", bad, ok, err)
-		}
-	}
-}
-
-func TestParseRole(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Role
-		ok   bool
-	}{{"admin", Admin, true}, {"fiscal", Fiscal, true}, {"operador", Operador, true}, {"Admin", "", false}, {"", "", false}} {
-		got, err := ParseRole(tc.in)
-		if got != tc.want || (err == nil) != tc.ok {
-			t.Errorf("ParseRole(%q) = %q, %v", tc.in, got, err)
-		}
-	}
-}
-
-// FuzzCheckName: user names come from the login form.
-func FuzzCheckName(f *testing.F) {
-	for _, s := range []string{"ana", "joão.silva", "", ".x", "a b", strings.Repeat("z", 70), "a\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		if err := CheckName(name); err == nil {
-			if len(name) == 0 || len(name) > 64 || strings.ContainsAny(name, " \x00/\\'\"") {
-				t.Fatalf("CheckName accepted %q", name)
-			}
-		}
-	})
-}
-
-// FuzzCheckPassword: a corrupted database must not crash the login path.
-func FuzzCheckPassword(f *testing.F) {
-	h, _ := hashPassword("pw", Params{Time: 1, MemKiB: 64, Threads: 1})
-	f.Add(h, "pw")
-	f.Add("$argon2id$v=19$m=64,t=1,p=1$$", "")
-	f.Fuzz(func(t *testing.T, phc, pw string) {
-		if strings.Contains(phc, "m=") && !strings.Contains(phc, "m=64,") {
-			return // keep the fuzzer off expensive cost parameters
-		}
-		_, _ = checkPassword(phc, pw)
-	})
-}
-
 // TestHashingBounded: at most MaxHashes argon2id computations run at once,
-// at most MaxWaiting callers wait for one, and the rest get ErrBusy at once
+// at most MaxWaiting callers wait for one, and the rest get users.ErrBusy at once
 // without any hashing.
 func TestHashingBounded(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenDir(ctx, t.TempDir(), Options{Params: fast.Params, MaxHashes: 2, MaxWaiting: 3})
+	s, err := OpenDir(ctx, t.TempDir(), users.Options{Params: fast.Params, MaxHashes: 2, MaxWaiting: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Add(ctx, "ana", Fiscal, "senha-muito-boa", t0); err != nil {
+	if _, err := s.Add(ctx, "ana", users.Fiscal, "senha-muito-boa", t0); err != nil {
 		t.Fatal(err)
 	}
 	var inGate atomic.Int64
@@ -321,21 +257,21 @@ func TestHashingBounded(t *testing.T) {
 	busy := 0
 	for busy < callers-2-3 {
 		r := <-results
-		if !errors.Is(r.err, ErrBusy) {
-			t.Fatalf("a call finished with %v while every slot was held; want ErrBusy", r.err)
+		if !errors.Is(r.err, users.ErrBusy) {
+			t.Fatalf("a call finished with %v while every slot was held; want users.ErrBusy", r.err)
 		}
 		busy++
 	}
 	waitFor(t, func() bool { return inGate.Load() == 2 && s.waiting.Load() == 3 })
 
 	// With the line full, a new caller is refused at once.
-	if _, err := s.Authenticate(ctx, "ana", "x"); !errors.Is(err, ErrBusy) {
-		t.Fatalf("with the line full: %v, want ErrBusy", err)
+	if _, err := s.Authenticate(ctx, "ana", "x"); !errors.Is(err, users.ErrBusy) {
+		t.Fatalf("with the line full: %v, want users.ErrBusy", err)
 	}
 	close(open)
 	for i := 0; i < 2+3; i++ {
-		if r := <-results; !errors.Is(r.err, ErrBadCredentials) {
-			t.Fatalf("a held call returned %v, want ErrBadCredentials", r.err)
+		if r := <-results; !errors.Is(r.err, users.ErrBadCredentials) {
+			t.Fatalf("a held call returned %v, want users.ErrBadCredentials", r.err)
 		}
 	}
 	if got := inGate.Load(); got != 2+3 {
@@ -350,7 +286,7 @@ func TestHashingBounded(t *testing.T) {
 // and frees its place in the line.
 func TestHashingWaiterCancelled(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenDir(ctx, t.TempDir(), Options{Params: fast.Params, MaxHashes: 1, MaxWaiting: 1})
+	s, err := OpenDir(ctx, t.TempDir(), users.Options{Params: fast.Params, MaxHashes: 1, MaxWaiting: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +308,7 @@ func TestHashingWaiterCancelled(t *testing.T) {
 		t.Fatalf("%d still waiting", n)
 	}
 	close(open)
-	if err := <-done; !errors.Is(err, ErrBadCredentials) {
+	if err := <-done; !errors.Is(err, users.ErrBadCredentials) {
 		t.Fatalf("held call: %v", err)
 	}
 }

@@ -1,30 +1,30 @@
-package holidays
+// Package holidaysdb is the register of the municipalities' decreed days:
+// its own SQLite file (FileName in the data directory, through
+// internal/sqlitedb, schema steps recorded by sqlitedb.Migrate) with the
+// entries and an append-only log of every change (who, when, why), kept
+// append-only by triggers. The types and the rules an entry must meet are
+// internal/holidays; internal/central and cmd/sossego wire it, and
+// holidays.Apply and holidays.Watch read it.
+package holidaysdb
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
+
+// FileName is the register's file inside the service's data directory.
+const FileName = "holidays.db"
 
 // Store is the SQLite register of decreed days.
 type Store struct {
 	db *sql.DB
-}
-
-// Change is one entry of the register's append-only log.
-type Change struct {
-	Seq    int64     `json:"seq"`
-	At     time.Time `json:"at"`
-	By     string    `json:"by"`
-	Action string    `json:"action"` // "added" | "removed"
-	Reason string    `json:"reason,omitempty"`
-	Entry  Entry     `json:"entry"`
 }
 
 var migrations = []sqlitedb.Step{{Name: "decreed days and their log", SQL: `
@@ -95,16 +95,16 @@ type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-func list(ctx context.Context, q querier, where string, args ...any) ([]Entry, error) {
+func list(ctx context.Context, q querier, where string, args ...any) ([]holidays.Entry, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+entryCols+` FROM holidays `+where+
 		` ORDER BY municipality, CASE WHEN date = '' THEN month_day ELSE substr(date, 6) END, date, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("holidays: list: %w", err)
 	}
 	defer rows.Close()
-	out := []Entry{}
+	out := []holidays.Entry{}
 	for rows.Next() {
-		var e Entry
+		var e holidays.Entry
 		var at int64
 		if err := rows.Scan(&e.ID, &e.Municipality, &e.MonthDay, &e.Date, &e.Since, &e.Name, &e.Act, &e.Kind, &e.SetBy, &at); err != nil {
 			return nil, fmt.Errorf("holidays: list: %w", err)
@@ -120,59 +120,59 @@ func list(ctx context.Context, q querier, where string, args ...any) ([]Entry, e
 
 // List returns the entries of a municipality ("" = every one), by
 // municipality and day of the year.
-func (s *Store) List(ctx context.Context, municipality string) ([]Entry, error) {
+func (s *Store) List(ctx context.Context, municipality string) ([]holidays.Entry, error) {
 	if municipality == "" {
 		return list(ctx, s.db, "")
 	}
 	return list(ctx, s.db, "WHERE municipality = ?", municipality)
 }
 
-// Add registers e after Check, in one transaction with the entries it is
-// checked against; a problem is a *ValidationError in pt-BR and nothing is
-// written.
-func (s *Store) Add(ctx context.Context, set Codes, e Entry, by string, now time.Time) (Entry, error) {
-	c, ok := lookup(set, e.Municipality)
+// Add registers e after holidays.Check, in one transaction with the
+// entries it is checked against; a problem is a *holidays.ValidationError
+// in pt-BR and nothing is written.
+func (s *Store) Add(ctx context.Context, set holidays.Codes, e holidays.Entry, by string, now time.Time) (holidays.Entry, error) {
+	c, ok := holidays.Lookup(set, e.Municipality)
 	if !ok {
-		return Entry{}, &ValidationError{Problems: []string{fmt.Sprintf("município %q desconhecido: use %s", e.Municipality, strings.Join(set.IDs(), ", "))}}
+		return holidays.Entry{}, &holidays.ValidationError{Problems: []string{fmt.Sprintf("município %q desconhecido: use %s", e.Municipality, strings.Join(set.IDs(), ", "))}}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Entry{}, fmt.Errorf("holidays: add: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: add: %w", err)
 	}
 	defer tx.Rollback()
 	existing, err := list(ctx, tx, "WHERE municipality = ?", c.ID)
 	if err != nil {
-		return Entry{}, err
+		return holidays.Entry{}, err
 	}
-	e, err = Check(c, existing, e)
+	e, err = holidays.Check(c, existing, e)
 	if err != nil {
-		return Entry{}, err
+		return holidays.Entry{}, err
 	}
 	e.SetBy, e.SetAt = by, now.UTC().Truncate(time.Millisecond)
 	res, err := tx.ExecContext(ctx, `INSERT INTO holidays (municipality, month_day, date, since, name, act, kind, set_by, set_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.Municipality, e.MonthDay, e.Date, e.Since, e.Name, e.Act, e.Kind, by, e.SetAt.UnixMilli())
 	if err != nil {
-		return Entry{}, fmt.Errorf("holidays: add: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: add: %w", err)
 	}
 	if e.ID, err = res.LastInsertId(); err != nil {
-		return Entry{}, fmt.Errorf("holidays: add: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: add: %w", err)
 	}
 	if err := logChange(ctx, tx, e.SetAt, by, "added", "", e); err != nil {
-		return Entry{}, err
+		return holidays.Entry{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Entry{}, fmt.Errorf("holidays: add: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: add: %w", err)
 	}
 	return e, nil
 }
 
 // Remove deletes entry id (of municipality, when not "": an id of another
 // municipality is not found), logging who removed it and why; it returns
-// the removed entry, or ErrNotFound.
-func (s *Store) Remove(ctx context.Context, municipality string, id int64, by, reason string, now time.Time) (Entry, error) {
+// the removed entry, or holidays.ErrNotFound.
+func (s *Store) Remove(ctx context.Context, municipality string, id int64, by, reason string, now time.Time) (holidays.Entry, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Entry{}, fmt.Errorf("holidays: remove: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: remove: %w", err)
 	}
 	defer tx.Rollback()
 	where, args := "WHERE id = ?", []any{id}
@@ -181,28 +181,25 @@ func (s *Store) Remove(ctx context.Context, municipality string, id int64, by, r
 	}
 	got, err := list(ctx, tx, where, args...)
 	if err != nil {
-		return Entry{}, err
+		return holidays.Entry{}, err
 	}
 	if len(got) == 0 {
-		return Entry{}, fmt.Errorf("%w: %d", ErrNotFound, id)
+		return holidays.Entry{}, fmt.Errorf("%w: %d", holidays.ErrNotFound, id)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM holidays WHERE id = ?`, id); err != nil {
-		return Entry{}, fmt.Errorf("holidays: remove: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: remove: %w", err)
 	}
-	reason = strings.Join(strings.Fields(reason), " ")
-	if len([]rune(reason)) > maxAct {
-		reason = string([]rune(reason)[:maxAct])
-	}
+	reason = holidays.NormalizeReason(reason)
 	if err := logChange(ctx, tx, now.UTC().Truncate(time.Millisecond), by, "removed", reason, got[0]); err != nil {
-		return Entry{}, err
+		return holidays.Entry{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Entry{}, fmt.Errorf("holidays: remove: %w", err)
+		return holidays.Entry{}, fmt.Errorf("holidays: remove: %w", err)
 	}
 	return got[0], nil
 }
 
-func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action, reason string, e Entry) error {
+func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action, reason string, e holidays.Entry) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO holidays_log (at, by, action, reason, entry_id, municipality, month_day, date, since, name, act, kind)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, at.UnixMilli(), by, action, reason, e.ID, e.Municipality, e.MonthDay, e.Date, e.Since, e.Name, e.Act, e.Kind)
 	if err != nil {
@@ -212,7 +209,7 @@ func logChange(ctx context.Context, tx *sql.Tx, at time.Time, by, action, reason
 }
 
 // History returns the log of a municipality ("" = every one), oldest first.
-func (s *Store) History(ctx context.Context, municipality string) ([]Change, error) {
+func (s *Store) History(ctx context.Context, municipality string) ([]holidays.Change, error) {
 	q := `SELECT seq, at, by, action, reason, entry_id, municipality, month_day, date, since, name, act, kind FROM holidays_log`
 	var args []any
 	if municipality != "" {
@@ -224,9 +221,9 @@ func (s *Store) History(ctx context.Context, municipality string) ([]Change, err
 		return nil, fmt.Errorf("holidays: history: %w", err)
 	}
 	defer rows.Close()
-	out := []Change{}
+	out := []holidays.Change{}
 	for rows.Next() {
-		var c Change
+		var c holidays.Change
 		var at int64
 		e := &c.Entry
 		if err := rows.Scan(&c.Seq, &at, &c.By, &c.Action, &c.Reason, &e.ID, &e.Municipality, &e.MonthDay, &e.Date, &e.Since, &e.Name, &e.Act, &e.Kind); err != nil {
@@ -241,8 +238,8 @@ func (s *Store) History(ctx context.Context, municipality string) ([]Change, err
 	return out, nil
 }
 
-// Seq is the number of the last change (0 for an empty register): Watch
-// re-reads the register when it moves.
+// Seq is the number of the last change (0 for an empty register):
+// holidays.Watch re-reads the register when it moves.
 func (s *Store) Seq(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM holidays_log`).Scan(&n); err != nil {
@@ -250,6 +247,3 @@ func (s *Store) Seq(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
-
-// IsNotFound reports whether err is ErrNotFound.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -1,4 +1,4 @@
-package users
+package usersdb
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/sossego/sossego/internal/sqlitedb"
+
+	"github.com/sossego/sossego/internal/users"
 )
 
 // TestOpensFileOfEarlierRelease: a users file made before the store kept
@@ -25,7 +27,7 @@ func TestOpensFileOfEarlierRelease(t *testing.T) {
 	if _, err := old.ExecContext(ctx, schema); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hashPassword("senha-antiga-2026", fast.Params)
+	h, err := users.HashPassword("senha-antiga-2026", fast.Params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestOpensFileOfEarlierRelease(t *testing.T) {
 	}
 	defer s.Close()
 	list, err := s.List(ctx)
-	if err != nil || len(list) != 1 || list[0].Name != "ana" || list[0].Role != Admin {
+	if err != nil || len(list) != 1 || list[0].Name != "ana" || list[0].Role != users.Admin {
 		t.Fatalf("users after open: %+v, %v", list, err)
 	}
 	var n int
@@ -63,7 +65,7 @@ func TestMigratesFileOfCurrentRelease(t *testing.T) {
 	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "users_migrations"}, migrations[:1]); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hashPassword("senha-da-release-1", fast.Params)
+	h, err := users.HashPassword("senha-da-release-1", fast.Params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +88,14 @@ func TestMigratesFileOfCurrentRelease(t *testing.T) {
 		t.Fatalf("schema version %d (%v), want 2", v, err)
 	}
 	u, err := s.Authenticate(ctx, "joao", "senha-da-release-1")
-	if err != nil || u.Role != Fiscal || u.Profile != (Profile{}) || !u.Created.Equal(t0) {
+	if err != nil || u.Role != users.Fiscal || u.Profile != (users.Profile{}) || !u.Created.Equal(t0) {
 		t.Fatalf("Authenticate after migration: %+v, %v", u, err)
 	}
 	if ss, err := s.Session(ctx, "tok", t0.Add(time.Minute)); err != nil || ss.User.Name != "joao" {
 		t.Fatalf("session after migration: %+v, %v", ss, err)
 	}
 	name, mat := "João da Silva", "4521-7"
-	if u, err = s.Update(ctx, "joao", Change{FullName: &name, Matricula: &mat}); err != nil || u.FullName != name {
+	if u, err = s.Update(ctx, "joao", users.Change{FullName: &name, Matricula: &mat}); err != nil || u.FullName != name {
 		t.Fatalf("Update after migration: %+v, %v", u, err)
 	}
 	ss, err := s.Session(ctx, "tok", t0.Add(time.Minute))
