@@ -10,7 +10,8 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/holidays"
-	"github.com/sossego/sossego/internal/monetary"
+	"github.com/sossego/sossego/internal/holidays/holidaysdb"
+	"github.com/sossego/sossego/internal/monetary/monetarydb"
 )
 
 // TestUIHolidays: in a real browser the admin decrees Lapa's patron saint
@@ -24,12 +25,12 @@ func TestUIHolidays(t *testing.T) {
 	}
 	u := newUIServer(t, false)
 	ctx := context.Background()
-	st, err := holidays.Open(ctx, filepath.Join(t.TempDir(), holidays.FileName))
+	st, err := holidaysdb.Open(ctx, filepath.Join(t.TempDir(), holidaysdb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	units, err := monetary.Open(ctx, filepath.Join(t.TempDir(), monetary.FileName))
+	units, err := monetarydb.Open(ctx, filepath.Join(t.TempDir(), monetarydb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
