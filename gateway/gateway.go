@@ -688,15 +688,7 @@ func (g *Gateway) send(ctx context.Context) error {
 	house := time.NewTicker(time.Second)
 	defer house.Stop()
 	interval := time.Duration(float64(time.Second) / g.opts.ReplayRate)
-	var (
-		gen          uint64
-		cursor       uint64 // highest seq published on this connection
-		nextSend     time.Time
-		lastProgress = g.now()
-		lastStatus   time.Time
-		lastAlarm    wire.Outbox
-		statusDirty  bool
-	)
+	ss := &sendState{lastProgress: g.now()}
 	for {
 		select {
 		case <-ctx.Done():
@@ -706,72 +698,113 @@ func (g *Gateway) send(ctx context.Context) error {
 		}
 		now := g.now()
 		// 1. Apply the newest ack.
-		if a := g.ackSeq.Load(); a > g.box.Acked() {
-			n, err := g.box.Ack(context.WithoutCancel(ctx), a)
-			var ahead *AckAheadError
-			switch {
-			case errors.As(err, &ahead):
-				g.log.Error("o serviço central confirmou seqs que este gateway nunca enviou (pasta de estado perdida ou copiada?); renumerando os lotes pendentes",
-					"ack", ahead.Ack, "last_seq", ahead.Last)
-				if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
-					return err
-				}
-				cursor = g.box.Acked()
-			case errors.Is(err, ErrStorage):
-				// Retried with the next ack or tick; batches stay until then.
-				g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
-			case err != nil:
-				return err
-			default:
-				g.log.Debug("ack", "seq", a, "removed", n)
-				g.retryMemory(context.WithoutCancel(ctx))
-			}
-			lastProgress = now
+		if err := g.applyAck(ctx, ss, now); err != nil {
+			return err
 		}
 		g.retryMemory(context.WithoutCancel(ctx))
-		if cursor < g.box.Acked() {
-			cursor = g.box.Acked()
+		if ss.cursor < g.box.Acked() {
+			ss.cursor = g.box.Acked()
 		}
 		if !g.connected.Load() {
 			continue
 		}
 		// 2. New connection: announce, then replay everything unacked.
-		if cg := g.connGen.Load(); cg != gen {
-			gen = cg
-			cursor = g.box.Acked()
-			lastProgress = now
-			statusDirty = true
-		}
-		if al := g.alarms(); al != lastAlarm {
-			lastAlarm, statusDirty = al, true
-		}
-		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
-			if err := g.publishStatus(ctx); err != nil {
-				g.log.Warn("publicação do status falhou", "erro", err)
-				continue
-			}
-			lastStatus, statusDirty = now, false
+		if !g.announce(ctx, ss, now) {
+			continue
 		}
 		// 3. Resend after a repeated ack (HandleAck), or when the central
 		// service has not moved for AckTimeout.
-		if fr := g.fastResend.Swap(0); fr != 0 && fr == g.box.Acked() && cursor > fr {
-			g.log.Info("ack repetido: lotes acima dele chegam e o seguinte não; reenviando a partir dele", "acked", fr, "sent", cursor)
-			g.recoverTo.Store(cursor)
-			cursor = fr
-			lastProgress = now
-		}
-		if cursor > g.box.Acked() && now.Sub(lastProgress) >= g.opts.AckTimeout {
-			g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", cursor)
-			cursor = g.box.Acked()
-			lastProgress = now
-		}
+		g.rewind(ss, now)
 		// 4. Publish within the window.
-		if err := g.publishWindow(ctx, &cursor, &nextSend, interval); err != nil {
+		if err := g.publishWindow(ctx, &ss.cursor, &ss.nextSend, interval); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", cursor+1, "erro", err)
+			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", ss.cursor+1, "erro", err)
 		}
+	}
+}
+
+// sendState is what the send loop remembers between rounds.
+type sendState struct {
+	gen          uint64 // the connection the cursor belongs to
+	cursor       uint64 // highest seq published on this connection
+	nextSend     time.Time
+	lastProgress time.Time
+	lastStatus   time.Time
+	lastAlarm    wire.Outbox
+	statusDirty  bool
+}
+
+// applyAck removes from the outbox the batches up to the newest ack. An
+// ack ahead of every batch sent (the state folder lost or copied)
+// renumbers the pending batches; a storage failure is retried on the next
+// round. Only other errors end the loop.
+func (g *Gateway) applyAck(ctx context.Context, ss *sendState, now time.Time) error {
+	a := g.ackSeq.Load()
+	if a <= g.box.Acked() {
+		return nil
+	}
+	n, err := g.box.Ack(context.WithoutCancel(ctx), a)
+	var ahead *AckAheadError
+	switch {
+	case errors.As(err, &ahead):
+		g.log.Error("o serviço central confirmou seqs que este gateway nunca enviou (pasta de estado perdida ou copiada?); renumerando os lotes pendentes",
+			"ack", ahead.Ack, "last_seq", ahead.Last)
+		if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
+			return err
+		}
+		ss.cursor = g.box.Acked()
+	case errors.Is(err, ErrStorage):
+		// Retried with the next ack or tick; batches stay until then.
+		g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
+	case err != nil:
+		return err
+	default:
+		g.log.Debug("ack", "seq", a, "removed", n)
+		g.retryMemory(context.WithoutCancel(ctx))
+	}
+	ss.lastProgress = now
+	return nil
+}
+
+// announce starts the replay from the ack on a new connection and
+// publishes the status when it changed or is due; false when that publish
+// failed (the round ends there).
+func (g *Gateway) announce(ctx context.Context, ss *sendState, now time.Time) bool {
+	if cg := g.connGen.Load(); cg != ss.gen {
+		ss.gen = cg
+		ss.cursor = g.box.Acked()
+		ss.lastProgress = now
+		ss.statusDirty = true
+	}
+	if al := g.alarms(); al != ss.lastAlarm {
+		ss.lastAlarm, ss.statusDirty = al, true
+	}
+	if ss.statusDirty || now.Sub(ss.lastStatus) >= g.opts.StatusInterval {
+		if err := g.publishStatus(ctx); err != nil {
+			g.log.Warn("publicação do status falhou", "erro", err)
+			return false
+		}
+		ss.lastStatus, ss.statusDirty = now, false
+	}
+	return true
+}
+
+// rewind moves the cursor back to the ack after a repeated ack, or when
+// the central service has not moved for AckTimeout, so that the batches
+// above it are sent again.
+func (g *Gateway) rewind(ss *sendState, now time.Time) {
+	if fr := g.fastResend.Swap(0); fr != 0 && fr == g.box.Acked() && ss.cursor > fr {
+		g.log.Info("ack repetido: lotes acima dele chegam e o seguinte não; reenviando a partir dele", "acked", fr, "sent", ss.cursor)
+		g.recoverTo.Store(ss.cursor)
+		ss.cursor = fr
+		ss.lastProgress = now
+	}
+	if ss.cursor > g.box.Acked() && now.Sub(ss.lastProgress) >= g.opts.AckTimeout {
+		g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", ss.cursor)
+		ss.cursor = g.box.Acked()
+		ss.lastProgress = now
 	}
 }
 
