@@ -809,41 +809,8 @@ func (g *Gateway) rewind(ss *sendState, now time.Time) {
 }
 
 func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
-	// Without an AsyncPublisher a publish waits for its PUBACK when it is
-	// settled: one in flight.
-	start, inFlight := func(topic string, payload []byte) func(context.Context) error {
-		return func(ctx context.Context) error { return g.pub.Publish(ctx, topic, payload, false) }
-	}, 1
-	if ap, ok := g.pub.(AsyncPublisher); ok {
-		start = func(topic string, payload []byte) func(context.Context) error {
-			return ap.PublishAsync(topic, payload, false)
-		}
-		inFlight = g.opts.InFlight
-	}
-	// Publishes handed to the connection and not yet PUBACKed, oldest
-	// first. The cursor moves only over PUBACKed ones, in order; after a
-	// failure the rest are abandoned and republished from the cursor (the
-	// central service ignores the duplicates).
-	type flight struct {
-		seq      uint64
-		wait     func(context.Context) error
-		deadline time.Time
-	}
-	var q []flight
-	settle := func(keep int) error {
-		for len(q) > keep {
-			f := q[0]
-			pctx, cancel := context.WithDeadline(ctx, f.deadline)
-			err := f.wait(pctx)
-			cancel()
-			if err != nil {
-				q = nil
-				return err
-			}
-			*cursor, q = f.seq, q[1:]
-		}
-		return nil
-	}
+	start, inFlight := g.publisher()
+	fl := &flights{ctx: ctx, cursor: cursor}
 	for g.connected.Load() {
 		inflight := int(*cursor - g.box.Acked())
 		room := g.opts.Window - inflight
@@ -863,26 +830,81 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 			// replay rate a window of 100 is seconds of acked batches that
 			// a power cut would have resent).
 			if g.ackSeq.Load() > g.box.Acked() || g.fastResend.Load() != 0 {
-				return settle(0)
+				return fl.settle(0)
 			}
-			if d := time.Until(*nextSend); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				case <-t.C:
-				}
+			if err := waitUntil(ctx, *nextSend); err != nil {
+				return err
 			}
 			*nextSend = time.Now().Add(interval)
-			q = append(q, flight{seq: e.Seq, wait: start(e.Topic, e.Payload), deadline: time.Now().Add(g.opts.PublishTimeout)})
-			if err := settle(inFlight - 1); err != nil {
+			fl.q = append(fl.q, flight{seq: e.Seq, wait: start(e.Topic, e.Payload), deadline: time.Now().Add(g.opts.PublishTimeout)})
+			if err := fl.settle(inFlight - 1); err != nil {
 				return err
 			}
 		}
-		if err := settle(0); err != nil {
+		if err := fl.settle(0); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// publisher returns how to start a publish and how many may be in flight.
+// Without an AsyncPublisher a publish waits for its PUBACK when it is
+// settled: one in flight.
+func (g *Gateway) publisher() (start func(topic string, payload []byte) func(context.Context) error, inFlight int) {
+	if ap, ok := g.pub.(AsyncPublisher); ok {
+		return func(topic string, payload []byte) func(context.Context) error {
+			return ap.PublishAsync(topic, payload, false)
+		}, g.opts.InFlight
+	}
+	return func(topic string, payload []byte) func(context.Context) error {
+		return func(ctx context.Context) error { return g.pub.Publish(ctx, topic, payload, false) }
+	}, 1
+}
+
+// waitUntil waits until t (the replay rate's next slot) or ctx ends.
+func waitUntil(ctx context.Context, t time.Time) error {
+	if d := time.Until(t); d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil
+}
+
+// flight is a publish handed to the connection and not yet PUBACKed.
+type flight struct {
+	seq      uint64
+	wait     func(context.Context) error
+	deadline time.Time
+}
+
+// flights are the publishes in flight, oldest first. The cursor moves only
+// over PUBACKed ones, in order; after a failure the rest are abandoned and
+// republished from the cursor (the central service ignores the
+// duplicates).
+type flights struct {
+	ctx    context.Context
+	cursor *uint64
+	q      []flight
+}
+
+// settle waits for the oldest publishes until at most keep are in flight.
+func (fl *flights) settle(keep int) error {
+	for len(fl.q) > keep {
+		f := fl.q[0]
+		pctx, cancel := context.WithDeadline(fl.ctx, f.deadline)
+		err := f.wait(pctx)
+		cancel()
+		if err != nil {
+			fl.q = nil
+			return err
+		}
+		*fl.cursor, fl.q = f.seq, fl.q[1:]
 	}
 	return nil
 }
