@@ -74,48 +74,84 @@ type outcome struct {
 
 // Evaluate judges o under c. It is pure: same inputs, same verdict.
 func Evaluate(c *Code, o Observation) Verdict {
-	var v Verdict
 	if !c.Status.InForce && !o.AssumeInForce {
-		v.Violation = Undetermined
-		v.Article = c.Status.Article
-		if v.Article != "" {
-			v.Articles = []string{v.Article}
-		}
-		v.Reason = fmt.Sprintf("%s não está em vigor: %s; avalie pela lei vigente ou use assume_in_force para ler o texto de %s como escrito",
-			c.Title(), c.Status.RevokedBy, c.Law.Date[:4])
-		return v
+		return c.revokedVerdict()
 	}
+	var v Verdict
 	if !c.Status.InForce {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("modo texto: %s foi revogada (%s) e foi avaliada como escrita porque assume_in_force=true", c.Title(), c.Status.RevokedBy))
 	}
 	ctx := c.newEvalCtx(o)
+	outs, overridden := c.evalRules(&o, &ctx)
+	v.LimitDBA = c.limitInScope(&ctx)
+	resolveCandidates(outs, overridden, o.LAeq)
+	viol, und, ok, warnings := classify(outs, overridden)
+	v.Warnings = append(v.Warnings, warnings...)
+	var decisive []int
+	v.Violation, decisive = decide(outs, viol, und, ok)
+	reasons := c.explain(&v, outs, decisive, &o)
+	if v.Violation == True {
+		v.PenaltyStep = c.penaltySteps(outs, decisive, &o)
+	}
+	if o.LAeq != nil {
+		reasons = append(reasons, "nível tratado como LAeq ponderado A na janela de avaliação (convenção de leitura)")
+	}
+	v.Reason = strings.Join(reasons, "; ")
+	return v
+}
+
+// revokedVerdict is the verdict under a code no longer in force, read
+// without assume_in_force: undetermined, citing the revocation.
+func (c *Code) revokedVerdict() Verdict {
+	v := Verdict{Violation: Undetermined, Article: c.Status.Article}
+	if v.Article != "" {
+		v.Articles = []string{v.Article}
+	}
+	v.Reason = fmt.Sprintf("%s não está em vigor: %s; avalie pela lei vigente ou use assume_in_force para ler o texto de %s como escrito",
+		c.Title(), c.Status.RevokedBy, c.Law.Date[:4])
+	return v
+}
+
+// evalRules judges every rule in file order and marks the rules overridden
+// by one that applies.
+func (c *Code) evalRules(o *Observation, ctx *evalCtx) ([]outcome, []bool) {
 	n := len(c.Rules)
 	outs := make([]outcome, n)
 	overridden := make([]bool, n)
 	for i := range c.Rules {
-		outs[i] = c.evalRule(i, &o, &ctx)
+		outs[i] = c.evalRule(i, o, ctx)
 		if !outs[i].skip {
 			for _, j := range c.overrideIdx[i] {
 				overridden[j] = true
 			}
 		}
 	}
+	return outs, overridden
+}
+
+// limitInScope is the limit of the first level rule whose scope matched
+// with a known zone; nil when none did.
+func (c *Code) limitInScope(ctx *evalCtx) *float64 {
 	for i := range c.Rules {
 		if ctx.levelScope[i] {
 			l := *c.Rules[i].LimitDBA
-			v.LimitDBA = &l
-			break
+			return &l
 		}
 	}
-	resolveCandidates(outs, overridden, o.LAeq)
-	var viol, und, ok []int
+	return nil
+}
+
+// classify sorts the outcomes that count (applied, not overridden) into
+// violated, undetermined and complied with, in rule order, and collects
+// their warnings.
+func classify(outs []outcome, overridden []bool) (viol, und, ok []int, warnings []string) {
 	for i := range outs {
 		out := &outs[i]
 		if out.skip || overridden[i] {
 			continue
 		}
 		if out.warning != "" {
-			v.Warnings = append(v.Warnings, out.warning)
+			warnings = append(warnings, out.warning)
 		}
 		switch out.status {
 		case True:
@@ -126,18 +162,29 @@ func Evaluate(c *Code, o Observation) Verdict {
 			ok = append(ok, i)
 		}
 	}
+	return viol, und, ok, warnings
+}
+
+// decide gives the verdict and the provisions that decide it: any
+// violation wins, then any undetermined provision, else compliance.
+func decide(outs []outcome, viol, und, ok []int) (Tri, []int) {
 	// The main provision of an undetermined verdict is the most specific
 	// one: a general clause without a criterion comes last.
 	slices.SortStableFunc(und, func(a, b int) int { return generality(outs[a].rule) - generality(outs[b].rule) })
-	var decisive []int
 	switch {
 	case len(viol) > 0:
-		v.Violation, decisive = True, viol
+		return True, viol
 	case len(und) > 0:
-		v.Violation, decisive = Undetermined, und
+		return Undetermined, und
 	default:
-		v.Violation, decisive = False, ok
+		return False, ok
 	}
+}
+
+// explain fills v's articles, rule ids and main article from the decisive
+// provisions and returns their reasons; with none, the reason says no
+// provision applies.
+func (c *Code) explain(v *Verdict, outs []outcome, decisive []int, o *Observation) []string {
 	reasons := make([]string, 0, len(decisive)+1)
 	for _, i := range decisive {
 		r := outs[i].rule
@@ -149,22 +196,14 @@ func Evaluate(c *Code, o Observation) Verdict {
 	}
 	if len(decisive) > 0 {
 		v.Article = outs[decisive[0]].rule.Article
-	} else {
-		v.Articles = []string{}
-		what := "esta fonte, local e horário"
-		if o.Source == "generic" && o.LAeq == nil {
-			what = "estes fatos (fonte não especificada e sem nível medido: nada mostra ruído)"
-		}
-		reasons = append(reasons, fmt.Sprintf("nenhuma disposição de %s sobre ruído se aplica a %s", c.Title(), what))
+		return reasons
 	}
-	if v.Violation == True {
-		v.PenaltyStep = c.penaltySteps(outs, decisive, &o)
+	v.Articles = []string{}
+	what := "esta fonte, local e horário"
+	if o.Source == "generic" && o.LAeq == nil {
+		what = "estes fatos (fonte não especificada e sem nível medido: nada mostra ruído)"
 	}
-	if o.LAeq != nil {
-		reasons = append(reasons, "nível tratado como LAeq ponderado A na janela de avaliação (convenção de leitura)")
-	}
-	v.Reason = strings.Join(reasons, "; ")
-	return v
+	return append(reasons, fmt.Sprintf("nenhuma disposição de %s sobre ruído se aplica a %s", c.Title(), what))
 }
 
 // generality orders undetermined provisions: specific rules first, general

@@ -346,44 +346,59 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "sensor "+strconv.Quote(sensor)+" não está cadastrado")
 		return
 	}
-	now := a.o.Now()
-	to, from := now, time.Time{}
+	from, to, step, msg := readingsWindow(q.Get("from"), q.Get("to"), q.Get("step"), a.o.Now())
+	if msg != "" {
+		apiError(w, http.StatusBadRequest, msg)
+		return
+	}
+	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	a.readingsFigures(r.Context(), out, sen, from, to)
+	if !a.readingsData(r.Context(), w, out, sensor, from, to, step) {
+		return
+	}
+	apiJSON(w, http.StatusOK, out)
+}
+
+// readingsWindow reads a readings query's from, to and step (defaults: the
+// hour before now, by the second) and checks them; msg says what is wrong.
+func readingsWindow(fromS, toS, stepS string, now time.Time) (from, to time.Time, step time.Duration, msg string) {
+	to = now
 	var err error
-	if s := q.Get("to"); s != "" {
-		if to, err = parseTime(s); err != nil {
-			apiError(w, http.StatusBadRequest, "to inválido: "+err.Error())
-			return
+	if toS != "" {
+		if to, err = parseTime(toS); err != nil {
+			return time.Time{}, time.Time{}, 0, "to inválido: " + err.Error()
 		}
 	}
-	if s := q.Get("from"); s != "" {
-		if from, err = parseTime(s); err != nil {
-			apiError(w, http.StatusBadRequest, "from inválido: "+err.Error())
-			return
+	if fromS != "" {
+		if from, err = parseTime(fromS); err != nil {
+			return time.Time{}, time.Time{}, 0, "from inválido: " + err.Error()
 		}
 	} else {
 		from = to.Add(-time.Hour)
 	}
 	if !from.Before(to) {
-		apiError(w, http.StatusBadRequest, "from deve ser anterior a to")
-		return
+		return time.Time{}, time.Time{}, 0, "from deve ser anterior a to"
 	}
 	if to.Sub(from) > 366*24*time.Hour {
-		apiError(w, http.StatusBadRequest, "janela maior que um ano; divida a consulta")
-		return
+		return time.Time{}, time.Time{}, 0, "janela maior que um ano; divida a consulta"
 	}
-	step := time.Second
-	if s := q.Get("step"); s != "" {
-		if step, err = time.ParseDuration(s); err != nil || step < time.Second || step%time.Second != 0 {
-			apiError(w, http.StatusBadRequest, "step inválido: use uma duração em segundos inteiros ≥ 1s, ex.: 1s, 1m, 15m, 1h")
-			return
+	step = time.Second
+	if stepS != "" {
+		if step, err = time.ParseDuration(stepS); err != nil || step < time.Second || step%time.Second != 0 {
+			return time.Time{}, time.Time{}, 0, "step inválido: use uma duração em segundos inteiros ≥ 1s, ex.: 1s, 1m, 15m, 1h"
 		}
 	}
-	out := map[string]any{"sensor": sensor, "from": from.UTC(), "to": to.UTC(), "step": step.String()}
+	return from, to, step, ""
+}
+
+// readingsFigures adds the window's figures and the limits in force to
+// out, where the service provides them; neither failing fails the query.
+func (a *API) readingsFigures(ctx context.Context, out map[string]any, sen registry.Sensor, from, to time.Time) {
 	if a.o.Window != nil {
-		if f, err := a.o.Window(r.Context(), sen, from, to); err == nil {
+		if f, err := a.o.Window(ctx, sen, from, to); err == nil {
 			out["window"] = f
 		} else {
-			a.o.Log.Warn("números da janela indisponíveis", "sensor", sensor, "erro", err)
+			a.o.Log.Warn("números da janela indisponíveis", "sensor", sen.ID, "erro", err)
 		}
 	}
 	if a.o.LimitSeries != nil {
@@ -394,36 +409,41 @@ func (a *API) readings(w http.ResponseWriter, r *http.Request) {
 			out["limits"] = steps
 		}
 	}
+}
+
+// readingsData adds the window's 1-s records (step 1s) or its buckets to
+// out; when it cannot, it writes the error response and returns false.
+func (a *API) readingsData(ctx context.Context, w http.ResponseWriter, out map[string]any, sensor string, from, to time.Time, step time.Duration) bool {
 	if step == time.Second {
-		recs, err := a.o.Readings.Records(r.Context(), sensor, from, to, a.o.MaxRecords+1)
+		recs, err := a.o.Readings.Records(ctx, sensor, from, to, a.o.MaxRecords+1)
 		if err != nil {
 			a.internal(w, err)
-			return
+			return false
 		}
 		if len(recs) > a.o.MaxRecords {
 			apiError(w, http.StatusBadRequest, "janela com mais de "+strconv.Itoa(a.o.MaxRecords)+" registros de 1 s; use step (ex.: step=1m) ou uma janela menor")
-			return
+			return false
 		}
 		if recs == nil {
 			recs = []store.Record{}
 		}
 		out["records"] = recs
-	} else {
-		if to.Sub(from)/step > 100000 {
-			apiError(w, http.StatusBadRequest, "mais de 100000 intervalos; aumente step")
-			return
-		}
-		b, err := a.o.Readings.Buckets(r.Context(), sensor, from, to, step)
-		if err != nil {
-			a.internal(w, err)
-			return
-		}
-		if b == nil {
-			b = []store.Bucket{}
-		}
-		out["buckets"] = b
+		return true
 	}
-	apiJSON(w, http.StatusOK, out)
+	if to.Sub(from)/step > 100000 {
+		apiError(w, http.StatusBadRequest, "mais de 100000 intervalos; aumente step")
+		return false
+	}
+	b, err := a.o.Readings.Buckets(ctx, sensor, from, to, step)
+	if err != nil {
+		a.internal(w, err)
+		return false
+	}
+	if b == nil {
+		b = []store.Bucket{}
+	}
+	out["buckets"] = b
+	return true
 }
 
 func (a *API) deadLetters(w http.ResponseWriter, r *http.Request) {

@@ -96,53 +96,17 @@ var caseParams = []string{"municipality", "state", "overdue", "mine", "address",
 func (c *CasesAPI) parseCaseQuery(r *http.Request) (CaseFilter, int, int, error) {
 	q := r.URL.Query()
 	var f CaseFilter
-	for k := range q {
-		if !slices.Contains(caseParams, k) {
-			return f, 0, 0, fmt.Errorf("parâmetro desconhecido %q: use %s", k, strings.Join(caseParams, ", "))
-		}
-	}
-	for k, v := range q {
-		if len(v) > 1 && k != "alert" && k != "state" {
-			return f, 0, 0, fmt.Errorf("o parâmetro %q aparece %d vezes: informe-o uma vez só", k, len(v))
-		}
-	}
-	if m := strings.TrimSpace(q.Get("municipality")); m != "" {
-		known := c.o.Municipalities()
-		if !slices.Contains(known, m) {
-			return f, 0, 0, fmt.Errorf("município desconhecido %q: use o id do código municipal (%s)", m, strings.Join(known, ", "))
-		}
-		f.Municipality = m
-	}
-	for _, s := range splitList(q["state"]) {
-		ok := slices.ContainsFunc(c.o.States, func(x CaseState) bool { return x.ID == s })
-		if !ok {
-			var ids []string
-			for _, x := range c.o.States {
-				ids = append(ids, fmt.Sprintf("%s (%s)", x.ID, x.Label))
-			}
-			return f, 0, 0, fmt.Errorf("estado desconhecido %q: use um ou mais, separados por vírgula, de %s", s, strings.Join(ids, ", "))
-		}
-		f.States = append(f.States, s)
-	}
-	boolParam := func(name string) (*bool, error) {
-		switch v := strings.ToLower(strings.TrimSpace(q.Get(name))); v {
-		case "":
-			return nil, nil
-		case "true", "1", "sim":
-			t := true
-			return &t, nil
-		case "false", "0", "nao", "não":
-			f := false
-			return &f, nil
-		default:
-			return nil, fmt.Errorf("%s=%q inválido: use true ou false", name, v)
-		}
-	}
-	var err error
-	if f.Overdue, err = boolParam("overdue"); err != nil {
+	if err := checkCaseParams(q); err != nil {
 		return f, 0, 0, err
 	}
-	mine, err := boolParam("mine")
+	var err error
+	if f.Municipality, f.States, err = c.caseScope(q.Get("municipality"), q["state"]); err != nil {
+		return f, 0, 0, err
+	}
+	if f.Overdue, err = caseBoolParam("overdue", q.Get("overdue")); err != nil {
+		return f, 0, 0, err
+	}
+	mine, err := caseBoolParam("mine", q.Get("mine"))
 	if err != nil {
 		return f, 0, 0, err
 	}
@@ -162,27 +126,87 @@ func (c *CasesAPI) parseCaseQuery(r *http.Request) (CaseFilter, int, int, error)
 	default:
 		return f, 0, 0, fmt.Errorf("sort=%q inválido: use deadline (próximo prazo) ou recent (último ato)", f.Sort)
 	}
-	intParam := func(name string, def, lo, hi int) (int, error) {
-		v := strings.TrimSpace(q.Get(name))
-		if v == "" {
-			return def, nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return 0, fmt.Errorf("%s=%q inválido: use um número inteiro de %d a %d", name, v, lo, hi)
-		}
-		return n, nil
-	}
-	page, err := intParam("page", 1, 1, 1_000_000)
+	page, err := caseIntParam("page", q.Get("page"), 1, 1, 1_000_000)
 	if err != nil {
 		return f, 0, 0, err
 	}
-	size, err := intParam("page_size", casesPageSize, 1, casesMaxPageSize)
+	size, err := caseIntParam("page_size", q.Get("page_size"), casesPageSize, 1, casesMaxPageSize)
 	if err != nil {
 		return f, 0, 0, err
 	}
 	f.Offset, f.Limit = (page-1)*size, size
 	return f, page, size, nil
+}
+
+// checkCaseParams refuses a parameter the list does not know, and one
+// given more than once other than alert and state.
+func checkCaseParams(q map[string][]string) error {
+	for k := range q {
+		if !slices.Contains(caseParams, k) {
+			return fmt.Errorf("parâmetro desconhecido %q: use %s", k, strings.Join(caseParams, ", "))
+		}
+	}
+	for k, v := range q {
+		if len(v) > 1 && k != "alert" && k != "state" {
+			return fmt.Errorf("o parâmetro %q aparece %d vezes: informe-o uma vez só", k, len(v))
+		}
+	}
+	return nil
+}
+
+// caseScope checks the municipality and states the list is filtered by
+// against the ones the service knows.
+func (c *CasesAPI) caseScope(municipality string, states []string) (string, []string, error) {
+	var out []string
+	m := strings.TrimSpace(municipality)
+	if m != "" {
+		known := c.o.Municipalities()
+		if !slices.Contains(known, m) {
+			return "", nil, fmt.Errorf("município desconhecido %q: use o id do código municipal (%s)", m, strings.Join(known, ", "))
+		}
+	}
+	for _, s := range splitList(states) {
+		ok := slices.ContainsFunc(c.o.States, func(x CaseState) bool { return x.ID == s })
+		if !ok {
+			var ids []string
+			for _, x := range c.o.States {
+				ids = append(ids, fmt.Sprintf("%s (%s)", x.ID, x.Label))
+			}
+			return "", nil, fmt.Errorf("estado desconhecido %q: use um ou mais, separados por vírgula, de %s", s, strings.Join(ids, ", "))
+		}
+		out = append(out, s)
+	}
+	return m, out, nil
+}
+
+// caseBoolParam reads a yes/no parameter of the list: nil when absent.
+func caseBoolParam(name, raw string) (*bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
+	case "":
+		return nil, nil
+	case "true", "1", "sim":
+		t := true
+		return &t, nil
+	case "false", "0", "nao", "não":
+		f := false
+		return &f, nil
+	default:
+		return nil, fmt.Errorf("%s=%q inválido: use true ou false", name, v)
+	}
+}
+
+// caseIntParam reads an integer parameter of the list in [lo, hi]: def
+// when absent.
+func caseIntParam(name, raw string, def, lo, hi int) (int, error) {
+	v := strings.TrimSpace(raw)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s=%q inválido: use um número inteiro de %d a %d", name, v, lo, hi)
+	}
+	return n, nil
 }
 
 // splitList joins repeated and comma-separated values, dropping empty ones.

@@ -618,19 +618,9 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	res, format := q.Get("res"), q.Get("format")
-	if res == "" {
-		res = "1min"
-	}
-	if format == "" {
-		format = "csv"
-	}
-	if res != "1s" && res != "1min" {
-		apiError(w, http.StatusBadRequest, "res "+strconv.Quote(res)+" inválido; use 1s (registros de 1 s) ou 1min (agregados de 1 min)")
-		return
-	}
-	if format != "csv" && format != "json" {
-		apiError(w, http.StatusBadRequest, "format "+strconv.Quote(format)+" inválido; use csv ou json")
+	res, format, msg := exportFormat(q.Get("res"), q.Get("format"))
+	if msg != "" {
+		apiError(w, http.StatusBadRequest, msg)
 		return
 	}
 	max, what := rp.o.Max1min, "exportação de 1 min"
@@ -650,14 +640,7 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rp.release()
-	name := fmt.Sprintf("sossego-%s-%s-a-%s-%s.%s", safeName(id), from.In(loc).Format("20060102-1504"), to.In(loc).Format("20060102-1504"), res, format)
-	ctype := "text/csv; charset=utf-8"
-	if format == "json" {
-		ctype = "application/json; charset=utf-8"
-	}
-	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	w.Header().Set("Cache-Control", "no-store")
+	setExportHeaders(w, id, res, format, from, to)
 	// Reading and formatting run on their own goroutine, writing to the
 	// connection on this one: the two halves of the work overlap.
 	ctx, cancel := context.WithCancel(r.Context())
@@ -666,38 +649,9 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 	produced := make(chan error, 1)
 	go func() {
 		defer pipe.close()
-		bw := bufio.NewWriterSize(pipe, 64<<10)
-		ex := &exporter{w: bw, json: format == "json"}
-		ex.begin(id, res, from, to)
-		var err error
-		if res == "1min" {
-			err = rp.o.Tier.EachMinuteRow(ctx, id, from, to, func(m *stats.MinuteRow) error { ex.minute(m); return ex.err() })
-		} else {
-			for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
-				var recs []store.Record
-				if recs, err = rp.o.Records.Records(ctx, id, t, minTime(t.Add(time.Hour), to), 0); err == nil {
-					for i := range recs {
-						ex.second(&recs[i])
-					}
-					err = ex.err()
-				}
-			}
-		}
-		if err == nil {
-			ex.end()
-			err = bw.Flush()
-		}
-		produced <- err
+		produced <- rp.produceExport(ctx, pipe, id, res, format == "json", from, to)
 	}()
-	var err error
-	for c := range pipe.chunks {
-		if err == nil {
-			if _, err = w.Write(c); err != nil {
-				cancel() // the client went away: stop reading
-			}
-		}
-		pipe.recycle(c)
-	}
+	err := writeChunks(w, pipe, cancel)
 	if perr := <-produced; err == nil {
 		err = perr
 	}
@@ -707,6 +661,81 @@ func (rp *Reports) export(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// exportFormat applies the defaults to an export's res and format
+// parameters (1min, csv) and checks them; msg says what is wrong.
+func exportFormat(res, format string) (string, string, string) {
+	if res == "" {
+		res = "1min"
+	}
+	if format == "" {
+		format = "csv"
+	}
+	if res != "1s" && res != "1min" {
+		return "", "", "res " + strconv.Quote(res) + " inválido; use 1s (registros de 1 s) ou 1min (agregados de 1 min)"
+	}
+	if format != "csv" && format != "json" {
+		return "", "", "format " + strconv.Quote(format) + " inválido; use csv ou json"
+	}
+	return res, format, ""
+}
+
+// setExportHeaders names the download after the sensor, range, resolution
+// and format, and sets its content type.
+func setExportHeaders(w http.ResponseWriter, id, res, format string, from, to time.Time) {
+	name := fmt.Sprintf("sossego-%s-%s-a-%s-%s.%s", safeName(id), from.In(loc).Format("20060102-1504"), to.In(loc).Format("20060102-1504"), res, format)
+	ctype := "text/csv; charset=utf-8"
+	if format == "json" {
+		ctype = "application/json; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Cache-Control", "no-store")
+}
+
+// produceExport reads the sensor's rows over [from, to) and formats them
+// into pipe: the tier's minute rows, or the readings store's 1-s records an
+// hour at a time.
+func (rp *Reports) produceExport(ctx context.Context, pipe *chunkPipe, id, res string, asJSON bool, from, to time.Time) error {
+	bw := bufio.NewWriterSize(pipe, 64<<10)
+	ex := &exporter{w: bw, json: asJSON}
+	ex.begin(id, res, from, to)
+	var err error
+	if res == "1min" {
+		err = rp.o.Tier.EachMinuteRow(ctx, id, from, to, func(m *stats.MinuteRow) error { ex.minute(m); return ex.err() })
+	} else {
+		for t := from; t.Before(to) && err == nil; t = t.Add(time.Hour) {
+			var recs []store.Record
+			if recs, err = rp.o.Records.Records(ctx, id, t, minTime(t.Add(time.Hour), to), 0); err == nil {
+				for i := range recs {
+					ex.second(&recs[i])
+				}
+				err = ex.err()
+			}
+		}
+	}
+	if err == nil {
+		ex.end()
+		err = bw.Flush()
+	}
+	return err
+}
+
+// writeChunks writes pipe's chunks to the client until the producer closes
+// it, recycling each; the first write error cancels the producer and is
+// returned.
+func writeChunks(w http.ResponseWriter, pipe *chunkPipe, cancel context.CancelFunc) error {
+	var err error
+	for c := range pipe.chunks {
+		if err == nil {
+			if _, err = w.Write(c); err != nil {
+				cancel() // the client went away: stop reading
+			}
+		}
+		pipe.recycle(c)
+	}
+	return err
 }
 
 // chunkPipe carries an export's bytes from the goroutine that formats them

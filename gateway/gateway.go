@@ -390,87 +390,118 @@ func (g *Gateway) currentClock() wire.Clock {
 func (g *Gateway) sample(ctx context.Context) error {
 	// Database writes finish even when ctx ends mid-way: a batch that has
 	// been cut must reach the outbox (they take milliseconds).
-	dbctx := context.WithoutCancel(ctx)
-	agg := NewAggregator(g.opts.SamplePeriod)
-	agg.Seed(g.box.High())
-	bat := &Batcher{MaxRecords: g.opts.BatchRecords, MaxAge: g.opts.BatchMaxAge}
+	sp := &sampler{dbctx: context.WithoutCancel(ctx), agg: NewAggregator(g.opts.SamplePeriod)}
+	sp.agg.Seed(g.box.High())
+	sp.bat = &Batcher{MaxRecords: g.opts.BatchRecords, MaxAge: g.opts.BatchMaxAge}
 	tick := time.NewTicker(g.opts.SamplePeriod)
 	defer tick.Stop()
 
-	clk := g.readClock(g.now())
-	lastClock := g.now()
-	var skipped time.Duration
-	wasFull := false
-
-	flush := func() {
-		for _, o := range agg.Flush() {
-			for _, p := range bat.Add(o, g.now()) {
-				g.enqueue(dbctx, p)
-			}
-		}
-		if p, ok := bat.Flush(); ok {
-			g.enqueue(dbctx, p)
-		}
-	}
+	sp.clk = g.readClock(g.now())
+	sp.lastClock = g.now()
 	for {
 		select {
 		case <-ctx.Done():
 			// Persist what is in memory, even though the run is over.
-			flush()
+			g.flushSampler(sp)
 			return nil
 		case <-tick.C:
 		}
-		now := g.now()
-		if now.Round(0).Sub(lastClock.Round(0)).Abs() >= time.Second {
-			clk = g.readClock(now)
-			lastClock = now
+		g.sampleTick(sp)
+	}
+}
+
+// sampler is the state of the sampling loop between ticks.
+type sampler struct {
+	dbctx     context.Context // never cancelled: a cut batch reaches the outbox
+	agg       *Aggregator
+	bat       *Batcher
+	clk       wire.Clock // the clock's state, read again at most once a second
+	lastClock time.Time
+	skipped   time.Duration // sampling time skipped while the outbox is full, under 1 s
+	wasFull   bool
+}
+
+// flushSampler cuts the seconds and the batch in progress and stores them.
+func (g *Gateway) flushSampler(sp *sampler) {
+	for _, o := range sp.agg.Flush() {
+		for _, p := range sp.bat.Add(o, g.now()) {
+			g.enqueue(sp.dbctx, p)
 		}
-		if full := g.noRoom(); full != wasFull {
-			wasFull = full
-			g.poke() // status changes
+	}
+	if p, ok := sp.bat.Flush(); ok {
+		g.enqueue(sp.dbctx, p)
+	}
+}
+
+// sampleTick is one tick of the sampling loop: it follows the clock and
+// the outbox's room, reads the meter and stores the batches completed.
+// With the outbox full under stop-sampling it counts the seconds not
+// measured instead.
+func (g *Gateway) sampleTick(sp *sampler) {
+	now := g.now()
+	if now.Round(0).Sub(sp.lastClock.Round(0)).Abs() >= time.Second {
+		sp.clk = g.readClock(now)
+		sp.lastClock = now
+	}
+	if full := g.noRoom(); full != sp.wasFull {
+		sp.wasFull = full
+		g.poke() // status changes
+	}
+	if g.opts.FullPolicy == StopSampling && sp.wasFull {
+		g.flushSampler(sp)
+		sp.skipped += g.opts.SamplePeriod
+		if s := int(sp.skipped / time.Second); s > 0 {
+			sp.skipped -= time.Duration(s) * time.Second
+			_ = g.box.Drop(sp.dbctx, s)
 		}
-		if g.opts.FullPolicy == StopSampling && wasFull {
-			flush()
-			skipped += g.opts.SamplePeriod
-			if s := int(skipped / time.Second); s > 0 {
-				skipped -= time.Duration(s) * time.Second
-				_ = g.box.Drop(dbctx, s)
-			}
-			continue
+		return
+	}
+	s, ok := g.readMeter(now)
+	if !ok {
+		return
+	}
+	outs, err := sp.agg.Add(s, sp.clk)
+	if err != nil {
+		g.meterFailed("amostra do medidor recusada", err)
+		return
+	}
+	for _, st := range sp.agg.Steps() {
+		g.log.Warn("o relógio voltou no tempo; os segundos medidos de novo vão em lotes marcados (clock.source=step, synced=false)",
+			"at", st.At, "back", st.Back.Round(time.Millisecond))
+	}
+	for _, o := range outs {
+		for _, p := range sp.bat.Add(o, g.now()) {
+			g.enqueue(sp.dbctx, p)
 		}
-		var s bridge.Sample
-		if err := g.meter.Sense(&s); err != nil {
-			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("leitura do medidor falhou", "meter", g.meter.String(), "erro", err, "failures", n)
-			}
-			continue
-		}
-		if s.At.IsZero() {
-			s.At = now
-		}
-		outs, err := agg.Add(s, clk)
-		if err != nil {
-			if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
-				g.log.Warn("amostra do medidor recusada", "meter", g.meter.String(), "erro", err, "failures", n)
-			}
-			continue
-		}
-		for _, st := range agg.Steps() {
-			g.log.Warn("o relógio voltou no tempo; os segundos medidos de novo vão em lotes marcados (clock.source=step, synced=false)",
-				"at", st.At, "back", st.Back.Round(time.Millisecond))
-		}
-		for _, o := range outs {
-			for _, p := range bat.Add(o, g.now()) {
-				g.enqueue(dbctx, p)
-			}
-		}
-		if p, ok := bat.Due(now); ok {
-			g.enqueue(dbctx, p)
-		}
-		for _, m := range agg.Minutes() {
-			g.log.Debug("minute", "start", m.Start, "laeq_db", m.LAeq, "lafmax_db", m.LAFmax,
-				"l10_db", m.L10, "l50_db", m.L50, "l90_db", m.L90, "records", m.NumRecords)
-		}
+	}
+	if p, ok := sp.bat.Due(now); ok {
+		g.enqueue(sp.dbctx, p)
+	}
+	for _, m := range sp.agg.Minutes() {
+		g.log.Debug("minute", "start", m.Start, "laeq_db", m.LAeq, "lafmax_db", m.LAFmax,
+			"l10_db", m.L10, "l50_db", m.L50, "l90_db", m.L90, "records", m.NumRecords)
+	}
+}
+
+// readMeter reads one sample, stamped now when the meter does not stamp
+// it; a failure is counted and logged.
+func (g *Gateway) readMeter(now time.Time) (bridge.Sample, bool) {
+	var s bridge.Sample
+	if err := g.meter.Sense(&s); err != nil {
+		g.meterFailed("leitura do medidor falhou", err)
+		return s, false
+	}
+	if s.At.IsZero() {
+		s.At = now
+	}
+	return s, true
+}
+
+// meterFailed counts a failed or refused reading and logs the first and
+// every 600th.
+func (g *Gateway) meterFailed(msg string, err error) {
+	if n := g.senseErrors.Add(1); n == 1 || n%600 == 0 {
+		g.log.Warn(msg, "meter", g.meter.String(), "erro", err, "failures", n)
 	}
 }
 
@@ -657,15 +688,7 @@ func (g *Gateway) send(ctx context.Context) error {
 	house := time.NewTicker(time.Second)
 	defer house.Stop()
 	interval := time.Duration(float64(time.Second) / g.opts.ReplayRate)
-	var (
-		gen          uint64
-		cursor       uint64 // highest seq published on this connection
-		nextSend     time.Time
-		lastProgress = g.now()
-		lastStatus   time.Time
-		lastAlarm    wire.Outbox
-		statusDirty  bool
-	)
+	ss := &sendState{lastProgress: g.now()}
 	for {
 		select {
 		case <-ctx.Done():
@@ -675,111 +698,119 @@ func (g *Gateway) send(ctx context.Context) error {
 		}
 		now := g.now()
 		// 1. Apply the newest ack.
-		if a := g.ackSeq.Load(); a > g.box.Acked() {
-			n, err := g.box.Ack(context.WithoutCancel(ctx), a)
-			var ahead *AckAheadError
-			switch {
-			case errors.As(err, &ahead):
-				g.log.Error("o serviço central confirmou seqs que este gateway nunca enviou (pasta de estado perdida ou copiada?); renumerando os lotes pendentes",
-					"ack", ahead.Ack, "last_seq", ahead.Last)
-				if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
-					return err
-				}
-				cursor = g.box.Acked()
-			case errors.Is(err, ErrStorage):
-				// Retried with the next ack or tick; batches stay until then.
-				g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
-			case err != nil:
-				return err
-			default:
-				g.log.Debug("ack", "seq", a, "removed", n)
-				g.retryMemory(context.WithoutCancel(ctx))
-			}
-			lastProgress = now
+		if err := g.applyAck(ctx, ss, now); err != nil {
+			return err
 		}
 		g.retryMemory(context.WithoutCancel(ctx))
-		if cursor < g.box.Acked() {
-			cursor = g.box.Acked()
+		if ss.cursor < g.box.Acked() {
+			ss.cursor = g.box.Acked()
 		}
 		if !g.connected.Load() {
 			continue
 		}
 		// 2. New connection: announce, then replay everything unacked.
-		if cg := g.connGen.Load(); cg != gen {
-			gen = cg
-			cursor = g.box.Acked()
-			lastProgress = now
-			statusDirty = true
-		}
-		if al := g.alarms(); al != lastAlarm {
-			lastAlarm, statusDirty = al, true
-		}
-		if statusDirty || now.Sub(lastStatus) >= g.opts.StatusInterval {
-			if err := g.publishStatus(ctx); err != nil {
-				g.log.Warn("publicação do status falhou", "erro", err)
-				continue
-			}
-			lastStatus, statusDirty = now, false
+		if !g.announce(ctx, ss, now) {
+			continue
 		}
 		// 3. Resend after a repeated ack (HandleAck), or when the central
 		// service has not moved for AckTimeout.
-		if fr := g.fastResend.Swap(0); fr != 0 && fr == g.box.Acked() && cursor > fr {
-			g.log.Info("ack repetido: lotes acima dele chegam e o seguinte não; reenviando a partir dele", "acked", fr, "sent", cursor)
-			g.recoverTo.Store(cursor)
-			cursor = fr
-			lastProgress = now
-		}
-		if cursor > g.box.Acked() && now.Sub(lastProgress) >= g.opts.AckTimeout {
-			g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", cursor)
-			cursor = g.box.Acked()
-			lastProgress = now
-		}
+		g.rewind(ss, now)
 		// 4. Publish within the window.
-		if err := g.publishWindow(ctx, &cursor, &nextSend, interval); err != nil {
+		if err := g.publishWindow(ctx, &ss.cursor, &ss.nextSend, interval); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", cursor+1, "erro", err)
+			g.log.Warn("publicação falhou; nova tentativa em seguida", "seq", ss.cursor+1, "erro", err)
 		}
 	}
 }
 
-func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
-	// Without an AsyncPublisher a publish waits for its PUBACK when it is
-	// settled: one in flight.
-	start, inFlight := func(topic string, payload []byte) func(context.Context) error {
-		return func(ctx context.Context) error { return g.pub.Publish(ctx, topic, payload, false) }
-	}, 1
-	if ap, ok := g.pub.(AsyncPublisher); ok {
-		start = func(topic string, payload []byte) func(context.Context) error {
-			return ap.PublishAsync(topic, payload, false)
-		}
-		inFlight = g.opts.InFlight
-	}
-	// Publishes handed to the connection and not yet PUBACKed, oldest
-	// first. The cursor moves only over PUBACKed ones, in order; after a
-	// failure the rest are abandoned and republished from the cursor (the
-	// central service ignores the duplicates).
-	type flight struct {
-		seq      uint64
-		wait     func(context.Context) error
-		deadline time.Time
-	}
-	var q []flight
-	settle := func(keep int) error {
-		for len(q) > keep {
-			f := q[0]
-			pctx, cancel := context.WithDeadline(ctx, f.deadline)
-			err := f.wait(pctx)
-			cancel()
-			if err != nil {
-				q = nil
-				return err
-			}
-			*cursor, q = f.seq, q[1:]
-		}
+// sendState is what the send loop remembers between rounds.
+type sendState struct {
+	gen          uint64 // the connection the cursor belongs to
+	cursor       uint64 // highest seq published on this connection
+	nextSend     time.Time
+	lastProgress time.Time
+	lastStatus   time.Time
+	lastAlarm    wire.Outbox
+	statusDirty  bool
+}
+
+// applyAck removes from the outbox the batches up to the newest ack. An
+// ack ahead of every batch sent (the state folder lost or copied)
+// renumbers the pending batches; a storage failure is retried on the next
+// round. Only other errors end the loop.
+func (g *Gateway) applyAck(ctx context.Context, ss *sendState, now time.Time) error {
+	a := g.ackSeq.Load()
+	if a <= g.box.Acked() {
 		return nil
 	}
+	n, err := g.box.Ack(context.WithoutCancel(ctx), a)
+	var ahead *AckAheadError
+	switch {
+	case errors.As(err, &ahead):
+		g.log.Error("o serviço central confirmou seqs que este gateway nunca enviou (pasta de estado perdida ou copiada?); renumerando os lotes pendentes",
+			"ack", ahead.Ack, "last_seq", ahead.Last)
+		if err := g.box.Renumber(context.WithoutCancel(ctx), ahead.Ack, g.reseal); err != nil {
+			return err
+		}
+		ss.cursor = g.box.Acked()
+	case errors.Is(err, ErrStorage):
+		// Retried with the next ack or tick; batches stay until then.
+		g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
+	case err != nil:
+		return err
+	default:
+		g.log.Debug("ack", "seq", a, "removed", n)
+		g.retryMemory(context.WithoutCancel(ctx))
+	}
+	ss.lastProgress = now
+	return nil
+}
+
+// announce starts the replay from the ack on a new connection and
+// publishes the status when it changed or is due; false when that publish
+// failed (the round ends there).
+func (g *Gateway) announce(ctx context.Context, ss *sendState, now time.Time) bool {
+	if cg := g.connGen.Load(); cg != ss.gen {
+		ss.gen = cg
+		ss.cursor = g.box.Acked()
+		ss.lastProgress = now
+		ss.statusDirty = true
+	}
+	if al := g.alarms(); al != ss.lastAlarm {
+		ss.lastAlarm, ss.statusDirty = al, true
+	}
+	if ss.statusDirty || now.Sub(ss.lastStatus) >= g.opts.StatusInterval {
+		if err := g.publishStatus(ctx); err != nil {
+			g.log.Warn("publicação do status falhou", "erro", err)
+			return false
+		}
+		ss.lastStatus, ss.statusDirty = now, false
+	}
+	return true
+}
+
+// rewind moves the cursor back to the ack after a repeated ack, or when
+// the central service has not moved for AckTimeout, so that the batches
+// above it are sent again.
+func (g *Gateway) rewind(ss *sendState, now time.Time) {
+	if fr := g.fastResend.Swap(0); fr != 0 && fr == g.box.Acked() && ss.cursor > fr {
+		g.log.Info("ack repetido: lotes acima dele chegam e o seguinte não; reenviando a partir dele", "acked", fr, "sent", ss.cursor)
+		g.recoverTo.Store(ss.cursor)
+		ss.cursor = fr
+		ss.lastProgress = now
+	}
+	if ss.cursor > g.box.Acked() && now.Sub(ss.lastProgress) >= g.opts.AckTimeout {
+		g.log.Info("sem avanço de ack; reenviando os lotes não confirmados", "acked", g.box.Acked(), "sent", ss.cursor)
+		ss.cursor = g.box.Acked()
+		ss.lastProgress = now
+	}
+}
+
+func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *time.Time, interval time.Duration) error {
+	start, inFlight := g.publisher()
+	fl := &flights{ctx: ctx, cursor: cursor}
 	for g.connected.Load() {
 		inflight := int(*cursor - g.box.Acked())
 		room := g.opts.Window - inflight
@@ -799,26 +830,81 @@ func (g *Gateway) publishWindow(ctx context.Context, cursor *uint64, nextSend *t
 			// replay rate a window of 100 is seconds of acked batches that
 			// a power cut would have resent).
 			if g.ackSeq.Load() > g.box.Acked() || g.fastResend.Load() != 0 {
-				return settle(0)
+				return fl.settle(0)
 			}
-			if d := time.Until(*nextSend); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				case <-t.C:
-				}
+			if err := waitUntil(ctx, *nextSend); err != nil {
+				return err
 			}
 			*nextSend = time.Now().Add(interval)
-			q = append(q, flight{seq: e.Seq, wait: start(e.Topic, e.Payload), deadline: time.Now().Add(g.opts.PublishTimeout)})
-			if err := settle(inFlight - 1); err != nil {
+			fl.q = append(fl.q, flight{seq: e.Seq, wait: start(e.Topic, e.Payload), deadline: time.Now().Add(g.opts.PublishTimeout)})
+			if err := fl.settle(inFlight - 1); err != nil {
 				return err
 			}
 		}
-		if err := settle(0); err != nil {
+		if err := fl.settle(0); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// publisher returns how to start a publish and how many may be in flight.
+// Without an AsyncPublisher a publish waits for its PUBACK when it is
+// settled: one in flight.
+func (g *Gateway) publisher() (start func(topic string, payload []byte) func(context.Context) error, inFlight int) {
+	if ap, ok := g.pub.(AsyncPublisher); ok {
+		return func(topic string, payload []byte) func(context.Context) error {
+			return ap.PublishAsync(topic, payload, false)
+		}, g.opts.InFlight
+	}
+	return func(topic string, payload []byte) func(context.Context) error {
+		return func(ctx context.Context) error { return g.pub.Publish(ctx, topic, payload, false) }
+	}, 1
+}
+
+// waitUntil waits until t (the replay rate's next slot) or ctx ends.
+func waitUntil(ctx context.Context, t time.Time) error {
+	if d := time.Until(t); d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil
+}
+
+// flight is a publish handed to the connection and not yet PUBACKed.
+type flight struct {
+	seq      uint64
+	wait     func(context.Context) error
+	deadline time.Time
+}
+
+// flights are the publishes in flight, oldest first. The cursor moves only
+// over PUBACKed ones, in order; after a failure the rest are abandoned and
+// republished from the cursor (the central service ignores the
+// duplicates).
+type flights struct {
+	ctx    context.Context
+	cursor *uint64
+	q      []flight
+}
+
+// settle waits for the oldest publishes until at most keep are in flight.
+func (fl *flights) settle(keep int) error {
+	for len(fl.q) > keep {
+		f := fl.q[0]
+		pctx, cancel := context.WithDeadline(fl.ctx, f.deadline)
+		err := f.wait(pctx)
+		cancel()
+		if err != nil {
+			fl.q = nil
+			return err
+		}
+		*fl.cursor, fl.q = f.seq, fl.q[1:]
 	}
 	return nil
 }

@@ -84,19 +84,13 @@ func (d Document) Edit(c *codes.Code, actor Actor, at time.Time, changes []Field
 
 // set changes one field and returns its previous value.
 func (d *Document) set(field, v string) (string, error) {
-	long := func(max int) error {
-		if len([]rune(v)) > max {
-			return fmt.Errorf("%s: no máximo %d caracteres", field, max)
-		}
-		return nil
-	}
 	dr := &d.Draft
 	switch field {
 	case EditPartyName, EditPartyAddress:
 		if v == "" {
 			return "", fmt.Errorf("%s: não pode ficar vazio", field)
 		}
-		if err := long(MaxLine); err != nil {
+		if err := checkLength(field, v, MaxLine); err != nil {
 			return "", err
 		}
 		p := &dr.Party.Name
@@ -117,40 +111,62 @@ func (d *Document) set(field, v string) (string, error) {
 		if v == "" {
 			return "", fmt.Errorf("informe o local da lavratura")
 		}
-		if err := long(MaxLine); err != nil {
+		if err := checkLength(field, v, MaxLine); err != nil {
 			return "", err
 		}
 		before := dr.LavraturaPlace
 		dr.LavraturaPlace = v
 		return before, nil
 	case EditCircumstances:
-		if err := long(MaxText); err != nil {
+		if err := checkLength(field, v, MaxText); err != nil {
 			return "", err
 		}
 		before := dr.Circumstances
 		dr.Circumstances = v
 		return before, nil
 	case EditPrazoDays:
-		if !dr.Kind.IsNotice() {
-			return "", fmt.Errorf("%s não tem prazo de regularização", dr.Title)
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return "", fmt.Errorf("prazo em dias deve ser um número inteiro, não %q", v)
-		}
-		if n <= 0 {
-			return "", fmt.Errorf("o prazo para regularização deve ser de ao menos 1 dia")
-		}
-		if err := checkPrazo(dr, n); err != nil {
-			return "", err
-		}
-		before := ""
-		if d.PrazoDays > 0 {
-			before = strconv.Itoa(d.PrazoDays)
-		}
-		d.PrazoDays = n
-		return before, nil
+		return d.setPrazo(v)
 	}
+	return d.setCodeField(field, v)
+}
+
+// checkLength refuses a value of field longer than max characters.
+func checkLength(field, v string, max int) error {
+	if len([]rune(v)) > max {
+		return fmt.Errorf("%s: no máximo %d caracteres", field, max)
+	}
+	return nil
+}
+
+// setPrazo changes a notice's days to regularize (prazo_days) and returns
+// the previous number, empty when none was set.
+func (d *Document) setPrazo(v string) (string, error) {
+	dr := &d.Draft
+	if !dr.Kind.IsNotice() {
+		return "", fmt.Errorf("%s não tem prazo de regularização", dr.Title)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return "", fmt.Errorf("prazo em dias deve ser um número inteiro, não %q", v)
+	}
+	if n <= 0 {
+		return "", fmt.Errorf("o prazo para regularização deve ser de ao menos 1 dia")
+	}
+	if err := checkPrazo(dr, n); err != nil {
+		return "", err
+	}
+	before := ""
+	if d.PrazoDays > 0 {
+		before = strconv.Itoa(d.PrazoDays)
+	}
+	d.PrazoDays = n
+	return before, nil
+}
+
+// setCodeField changes one of the code's own fields ("field.<id>"), unless
+// a workflow step or another edit fills it, and marks it written by hand.
+func (d *Document) setCodeField(field, v string) (string, error) {
+	dr := &d.Draft
 	id, ok := strings.CutPrefix(field, EditFieldPrefix)
 	if !ok {
 		return "", fmt.Errorf("campo %q não é editável: use %s ou field.<id> de um campo do documento", field, strings.Join(EditableFields, ", "))
@@ -171,7 +187,7 @@ func (d *Document) set(field, v string) (string, error) {
 	if v == "" {
 		return "", fmt.Errorf("o campo %q (%s) não pode ficar vazio", id, f.Label)
 	}
-	if err := long(MaxText); err != nil {
+	if err := checkLength(field, v, MaxText); err != nil {
 		return "", err
 	}
 	before := f.Value

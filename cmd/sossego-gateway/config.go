@@ -150,93 +150,120 @@ var meterTypes = []string{"sim", "pcbartists", "sen0232", "nsrt", "xl2", "pcm"}
 // validate checks the configuration without I/O; messages are for the
 // operator (pt-BR).
 func (c Config) validate() error {
-	var errs []error
-	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	var p problems
+	c.validateIdentity(&p)
+	c.Meter.validate(&p)
+	p = append(p, c.Env.validate()...)
+	c.MQTT.validate(&p)
+	c.validateQueues(&p)
+	return errors.Join(p...)
+}
+
+// problems collects the configuration's errors, in the order found.
+type problems []error
+
+func (p *problems) add(f string, a ...any) { *p = append(*p, fmt.Errorf(f, a...)) }
+
+// validateIdentity checks the ids, the state folder, the log level and the
+// clock source.
+func (c Config) validateIdentity(p *problems) {
 	for _, id := range []struct{ k, v string }{{"municipality", c.Municipality}, {"gateway", c.Gateway}, {"sensor", c.Sensor}} {
 		if !wire.ValidID(id.v) {
-			bad("%s %q inválido: use 1–64 caracteres [a-z0-9_-], começando por letra ou dígito", id.k, id.v)
+			p.add("%s %q inválido: use 1–64 caracteres [a-z0-9_-], começando por letra ou dígito", id.k, id.v)
 		}
 	}
 	if c.StateDir == "" {
-		bad("state_dir vazio: informe a pasta de estado (chave e fila)")
+		p.add("state_dir vazio: informe a pasta de estado (chave e fila)")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log_level %q inválido: use debug, info, warn ou error", c.LogLevel)
+		p.add("log_level %q inválido: use debug, info, warn ou error", c.LogLevel)
 	}
 	switch c.ClockSource {
 	case "ntp", "gps":
 	default:
-		bad("clock_source %q inválido: use ntp ou gps", c.ClockSource)
+		p.add("clock_source %q inválido: use ntp ou gps", c.ClockSource)
 	}
+}
+
+// validate checks the meter's type, sampling rate, serial port and date of
+// calibration.
+func (m MeterConfig) validate(p *problems) {
 	known := false
-	for _, m := range meterTypes {
-		known = known || m == c.Meter.Type
+	for _, t := range meterTypes {
+		known = known || t == m.Type
 	}
 	if !known {
-		bad("meter.type %q inválido: use %v", c.Meter.Type, meterTypes)
+		p.add("meter.type %q inválido: use %v", m.Type, meterTypes)
 	}
-	if c.Meter.SampleRateHz < 1 || c.Meter.SampleRateHz > 100 {
-		bad("meter.sample_rate_hz %v fora de 1–100", c.Meter.SampleRateHz)
+	if m.SampleRateHz < 1 || m.SampleRateHz > 100 {
+		p.add("meter.sample_rate_hz %v fora de 1–100", m.SampleRateHz)
 	}
-	if c.Meter.Type == "nsrt" || c.Meter.Type == "xl2" {
-		if c.Meter.SerialPort == "" {
-			bad("meter.serial_port é obrigatório para o medidor %s (ex.: /dev/ttyACM0)", c.Meter.Type)
+	if m.Type == "nsrt" || m.Type == "xl2" {
+		if m.SerialPort == "" {
+			p.add("meter.serial_port é obrigatório para o medidor %s (ex.: /dev/ttyACM0)", m.Type)
 		}
 	}
-	if c.Meter.CalibratedAt != "" {
-		if c.Meter.Type != "nsrt" && c.Meter.Type != "xl2" {
-			bad("meter.calibrated_at só se aplica aos medidores xl2 e nsrt (o medidor %s não registra calibração)", c.Meter.Type)
+	if m.CalibratedAt != "" {
+		if m.Type != "nsrt" && m.Type != "xl2" {
+			p.add("meter.calibrated_at só se aplica aos medidores xl2 e nsrt (o medidor %s não registra calibração)", m.Type)
 		}
-		if _, err := parseDate(c.Meter.CalibratedAt); err != nil {
-			bad("meter.calibrated_at %q inválido: use a data AAAA-MM-DD do certificado de calibração", c.Meter.CalibratedAt)
+		if _, err := parseDate(m.CalibratedAt); err != nil {
+			p.add("meter.calibrated_at %q inválido: use a data AAAA-MM-DD do certificado de calibração", m.CalibratedAt)
 		}
 	}
-	errs = append(errs, c.Env.validate()...)
-	if c.MQTT.Broker == "" {
-		bad("mqtt.broker vazio (ex.: tcp://central:1883 ou mqtts://central:8883)")
+}
+
+// validate checks the broker, the client certificate pair and the password.
+func (m MQTTConfig) validate(p *problems) {
+	if m.Broker == "" {
+		p.add("mqtt.broker vazio (ex.: tcp://central:1883 ou mqtts://central:8883)")
 	}
-	if (c.MQTT.CertFile == "") != (c.MQTT.KeyFile == "") {
-		bad("mqtt.cert_file e mqtt.key_file devem ser informados juntos")
+	if (m.CertFile == "") != (m.KeyFile == "") {
+		p.add("mqtt.cert_file e mqtt.key_file devem ser informados juntos")
 	}
-	if c.MQTT.Password != "" && c.MQTT.PasswordFile != "" {
-		bad("use mqtt.password ou mqtt.password_file, não os dois")
+	if m.Password != "" && m.PasswordFile != "" {
+		p.add("use mqtt.password ou mqtt.password_file, não os dois")
 	}
+}
+
+// validateQueues checks the outbox, the batches, the replay and the status
+// interval against one another.
+func (c Config) validateQueues(p *problems) {
 	if c.Outbox.CapacityRecords < c.Batch.Records || c.Outbox.CapacityRecords <= 0 {
-		bad("outbox.capacity_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.CapacityRecords, c.Batch.Records)
+		p.add("outbox.capacity_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.CapacityRecords, c.Batch.Records)
 	}
 	if c.Outbox.CapacityBytes < 0 {
-		bad("outbox.capacity_bytes %d negativo: use 0 (limitado só pelo espaço livre no disco) ou um tamanho em bytes", c.Outbox.CapacityBytes)
+		p.add("outbox.capacity_bytes %d negativo: use 0 (limitado só pelo espaço livre no disco) ou um tamanho em bytes", c.Outbox.CapacityBytes)
 	}
 	if c.Outbox.ReserveBytes < 0 || c.Outbox.ReserveBytes > 1<<30 {
-		bad("outbox.reserve_bytes %d fora de 0–1073741824 (0: sem reserva)", c.Outbox.ReserveBytes)
+		p.add("outbox.reserve_bytes %d fora de 0–1073741824 (0: sem reserva)", c.Outbox.ReserveBytes)
 	}
 	if c.Outbox.MemoryRecords < c.Batch.Records {
-		bad("outbox.memory_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.MemoryRecords, c.Batch.Records)
+		p.add("outbox.memory_records %d precisa comportar ao menos um lote (%d registros)", c.Outbox.MemoryRecords, c.Batch.Records)
 	}
 	if !gateway.FullPolicy(c.Outbox.FullPolicy).Valid() {
-		bad("outbox.full_policy %q inválido: use drop-new ou stop-sampling", c.Outbox.FullPolicy)
+		p.add("outbox.full_policy %q inválido: use drop-new ou stop-sampling", c.Outbox.FullPolicy)
 	}
 	if c.Batch.Records < 1 || c.Batch.Records > wire.MaxRecords {
-		bad("batch.records %d fora de 1–%d", c.Batch.Records, wire.MaxRecords)
+		p.add("batch.records %d fora de 1–%d", c.Batch.Records, wire.MaxRecords)
 	}
 	if c.Batch.MaxAge < time.Second {
-		bad("batch.max_age %s menor que 1s", c.Batch.MaxAge)
+		p.add("batch.max_age %s menor que 1s", c.Batch.MaxAge)
 	}
 	if c.Batch.MaxAge > wire.MaxBatchSpan {
-		bad("batch.max_age %s maior que %s: o serviço central recusa lotes que cobrem mais de %s", c.Batch.MaxAge, wire.MaxBatchSpan, wire.MaxBatchSpan)
+		p.add("batch.max_age %s maior que %s: o serviço central recusa lotes que cobrem mais de %s", c.Batch.MaxAge, wire.MaxBatchSpan, wire.MaxBatchSpan)
 	}
 	if c.Replay.RatePerSecond <= 0 || c.Replay.Window < 1 || c.Replay.AckTimeout < time.Second {
-		bad("replay: rate_per_second > 0, window ≥ 1 e ack_timeout ≥ 1s")
+		p.add("replay: rate_per_second > 0, window ≥ 1 e ack_timeout ≥ 1s")
 	}
 	if c.Replay.InFlight < 1 || c.Replay.InFlight > c.Replay.Window {
-		bad("replay.in_flight %d fora de 1–window (%d)", c.Replay.InFlight, c.Replay.Window)
+		p.add("replay.in_flight %d fora de 1–window (%d)", c.Replay.InFlight, c.Replay.Window)
 	}
 	if c.StatusInterval < time.Second {
-		bad("status_interval %s menor que 1s", c.StatusInterval)
+		p.add("status_interval %s menor que 1s", c.StatusInterval)
 	}
-	return errors.Join(errs...)
 }
 
 // gatewayOptions maps the configuration onto gateway.Options.

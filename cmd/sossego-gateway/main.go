@@ -103,29 +103,8 @@ As opções valem sobre o arquivo de configuração.
 // -h prints the help on stdout and exits 0; a usage error goes to stderr
 // with exit 2.
 func loadConfig(cmd string, args []string, stdout, stderr io.Writer) (Config, int) {
-	fs := flag.NewFlagSet("sossego-gateway "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // the flag package's own messages are English: parseError says it in pt-BR
-	fs.Usage = func() {}
-	var (
-		cfgPath  = fs.String("config", "", "`arquivo` YAML de configuração (docs/sossego-gateway.example.yaml)")
-		meter    = fs.String("meter", "", "`medidor`: sim|pcbartists|sen0232|nsrt|xl2|pcm")
-		broker   = fs.String("broker", "", "`URL` do broker MQTT (tcp://, mqtts://, ws://)")
-		username = fs.String("username", "", "`usuário` MQTT")
-		password = fs.String("password-file", "", "`arquivo` com a senha MQTT")
-		ca       = fs.String("tls-ca", "", "`arquivo` PEM com a CA do broker")
-		cert     = fs.String("tls-cert", "", "`arquivo` PEM com o certificado do gateway")
-		tlsKey   = fs.String("tls-key", "", "`arquivo` PEM com a chave do certificado do gateway")
-		stateDir = fs.String("state-dir", "", "`pasta` de estado: chave ed25519 e fila (outbox)")
-		muni     = fs.String("municipality", "", "`id` do município")
-		gw       = fs.String("gateway", "", "`id` do gateway (também o client id MQTT)")
-		sensor   = fs.String("sensor", "", "`id` do sensor")
-		rate     = fs.Float64("sample-rate", 0, "leituras do medidor por segundo (`Hz`)")
-		serial   = fs.String("serial-port", "", "`porta` serial do medidor (nsrt, xl2)")
-		pcmInput = fs.String("pcm-input", "", "áudio PCM: `arquivo` ou - (stdin)")
-		logLevel = fs.String("log-level", "", "`nível` do log: debug|info|warn|error")
-		simSpeed = fs.Float64("sim-speed", 0, "`velocidade` do medidor simulado (1 = tempo real)")
-		simScene = fs.String("sim-scenario", "", "`cenário` do medidor simulado")
-	)
+	fl := newConfigFlags(cmd)
+	fs := fl.fs
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			// Asked for: the help goes to stdout and is not an error.
@@ -142,47 +121,14 @@ func loadConfig(cmd string, args []string, stdout, stderr io.Writer) (Config, in
 		return Config{}, 2
 	}
 	cfg := defaultConfig()
-	if *cfgPath != "" {
-		f, err := os.Open(*cfgPath)
-		if err != nil {
-			fmt.Fprintf(stderr, "sossego-gateway: configuração: %v\n", err)
-			return Config{}, 1
-		}
-		cfg, err = parseConfig(f)
-		f.Close()
-		if err != nil {
-			fmt.Fprintf(stderr, "sossego-gateway: %s: %v\n", *cfgPath, err)
+	if *fl.cfgPath != "" {
+		var err error
+		if cfg, err = readConfigFile(*fl.cfgPath); err != nil {
+			fmt.Fprintf(stderr, "sossego-gateway: %v\n", err)
 			return Config{}, 1
 		}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	str := func(name string, dst *string, v string) {
-		if set[name] {
-			*dst = v
-		}
-	}
-	str("meter", &cfg.Meter.Type, *meter)
-	str("broker", &cfg.MQTT.Broker, *broker)
-	str("username", &cfg.MQTT.Username, *username)
-	str("password-file", &cfg.MQTT.PasswordFile, *password)
-	str("tls-ca", &cfg.MQTT.CAFile, *ca)
-	str("tls-cert", &cfg.MQTT.CertFile, *cert)
-	str("tls-key", &cfg.MQTT.KeyFile, *tlsKey)
-	str("state-dir", &cfg.StateDir, *stateDir)
-	str("municipality", &cfg.Municipality, *muni)
-	str("gateway", &cfg.Gateway, *gw)
-	str("sensor", &cfg.Sensor, *sensor)
-	str("serial-port", &cfg.Meter.SerialPort, *serial)
-	str("pcm-input", &cfg.Meter.PCMInput, *pcmInput)
-	str("log-level", &cfg.LogLevel, *logLevel)
-	str("sim-scenario", &cfg.Meter.SimScenario, *simScene)
-	if set["sample-rate"] {
-		cfg.Meter.SampleRateHz = *rate
-	}
-	if set["sim-speed"] {
-		cfg.Meter.SimSpeed = *simSpeed
-	}
+	fl.applyTo(&cfg)
 	if cmd == "key" {
 		if cfg.StateDir == "" {
 			fmt.Fprintln(stderr, "sossego-gateway: state_dir vazio")
@@ -195,6 +141,93 @@ func loadConfig(cmd string, args []string, stdout, stderr io.Writer) (Config, in
 		return Config{}, 2
 	}
 	return cfg, -1
+}
+
+// configFlags are the daemon's command-line options, each of which
+// overrides its field of the configuration file when given.
+type configFlags struct {
+	fs                                                   *flag.FlagSet
+	cfgPath, meter, broker, username, password, ca, cert *string
+	tlsKey, stateDir, muni, gw, sensor, serial, pcmInput *string
+	logLevel, simScene                                   *string
+	rate, simSpeed                                       *float64
+}
+
+// newConfigFlags defines the options of subcommand cmd, with their help in
+// pt-BR.
+func newConfigFlags(cmd string) *configFlags {
+	fs := flag.NewFlagSet("sossego-gateway "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the flag package's own messages are English: parseError says it in pt-BR
+	fs.Usage = func() {}
+	return &configFlags{
+		fs:       fs,
+		cfgPath:  fs.String("config", "", "`arquivo` YAML de configuração (docs/sossego-gateway.example.yaml)"),
+		meter:    fs.String("meter", "", "`medidor`: sim|pcbartists|sen0232|nsrt|xl2|pcm"),
+		broker:   fs.String("broker", "", "`URL` do broker MQTT (tcp://, mqtts://, ws://)"),
+		username: fs.String("username", "", "`usuário` MQTT"),
+		password: fs.String("password-file", "", "`arquivo` com a senha MQTT"),
+		ca:       fs.String("tls-ca", "", "`arquivo` PEM com a CA do broker"),
+		cert:     fs.String("tls-cert", "", "`arquivo` PEM com o certificado do gateway"),
+		tlsKey:   fs.String("tls-key", "", "`arquivo` PEM com a chave do certificado do gateway"),
+		stateDir: fs.String("state-dir", "", "`pasta` de estado: chave ed25519 e fila (outbox)"),
+		muni:     fs.String("municipality", "", "`id` do município"),
+		gw:       fs.String("gateway", "", "`id` do gateway (também o client id MQTT)"),
+		sensor:   fs.String("sensor", "", "`id` do sensor"),
+		rate:     fs.Float64("sample-rate", 0, "leituras do medidor por segundo (`Hz`)"),
+		serial:   fs.String("serial-port", "", "`porta` serial do medidor (nsrt, xl2)"),
+		pcmInput: fs.String("pcm-input", "", "áudio PCM: `arquivo` ou - (stdin)"),
+		logLevel: fs.String("log-level", "", "`nível` do log: debug|info|warn|error"),
+		simSpeed: fs.Float64("sim-speed", 0, "`velocidade` do medidor simulado (1 = tempo real)"),
+		simScene: fs.String("sim-scenario", "", "`cenário` do medidor simulado"),
+	}
+}
+
+// readConfigFile parses the configuration file at path; the error names
+// the file.
+func readConfigFile(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("configuração: %w", err)
+	}
+	cfg, err := parseConfig(f)
+	f.Close()
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// applyTo overrides cfg's fields with the options given on the command
+// line (after Parse).
+func (fl *configFlags) applyTo(cfg *Config) {
+	set := map[string]bool{}
+	fl.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	str := func(name string, dst *string, v string) {
+		if set[name] {
+			*dst = v
+		}
+	}
+	str("meter", &cfg.Meter.Type, *fl.meter)
+	str("broker", &cfg.MQTT.Broker, *fl.broker)
+	str("username", &cfg.MQTT.Username, *fl.username)
+	str("password-file", &cfg.MQTT.PasswordFile, *fl.password)
+	str("tls-ca", &cfg.MQTT.CAFile, *fl.ca)
+	str("tls-cert", &cfg.MQTT.CertFile, *fl.cert)
+	str("tls-key", &cfg.MQTT.KeyFile, *fl.tlsKey)
+	str("state-dir", &cfg.StateDir, *fl.stateDir)
+	str("municipality", &cfg.Municipality, *fl.muni)
+	str("gateway", &cfg.Gateway, *fl.gw)
+	str("sensor", &cfg.Sensor, *fl.sensor)
+	str("serial-port", &cfg.Meter.SerialPort, *fl.serial)
+	str("pcm-input", &cfg.Meter.PCMInput, *fl.pcmInput)
+	str("log-level", &cfg.LogLevel, *fl.logLevel)
+	str("sim-scenario", &cfg.Meter.SimScenario, *fl.simScene)
+	if set["sample-rate"] {
+		cfg.Meter.SampleRateHz = *fl.rate
+	}
+	if set["sim-speed"] {
+		cfg.Meter.SimSpeed = *fl.simSpeed
+	}
 }
 
 // parseError says a flag package error in pt-BR.

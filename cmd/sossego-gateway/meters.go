@@ -31,25 +31,7 @@ func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
 		m, err := sim.New(&sim.Opts{Scenario: sc, Seed: c.SimSeed, Speed: c.SimSpeed})
 		return m, noop, err
 	case "pcbartists", "sen0232":
-		if _, err := host.Init(); err != nil {
-			return nil, noop, fmt.Errorf("periph host: %w", err)
-		}
-		bus, err := i2creg.Open(c.I2CBus)
-		if err != nil {
-			return nil, noop, fmt.Errorf("barramento I²C %q: %w", c.I2CBus, err)
-		}
-		closeBus := func() { _ = bus.Close() }
-		var m bridge.Meter
-		if c.Type == "pcbartists" {
-			m, err = pcbadbm.NewI2C(bus, &pcbadbm.Opts{Addr: c.I2CAddr})
-		} else {
-			m, err = sen0232.NewI2C(bus, &sen0232.Opts{Addr: c.I2CAddr, Input: c.ADCInput, Serial: c.Serial})
-		}
-		if err != nil {
-			closeBus()
-			return nil, noop, err
-		}
-		return m, closeBus, nil
+		return openI2CMeter(c)
 	case "nsrt":
 		cal, err := parseDate(c.CalibratedAt)
 		if err != nil {
@@ -61,31 +43,7 @@ func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
 		}
 		return m, noop, nil
 	case "pcm":
-		f, err := slm.ParseFormat(c.PCMFormat)
-		if err != nil {
-			return nil, noop, err
-		}
-		in, closeIn := stdin, noop
-		if c.PCMInput != "-" {
-			fh, err := os.Open(c.PCMInput)
-			if err != nil {
-				return nil, noop, err
-			}
-			in, closeIn = fh, func() { fh.Close() }
-		}
-		st, err := slm.NewStream(in, f, c.PCMChannels, 0)
-		if err != nil {
-			closeIn()
-			return nil, noop, err
-		}
-		period := time.Duration(float64(time.Second) / c.SampleRateHz)
-		m, err := slm.NewSource(st, slm.SourceOptions{Meter: slm.Options{SampleRate: c.PCMSampleRate,
-			OffsetDB: c.PCMOffsetDB, RecordInterval: period}})
-		if err != nil {
-			closeIn()
-			return nil, noop, err
-		}
-		return m, closeIn, nil
+		return openPCMMeter(c, stdin)
 	case "xl2":
 		o, err := xl2Opts(c)
 		if err != nil {
@@ -98,6 +56,62 @@ func openMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
 		return m, noop, nil
 	}
 	return nil, noop, fmt.Errorf("medidor %q desconhecido", c.Type)
+}
+
+// openI2CMeter opens the I²C bus and the PCB Artists or SEN0232 meter on
+// it; the closer releases the bus.
+func openI2CMeter(c MeterConfig) (bridge.Meter, func(), error) {
+	noop := func() {}
+	if _, err := host.Init(); err != nil {
+		return nil, noop, fmt.Errorf("periph host: %w", err)
+	}
+	bus, err := i2creg.Open(c.I2CBus)
+	if err != nil {
+		return nil, noop, fmt.Errorf("barramento I²C %q: %w", c.I2CBus, err)
+	}
+	closeBus := func() { _ = bus.Close() }
+	var m bridge.Meter
+	if c.Type == "pcbartists" {
+		m, err = pcbadbm.NewI2C(bus, &pcbadbm.Opts{Addr: c.I2CAddr})
+	} else {
+		m, err = sen0232.NewI2C(bus, &sen0232.Opts{Addr: c.I2CAddr, Input: c.ADCInput, Serial: c.Serial})
+	}
+	if err != nil {
+		closeBus()
+		return nil, noop, err
+	}
+	return m, closeBus, nil
+}
+
+// openPCMMeter measures PCM audio from a file or stdin ("-"); the closer
+// closes the file.
+func openPCMMeter(c MeterConfig, stdin io.Reader) (bridge.Meter, func(), error) {
+	noop := func() {}
+	f, err := slm.ParseFormat(c.PCMFormat)
+	if err != nil {
+		return nil, noop, err
+	}
+	in, closeIn := stdin, noop
+	if c.PCMInput != "-" {
+		fh, err := os.Open(c.PCMInput)
+		if err != nil {
+			return nil, noop, err
+		}
+		in, closeIn = fh, func() { fh.Close() }
+	}
+	st, err := slm.NewStream(in, f, c.PCMChannels, 0)
+	if err != nil {
+		closeIn()
+		return nil, noop, err
+	}
+	period := time.Duration(float64(time.Second) / c.SampleRateHz)
+	m, err := slm.NewSource(st, slm.SourceOptions{Meter: slm.Options{SampleRate: c.PCMSampleRate,
+		OffsetDB: c.PCMOffsetDB, RecordInterval: period}})
+	if err != nil {
+		closeIn()
+		return nil, noop, err
+	}
+	return m, closeIn, nil
 }
 
 // xl2Opts are the NTi XL2 driver options for c: a class 1 instrument with

@@ -60,81 +60,24 @@ func runSLM(ctx context.Context, args []string, io stdio) int {
 }
 
 func slmAnalyze(ctx context.Context, args []string, sio stdio) int {
-	fs := newFlagsUsage("slm analyze", slmUsage, sio)
-	offset := fs.Float64("offset-db", 0, "calibração em dB")
-	channel := fs.Int("channel", 0, "canal a medir, a partir de 0")
-	raw := fs.String("raw", "", "formato da entrada PCM bruta")
-	rate := fs.Int("rate", 0, "taxa de amostragem da entrada bruta, em Hz")
-	channels := fs.Int("channels", 1, "canais da entrada bruta")
-	// Flags may come before or after the file name.
-	var files []string
-	for {
-		if code, ok := fs.parse(args); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	a, code, ok := parseSLMArgs(args, sio)
+	if !ok {
+		return code
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(sio.err, "sossego slm analyze: "+format+"\n\n%s\n", append(a, slmUsage)...)
-		return 2
+	in, name, closeIn, err := openSLMInput(a.file, sio.in)
+	if err != nil {
+		fmt.Fprintf(sio.err, "sossego slm analyze: não foi possível abrir %s: %s; confira o caminho e a permissão de leitura\n", a.file, openReason(err))
+		return 1
 	}
-	switch {
-	case len(files) != 1:
-		return usageErr("informe exatamente um arquivo (ou - para a entrada padrão); recebi %d", len(files))
-	case math.IsNaN(*offset) || math.IsInf(*offset, 0):
-		return usageErr("--offset-db precisa ser um número")
-	case *channel < 0:
-		return usageErr("--channel começa em 0; recebi %d", *channel)
-	case *raw == "" && (*rate != 0 || *channels != 1):
-		return usageErr("--rate e --channels só valem com --raw (um WAV já traz taxa e canais no cabeçalho)")
-	case *raw != "" && *rate <= 0:
-		return usageErr("com --raw informe a taxa de amostragem, por exemplo --rate 48000")
-	}
-	var format slm.Format
-	if *raw != "" {
-		f, err := slm.ParseFormat(*raw)
-		if err != nil {
-			return usageErr("%s", slmMessage(err))
-		}
-		format = f
-	}
-
-	var in io.Reader = sio.in
-	name := "entrada padrão"
-	if files[0] != "-" {
-		f, err := os.Open(files[0])
-		if err != nil {
-			fmt.Fprintf(sio.err, "sossego slm analyze: não foi possível abrir %s: %s; confira o caminho e a permissão de leitura\n", files[0], openReason(err))
-			return 1
-		}
-		defer f.Close()
-		in, name = f, files[0]
-	}
+	defer closeIn()
 	cr := &ctxReader{ctx: ctx, r: in}
-	in = cr
-
-	var (
-		st  *slm.Stream
-		err error
-		sr  = *rate
-	)
-	if *raw != "" {
-		st, err = slm.NewStream(in, format, *channels, *channel)
-	} else {
-		var h slm.Header
-		st, h, err = slm.OpenWAV(in, *channel)
-		sr = h.SampleRate
-	}
+	st, sr, err := a.open(cr)
 	if err != nil {
 		fmt.Fprintf(sio.err, "sossego slm analyze: %s: %s\n", name, slmMessage(err))
 		return 1
 	}
 	cr.startFrames(st.Channels() * st.Format().Size())
-	sum, err := slm.Analyze(st, slm.Options{SampleRate: sr, OffsetDB: *offset})
+	sum, err := slm.Analyze(st, slm.Options{SampleRate: sr, OffsetDB: a.offset})
 	if err != nil {
 		fmt.Fprintf(sio.err, "sossego slm analyze: %s: %s\n", name, slmMessage(err))
 		return 1
@@ -149,6 +92,96 @@ func slmAnalyze(ctx context.Context, args []string, sio stdio) int {
 		return 1
 	}
 	return 0
+}
+
+// slmArgs are the options of `sossego slm analyze`.
+type slmArgs struct {
+	files          []string
+	file           string // files[0], once checked
+	offset         float64
+	channel        int
+	raw            string
+	format         slm.Format // parsed from raw
+	rate, channels int
+}
+
+// parseSLMArgs reads the options, before or after the file name, and
+// checks them; when !ok the command ends with code (usage printed).
+func parseSLMArgs(args []string, sio stdio) (a slmArgs, code int, ok bool) {
+	fs := newFlagsUsage("slm analyze", slmUsage, sio)
+	offset := fs.Float64("offset-db", 0, "calibração em dB")
+	channel := fs.Int("channel", 0, "canal a medir, a partir de 0")
+	raw := fs.String("raw", "", "formato da entrada PCM bruta")
+	rate := fs.Int("rate", 0, "taxa de amostragem da entrada bruta, em Hz")
+	channels := fs.Int("channels", 1, "canais da entrada bruta")
+	// Flags may come before or after the file name.
+	for {
+		if code, ok := fs.parse(args); !ok {
+			return a, code, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		a.files = append(a.files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	a.offset, a.channel, a.raw, a.rate, a.channels = *offset, *channel, *raw, *rate, *channels
+	if msg := a.check(); msg != "" {
+		fmt.Fprintf(sio.err, "sossego slm analyze: %s\n\n%s\n", msg, slmUsage)
+		return a, 2, false
+	}
+	return a, 0, true
+}
+
+// check says what is wrong with the options, empty when nothing is, and
+// parses the raw format.
+func (a *slmArgs) check() string {
+	switch {
+	case len(a.files) != 1:
+		return fmt.Sprintf("informe exatamente um arquivo (ou - para a entrada padrão); recebi %d", len(a.files))
+	case math.IsNaN(a.offset) || math.IsInf(a.offset, 0):
+		return "--offset-db precisa ser um número"
+	case a.channel < 0:
+		return fmt.Sprintf("--channel começa em 0; recebi %d", a.channel)
+	case a.raw == "" && (a.rate != 0 || a.channels != 1):
+		return "--rate e --channels só valem com --raw (um WAV já traz taxa e canais no cabeçalho)"
+	case a.raw != "" && a.rate <= 0:
+		return "com --raw informe a taxa de amostragem, por exemplo --rate 48000"
+	}
+	a.file = a.files[0]
+	if a.raw != "" {
+		f, err := slm.ParseFormat(a.raw)
+		if err != nil {
+			return slmMessage(err)
+		}
+		a.format = f
+	}
+	return ""
+}
+
+// openSLMInput opens file, or stands for stdin when it is "-"; name is how
+// messages call it.
+func openSLMInput(file string, stdin io.Reader) (in io.Reader, name string, closeIn func(), err error) {
+	if file == "-" {
+		return stdin, "entrada padrão", func() {}, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return f, file, func() { f.Close() }, nil
+}
+
+// open reads the input as raw PCM in the given format, or as a WAV whose
+// header gives the sample rate, and returns the stream of the channel
+// measured and its sample rate.
+func (a *slmArgs) open(in io.Reader) (*slm.Stream, int, error) {
+	if a.raw != "" {
+		st, err := slm.NewStream(in, a.format, a.channels, a.channel)
+		return st, a.rate, err
+	}
+	st, h, err := slm.OpenWAV(in, a.channel)
+	return st, h.SampleRate, err
 }
 
 // slmMessage is the operator-facing text of an error: the Portuguese

@@ -104,6 +104,34 @@ func Open(name string, opts *Opts) (*Dev, error) {
 // New identifies the instrument on p, applies opts (nil means the
 // defaults) and starts a fresh Leq integration.
 func New(p Port, opts *Opts) (*Dev, error) {
+	o, w, err := resolveOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.SetReadTimeout(o.Timeout); err != nil {
+		return nil, fmt.Errorf("nsrtmk4: set read timeout: %w", err)
+	}
+	d := &Dev{p: p, name: "port", opts: o, tw: bridge.Leq}
+	if d.device, err = d.identify(); err != nil {
+		return nil, err
+	}
+	changed, err := d.configure(w)
+	if err != nil {
+		return nil, err
+	}
+	if changed > 0 {
+		doSleep(changed)
+	}
+	if _, err := d.read(cmdReadLEQ, 4, "LEQ"); err != nil { // start a fresh integration
+		return nil, err
+	}
+	d.prev = o.Now()
+	return d, nil
+}
+
+// resolveOpts applies the defaults to opts and checks them, returning the
+// instrument's weighting code (0 C, 1 A, 2 Z).
+func resolveOpts(opts *Opts) (Opts, byte, error) {
 	var o Opts
 	if opts != nil {
 		o = *opts
@@ -117,13 +145,13 @@ func New(p Port, opts *Opts) (*Dev, error) {
 	case bridge.WeightingZ:
 		w = 2
 	default:
-		return nil, fmt.Errorf("nsrtmk4: weighting %q not supported (A, C or Z)", o.Weighting)
+		return o, 0, fmt.Errorf("nsrtmk4: weighting %q not supported (A, C or Z)", o.Weighting)
 	}
 	if o.Tau < 0 || o.Tau > 10*time.Second {
-		return nil, fmt.Errorf("nsrtmk4: tau %v out of range", o.Tau)
+		return o, 0, fmt.Errorf("nsrtmk4: tau %v out of range", o.Tau)
 	}
 	if o.Mode != ModeLeq && o.Mode != ModeLevel {
-		return nil, fmt.Errorf("nsrtmk4: unknown mode %d", o.Mode)
+		return o, 0, fmt.Errorf("nsrtmk4: unknown mode %d", o.Mode)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
@@ -132,56 +160,45 @@ func New(p Port, opts *Opts) (*Dev, error) {
 		o.Grade = bridge.GradeClass2
 	}
 	if !o.Grade.Valid() {
-		return nil, fmt.Errorf("nsrtmk4: unknown grade %q", o.Grade)
+		return o, 0, fmt.Errorf("nsrtmk4: unknown grade %q", o.Grade)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if err := p.SetReadTimeout(o.Timeout); err != nil {
-		return nil, fmt.Errorf("nsrtmk4: set read timeout: %w", err)
-	}
-	d := &Dev{p: p, name: "port", opts: o, tw: bridge.Leq}
+	return o, w, nil
+}
 
+// identify reads the instrument's model (which must be an NSRT), serial
+// number, firmware revision and date of calibration (unless opts override
+// it).
+func (d *Dev) identify() (bridge.Device, error) {
 	model, err := d.readString(cmdReadModel, "model")
 	if err != nil {
-		return nil, err
+		return bridge.Device{}, err
 	}
 	if !strings.HasPrefix(strings.ToUpper(model), "NSRT") {
-		return nil, &IDError{Model: model}
+		return bridge.Device{}, &IDError{Model: model}
 	}
 	serialNo, err := d.readString(cmdReadSN, "serial number")
 	if err != nil {
-		return nil, err
+		return bridge.Device{}, err
 	}
 	fw, err := d.readString(cmdReadFW, "firmware revision")
 	if err != nil {
-		return nil, err
+		return bridge.Device{}, err
 	}
 	b, err := d.read(cmdReadDOC, 8, "calibration date")
 	if err != nil {
-		return nil, err
+		return bridge.Device{}, err
 	}
 	doc, err := parseDate(b)
 	if err != nil {
-		return nil, err
+		return bridge.Device{}, err
 	}
-	if !o.CalibratedAt.IsZero() {
-		doc = o.CalibratedAt
+	if !d.opts.CalibratedAt.IsZero() {
+		doc = d.opts.CalibratedAt
 	}
-	d.device = bridge.Device{Model: model, Serial: serialNo, Firmware: fw, Grade: o.Grade, CalibratedAt: doc}
-
-	changed, err := d.configure(w)
-	if err != nil {
-		return nil, err
-	}
-	if changed > 0 {
-		doSleep(changed)
-	}
-	if _, err := d.read(cmdReadLEQ, 4, "LEQ"); err != nil { // start a fresh integration
-		return nil, err
-	}
-	d.prev = o.Now()
-	return d, nil
+	return bridge.Device{Model: model, Serial: serialNo, Firmware: fw, Grade: d.opts.Grade, CalibratedAt: doc}, nil
 }
 
 // configure writes weighting and τ when they differ from the instrument's

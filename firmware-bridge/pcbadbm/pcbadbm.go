@@ -79,6 +79,36 @@ const (
 // earlier process or before a crash, leaves power-down only that way),
 // configures weighting and averaging, and clears MIN/MAX and history.
 func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
+	o, filter, tavg, err := resolveOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dev{c: i2c.Dev{Bus: b, Addr: o.Addr}, opts: o, ctrl: filter << 1}
+	version, model, err := d.identify()
+	if err != nil {
+		return nil, err
+	}
+	// Only now that VERSION says it is the PCB Artists module: the reset
+	// writes a register another chip at 0x48 (an ADS1115) would misread.
+	serial, err := d.resetAndCheck()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.configure(tavg); err != nil {
+		return nil, err
+	}
+	d.device = bridge.Device{
+		Model:    model,
+		Serial:   fmt.Sprintf("%08X", serial),
+		Firmware: fmt.Sprintf("hw%d fw%d", version>>4, version&0x0F),
+		Grade:    bridge.GradeScreening,
+	}
+	return d, nil
+}
+
+// resolveOpts applies the defaults to opts and checks them, returning the
+// CONTROL register's filter bits and the averaging time (TAVG).
+func resolveOpts(opts *Opts) (Opts, byte, time.Duration, error) {
 	var o Opts
 	if opts != nil {
 		o = *opts
@@ -87,7 +117,7 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 		o.Addr = DefaultAddr
 	}
 	if o.Addr < 0x08 || o.Addr > 0x77 {
-		return nil, fmt.Errorf("pcbadbm: address %#x is not a 7-bit I²C device address (0x08–0x77)", o.Addr)
+		return o, 0, 0, fmt.Errorf("pcbadbm: address %#x is not a 7-bit I²C device address (0x08–0x77)", o.Addr)
 	}
 	var filter byte
 	switch o.Weighting {
@@ -98,7 +128,7 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 	case bridge.WeightingZ:
 		filter = 0b00
 	default:
-		return nil, fmt.Errorf("pcbadbm: weighting %q not supported (A, C or Z)", o.Weighting)
+		return o, 0, 0, fmt.Errorf("pcbadbm: weighting %q not supported (A, C or Z)", o.Weighting)
 	}
 	var tavg time.Duration
 	switch o.TimeWeighting {
@@ -107,49 +137,63 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 	case bridge.Slow:
 		tavg = time.Second
 	default:
-		return nil, fmt.Errorf("pcbadbm: time weighting %q not supported (F or S)", o.TimeWeighting)
+		return o, 0, 0, fmt.Errorf("pcbadbm: time weighting %q not supported (F or S)", o.TimeWeighting)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	d := &Dev{c: i2c.Dev{Bus: b, Addr: o.Addr}, opts: o, ctrl: filter << 1}
+	return o, filter, tavg, nil
+}
 
+// identify reads VERSION and names the model; a value that is not a PCB
+// Artists hardware and firmware revision is a VersionError.
+func (d *Dev) identify() (byte, string, error) {
 	var v [1]byte
 	if err := d.c.Tx([]byte{regVersion}, v[:]); err != nil {
-		return nil, fmt.Errorf("pcbadbm: no answer at %#x reading VERSION: %w", o.Addr, err)
+		return 0, "", fmt.Errorf("pcbadbm: no answer at %#x reading VERSION: %w", d.c.Addr, err)
 	}
 	model, ok := models[v[0]]
 	if !ok {
 		hw, fw := v[0]>>4, v[0]&0x0F
 		if (hw != 0x3 && hw != 0x8) || fw == 0 {
-			return nil, &VersionError{Addr: o.Addr, Got: v[0]}
+			return 0, "", &VersionError{Addr: d.c.Addr, Got: v[0]}
 		}
 		model = "PCB Artists I2C decibel meter"
 	}
-	// Only now that VERSION says it is the PCB Artists module: the reset
-	// writes a register another chip at 0x48 (an ADS1115) would misread.
+	return v[0], model, nil
+}
+
+// resetAndCheck soft-resets the module, reads its serial number (ID3..ID0)
+// and checks that SCRATCH keeps what is written to it.
+func (d *Dev) resetAndCheck() (uint32, error) {
 	if err := d.c.Tx([]byte{regReset, resetSystem}, nil); err != nil {
-		return nil, fmt.Errorf("pcbadbm: soft reset (wake from power-down): %w", err)
+		return 0, fmt.Errorf("pcbadbm: soft reset (wake from power-down): %w", err)
 	}
 	doSleep(resetReady)
 	var id [4]byte
 	if err := d.c.Tx([]byte{regID3}, id[:]); err != nil {
-		return nil, fmt.Errorf("pcbadbm: read ID: %w", err)
+		return 0, fmt.Errorf("pcbadbm: read ID: %w", err)
 	}
 	serial := uint32(id[0])<<24 | uint32(id[1])<<16 | uint32(id[2])<<8 | uint32(id[3])
 	if serial == 0 || serial == 0xFFFFFFFF {
-		return nil, &IDError{ID: serial}
+		return 0, &IDError{ID: serial}
 	}
 	if err := d.c.Tx([]byte{regScratch, scratchPattern}, nil); err != nil {
-		return nil, fmt.Errorf("pcbadbm: write SCRATCH: %w", err)
+		return 0, fmt.Errorf("pcbadbm: write SCRATCH: %w", err)
 	}
 	var s [1]byte
 	if err := d.c.Tx([]byte{regScratch}, s[:]); err != nil {
-		return nil, fmt.Errorf("pcbadbm: read SCRATCH: %w", err)
+		return 0, fmt.Errorf("pcbadbm: read SCRATCH: %w", err)
 	}
 	if s[0] != scratchPattern {
-		return nil, &ScratchError{Wrote: scratchPattern, Read: s[0]}
+		return 0, &ScratchError{Wrote: scratchPattern, Read: s[0]}
 	}
+	return serial, nil
+}
+
+// configure writes the weighting and averaging time, waits for them to
+// settle and clears MIN/MAX and history.
+func (d *Dev) configure(tavg time.Duration) error {
 	ms := uint16(tavg / time.Millisecond)
 	for _, w := range [][]byte{
 		{regControl, d.ctrl},
@@ -157,20 +201,14 @@ func NewI2C(b i2c.Bus, opts *Opts) (*Dev, error) {
 		{regTavgL, byte(ms)},
 	} {
 		if err := d.c.Tx(w, nil); err != nil {
-			return nil, fmt.Errorf("pcbadbm: configure register %#02x: %w", w[0], err)
+			return fmt.Errorf("pcbadbm: configure register %#02x: %w", w[0], err)
 		}
 	}
 	doSleep(max(tavg, resetSettle)) // a new weighting needs one TAVG to settle; the reset's pop 50 ms
 	if err := d.c.Tx([]byte{regReset, resetHistory | resetMinMax}, nil); err != nil {
-		return nil, fmt.Errorf("pcbadbm: clear MIN/MAX and history: %w", err)
+		return fmt.Errorf("pcbadbm: clear MIN/MAX and history: %w", err)
 	}
-	d.device = bridge.Device{
-		Model:    model,
-		Serial:   fmt.Sprintf("%08X", serial),
-		Firmware: fmt.Sprintf("hw%d fw%d", v[0]>>4, v[0]&0x0F),
-		Grade:    bridge.GradeScreening,
-	}
-	return d, nil
+	return nil
 }
 
 // models maps the documented VERSION values to a model name.

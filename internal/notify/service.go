@@ -382,62 +382,18 @@ func (s *Service) loop(ctx context.Context) error {
 func (s *Service) process(ctx context.Context, ins []notify.Input) error {
 	pol := s.policy.Load()
 	now := s.o.Now()
-	w := notify.World{Policy: pol, Silences: s.silencesNow()}
-	var results []notify.Result
-	var logs []notify.HistoryEntry
-	for _, in := range ins {
-		results = append(results, notify.Step(s.state, w, in, now))
-	}
-	if len(ins) == 0 {
-		results = append(results, notify.Step(s.state, w, notify.Input{}, now))
-	}
+	results := s.step(notify.World{Policy: pol, Silences: s.silencesNow()}, ins, now)
 	s.next = results[len(results)-1].Next
 	stateJSON, err := json.Marshal(s.state)
 	if err != nil {
 		return fmt.Errorf("notify: encode state: %w", err)
 	}
-	empty := true
-	for _, r := range results {
-		if len(r.Notifications) > 0 || len(r.Log) > 0 || len(r.SilencesEnded) > 0 {
-			empty = false
-		}
-	}
-	if empty && string(stateJSON) == string(s.stateJSON) {
+	if !hasOutcome(results) && string(stateJSON) == string(s.stateJSON) {
 		return nil
 	}
 	receivers := map[string]bool{}
 	err = s.st.tx(ctx, func(tx *sql.Tx) error {
-		if err := putKV(ctx, tx, "state", json.RawMessage(stateJSON), now); err != nil {
-			return err
-		}
-		for _, r := range results {
-			for _, e := range r.Log {
-				logs = append(logs, notify.HistoryEntry{Entry: e})
-			}
-			for _, n := range r.Notifications {
-				ls, err := s.enqueueDeliveries(ctx, tx, pol, n, now, receivers)
-				if err != nil {
-					return err
-				}
-				logs = append(logs, ls...)
-			}
-			for _, sl := range r.SilencesEnded {
-				action, by, detail := "expired", "", "silêncio expirado"
-				if !sl.EndedAt.IsZero() && sl.EndedAt.Before(sl.Ends) {
-					action, by, detail = "ended", sl.EndedBy, "silêncio encerrado antes do fim previsto"
-				}
-				if err := auditSilence(ctx, tx, notify.SilenceAudit{SilenceID: sl.ID, At: sl.End(), Action: action, By: by, Detail: detail}); err != nil {
-					return err
-				}
-			}
-			s.m.undeliverable.Add(float64(r.Undeliverable))
-		}
-		for _, h := range logs {
-			if err := insertLog(ctx, tx, h); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.persist(ctx, tx, pol, results, stateJSON, now, receivers)
 	})
 	if err != nil {
 		// Roll the engine back to the stored state.
@@ -457,6 +413,74 @@ func (s *Service) process(ctx context.Context, ins []notify.Input) error {
 		s.pokeWorker(r)
 	}
 	return nil
+}
+
+// step runs the engine over each input, or once with none when there are
+// no inputs (time passing).
+func (s *Service) step(w notify.World, ins []notify.Input, now time.Time) []notify.Result {
+	var results []notify.Result
+	for _, in := range ins {
+		results = append(results, notify.Step(s.state, w, in, now))
+	}
+	if len(ins) == 0 {
+		results = append(results, notify.Step(s.state, w, notify.Input{}, now))
+	}
+	return results
+}
+
+// hasOutcome reports whether any result has notifications, log entries or
+// ended silences to store.
+func hasOutcome(results []notify.Result) bool {
+	for _, r := range results {
+		if len(r.Notifications) > 0 || len(r.Log) > 0 || len(r.SilencesEnded) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// persist stores, in tx, the engine's state, the deliveries of each
+// notification (marking their receivers), the audit of each ended silence
+// and the history.
+func (s *Service) persist(ctx context.Context, tx *sql.Tx, pol *notify.Policy, results []notify.Result, stateJSON []byte, now time.Time, receivers map[string]bool) error {
+	if err := putKV(ctx, tx, "state", json.RawMessage(stateJSON), now); err != nil {
+		return err
+	}
+	var logs []notify.HistoryEntry
+	for _, r := range results {
+		for _, e := range r.Log {
+			logs = append(logs, notify.HistoryEntry{Entry: e})
+		}
+		for _, n := range r.Notifications {
+			ls, err := s.enqueueDeliveries(ctx, tx, pol, n, now, receivers)
+			if err != nil {
+				return err
+			}
+			logs = append(logs, ls...)
+		}
+		for _, sl := range r.SilencesEnded {
+			if err := auditSilence(ctx, tx, silenceEnd(sl)); err != nil {
+				return err
+			}
+		}
+		s.m.undeliverable.Add(float64(r.Undeliverable))
+	}
+	for _, h := range logs {
+		if err := insertLog(ctx, tx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// silenceEnd is the audit entry of a silence that ended: expired at its
+// end, or ended early by someone.
+func silenceEnd(sl notify.Silence) notify.SilenceAudit {
+	action, by, detail := "expired", "", "silêncio expirado"
+	if !sl.EndedAt.IsZero() && sl.EndedAt.Before(sl.Ends) {
+		action, by, detail = "ended", sl.EndedBy, "silêncio encerrado antes do fim previsto"
+	}
+	return notify.SilenceAudit{SilenceID: sl.ID, At: sl.End(), Action: action, By: by, Detail: detail}
 }
 
 // silencesNow returns the cached silences.

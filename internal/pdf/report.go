@@ -226,6 +226,25 @@ func limitText(p stats.PeriodFigures) string {
 }
 
 func reportSensor(f *fpdf.Fpdf, s ReportSensor) error {
+	reportSensorSummary(f, s)
+	reportPeriodTable(f, &s.Report)
+	if len(s.Hours) > 0 {
+		if err := reportSensorChart(f, s); err != nil {
+			return err
+		}
+	}
+	if len(s.Report.Days) > 1 {
+		reportDayTable(f, &s.Report)
+	}
+	if len(s.Report.Occurrences) > 0 && len(s.Report.Occurrences) <= 100 {
+		reportOccurrenceTable(f, &s.Report)
+	}
+	return nil
+}
+
+// reportSensorSummary writes the sensor's heading, its place, zone, code
+// and meter, and the figures of the whole range.
+func reportSensorSummary(f *fpdf.Fpdf, s ReportSensor) {
 	r := s.Report
 	section(f, "Sensor "+s.ID)
 	for _, row := range [][2]string{
@@ -248,7 +267,10 @@ func reportSensor(f *fpdf.Fpdf, s ReportSensor) error {
 		brDB(r.LAeq), brDB(r.L10), brDB(r.L50), brDB(r.L90), brDB(r.L95), brDB(r.LAFmax),
 		brDB(r.Ld), brDB(r.Le), brDB(r.Ln), brDB(r.Lden), brPct(r.Coverage), r.MinutesAbove, r.EpisodesAbove), "", "L", false)
 	f.Ln(1)
+}
 
+// reportPeriodTable writes the figures of each legal period.
+func reportPeriodTable(f *fpdf.Fpdf, r *stats.Report) {
 	f.SetFont("sans", "B", 8.5)
 	f.CellFormat(bodyW, 5, "Por período legal", "", 1, "L", false, 0, "")
 	cols := []col{{"Período", 52}, {"Limite", 14}, {"LAeq", 14}, {"L90", 14}, {"LAFmax", 15}, {"Min. acima", 18}, {"Episódios", 17}, {"Cobertura", 16}}
@@ -258,60 +280,66 @@ func reportSensor(f *fpdf.Fpdf, s ReportSensor) error {
 			fmt.Sprint(p.MinutesAbove), fmt.Sprint(p.EpisodesAbove), brPct(p.Coverage)})
 	}
 	table(f, cols, rows)
+}
 
-	if len(s.Hours) > 0 {
-		png, err := ReportChart("", s.Hours, s.Limits, vg.Length(bodyW)*vg.Millimeter, vg.Length(bodyW*0.42)*vg.Millimeter, 150)
-		if err != nil {
-			return err
-		}
-		name := "chart-" + s.ID
-		opt := fpdf.ImageOptions{ImageType: "PNG"}
-		f.RegisterImageOptionsReader(name, opt, bytes.NewReader(png))
-		if f.Err() {
-			return fmt.Errorf("pdf: chart image: %w", f.Error())
-		}
-		h := bodyW * 0.42
-		if f.GetY()+h > 297-22 {
-			f.AddPage()
-		}
-		f.ImageOptions(name, margin, f.GetY()+2, bodyW, h, false, opt, 0, "")
-		f.SetY(f.GetY() + h + 3)
+// reportSensorChart draws the hourly chart with the limit in force, on a
+// new page when it does not fit.
+func reportSensorChart(f *fpdf.Fpdf, s ReportSensor) error {
+	png, err := ReportChart("", s.Hours, s.Limits, vg.Length(bodyW)*vg.Millimeter, vg.Length(bodyW*0.42)*vg.Millimeter, 150)
+	if err != nil {
+		return err
 	}
-
-	if len(r.Days) > 1 {
-		if f.GetY() > 297-50 {
-			f.AddPage()
-		}
-		f.SetFont("sans", "B", 8.5)
-		f.CellFormat(bodyW, 5, "Por dia (00h–24h)", "", 1, "L", false, 0, "")
-		cols = []col{{"Dia", 22}, {"LAeq 24 h", 17}, {"Ld", 14}, {"Le", 14}, {"Ln", 14}, {"Lden", 14}, {"L90", 14}, {"LAFmax", 16}, {"Min. acima", 18}, {"Cobertura", 17}}
-		rows = rows[:0]
-		for _, d := range r.Days {
-			day, _ := time.Parse(time.DateOnly, d.Date)
-			rows = append(rows, []string{day.Format("02/01/2006"), brDB(d.LAeq), brDB(d.Ld), brDB(d.Le), brDB(d.Ln), brDB(d.Lden),
-				brDB(d.L90), brDB(d.LAFmax), fmt.Sprint(d.MinutesAbove), brPct(d.Coverage)})
-		}
-		table(f, cols, rows)
+	name := "chart-" + s.ID
+	opt := fpdf.ImageOptions{ImageType: "PNG"}
+	f.RegisterImageOptionsReader(name, opt, bytes.NewReader(png))
+	if f.Err() {
+		return fmt.Errorf("pdf: chart image: %w", f.Error())
 	}
-
-	if len(r.Occurrences) > 0 && len(r.Occurrences) <= 100 {
-		if f.GetY() > 297-50 {
-			f.AddPage()
-		}
-		f.Ln(2)
-		f.SetFont("sans", "B", 8.5)
-		f.CellFormat(bodyW, 5, "Por ocorrência de período legal", "", 1, "L", false, 0, "")
-		cols = []col{{"Início – fim", 50}, {"Período", 30}, {"Limite", 14}, {"LAeq", 14}, {"L90", 14}, {"Min. acima", 18}, {"Episódios", 17}, {"Cobertura", 17}}
-		rows = rows[:0]
-		for _, o := range r.Occurrences {
-			period := o.Period
-			if period == "" {
-				period = "sem limite"
-			}
-			rows = append(rows, []string{when(o.Start) + " – " + o.End.In(saoPaulo).Format("02/01 15:04"), period, limitText(o),
-				brDB(o.LAeq), brDB(o.L90), fmt.Sprint(o.MinutesAbove), fmt.Sprint(o.EpisodesAbove), brPct(o.Coverage)})
-		}
-		table(f, cols, rows)
+	h := bodyW * 0.42
+	if f.GetY()+h > 297-22 {
+		f.AddPage()
 	}
+	f.ImageOptions(name, margin, f.GetY()+2, bodyW, h, false, opt, 0, "")
+	f.SetY(f.GetY() + h + 3)
 	return nil
+}
+
+// reportDayTable writes the figures of each civil day, with the ISO 1996
+// indicators.
+func reportDayTable(f *fpdf.Fpdf, r *stats.Report) {
+	if f.GetY() > 297-50 {
+		f.AddPage()
+	}
+	f.SetFont("sans", "B", 8.5)
+	f.CellFormat(bodyW, 5, "Por dia (00h–24h)", "", 1, "L", false, 0, "")
+	cols := []col{{"Dia", 22}, {"LAeq 24 h", 17}, {"Ld", 14}, {"Le", 14}, {"Ln", 14}, {"Lden", 14}, {"L90", 14}, {"LAFmax", 16}, {"Min. acima", 18}, {"Cobertura", 17}}
+	var rows [][]string
+	for _, d := range r.Days {
+		day, _ := time.Parse(time.DateOnly, d.Date)
+		rows = append(rows, []string{day.Format("02/01/2006"), brDB(d.LAeq), brDB(d.Ld), brDB(d.Le), brDB(d.Ln), brDB(d.Lden),
+			brDB(d.L90), brDB(d.LAFmax), fmt.Sprint(d.MinutesAbove), brPct(d.Coverage)})
+	}
+	table(f, cols, rows)
+}
+
+// reportOccurrenceTable writes the figures of each occurrence of a legal
+// period (one night, say).
+func reportOccurrenceTable(f *fpdf.Fpdf, r *stats.Report) {
+	if f.GetY() > 297-50 {
+		f.AddPage()
+	}
+	f.Ln(2)
+	f.SetFont("sans", "B", 8.5)
+	f.CellFormat(bodyW, 5, "Por ocorrência de período legal", "", 1, "L", false, 0, "")
+	cols := []col{{"Início – fim", 50}, {"Período", 30}, {"Limite", 14}, {"LAeq", 14}, {"L90", 14}, {"Min. acima", 18}, {"Episódios", 17}, {"Cobertura", 17}}
+	var rows [][]string
+	for _, o := range r.Occurrences {
+		period := o.Period
+		if period == "" {
+			period = "sem limite"
+		}
+		rows = append(rows, []string{when(o.Start) + " – " + o.End.In(saoPaulo).Format("02/01 15:04"), period, limitText(o),
+			brDB(o.LAeq), brDB(o.L90), fmt.Sprint(o.MinutesAbove), fmt.Sprint(o.EpisodesAbove), brPct(o.Coverage)})
+	}
+	table(f, cols, rows)
 }
