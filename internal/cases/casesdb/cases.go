@@ -9,8 +9,9 @@
 // entry to the previous one by SHA-256, so a row edited or removed behind
 // the service's back is detected by VerifyAudit.
 //
-// The penalty history of a party comes from its documents (History; the
-// rule is internal/cases').
+// History gives a party's prior infractions from its documents, by the
+// rule internal/cases states (issued notices and autos count, relatórios do
+// not).
 //
 // Tables are prefixed with cases_ and the schema is versioned in its own
 // table, so the store may share a database file with internal/casestore.
