@@ -179,7 +179,16 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 // stored for each of the alert's documents (at issue, then at the ciente or
 // recusa), byte for byte with the SHA-256 kept with it, and every
 // constatação record.
-type CaseActs struct{ Cases *cases.Store }
+type CaseActs struct{ Cases CaseActsStore }
+
+// CaseActsStore is what CaseActs reads of the case store
+// (*casesdb.Store).
+type CaseActsStore interface {
+	ForAlert(ctx context.Context, alertID string) (notice.Document, error)
+	Children(ctx context.Context, id string) ([]notice.Document, error)
+	PDFVersion(ctx context.Context, id string, seq int) ([]byte, notice.StoredPDF, error)
+	Constatacoes(ctx context.Context, alertID string) ([]notice.Constatacao, error)
+}
 
 // EvidenceActs implements Acts.
 func (c CaseActs) EvidenceActs(ctx context.Context, alertID string) ([]evidence.Act, []evidence.Constatacao, error) {

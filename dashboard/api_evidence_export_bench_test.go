@@ -11,7 +11,7 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -44,7 +44,7 @@ func BenchmarkExportDataDir(b *testing.B) {
 	al, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
 	must(err)
 	defer al.Close()
-	cs, err := cases.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))
 	must(err)
 	defer cs.Close()
 	kr, err := evidence.LoadOrCreateKeyRing(dir, time.Now())

@@ -14,7 +14,7 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/dashboard"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
@@ -115,7 +115,7 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 		t.Fatalf("rejected at ingest: %+v", dls[0])
 	}
 
-	cs, err := cases.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

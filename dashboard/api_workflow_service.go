@@ -67,9 +67,35 @@ type CodeFinder interface {
 	Code(id string) (*codes.Code, bool)
 }
 
+// CaseStore is the case store the workflow keeps its documents,
+// constatações, stored PDFs, alert triage and audit trail in
+// (*casesdb.Store).
+type CaseStore interface {
+	CaseActsStore
+	CaseTriage
+	Create(ctx context.Context, d notice.Draft, actor notice.Actor, at time.Time) (notice.Document, error)
+	Get(ctx context.Context, id string) (notice.Document, error)
+	History(ctx context.Context, doc, codeID string, exclude ...string) ([]codes.PriorInfraction, error)
+	ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render cases.Render) (doc notice.Document, auto *notice.Document, err error)
+	Edit(ctx context.Context, c *codes.Code, id string, actor notice.Actor, at time.Time, changes []notice.FieldChange) (notice.Document, []notice.Edit, error)
+	Correct(ctx context.Context, c *codes.Code, id string, actor notice.Actor, at time.Time, reason string) (old, corr notice.Document, err error)
+	RecordConstatacao(ctx context.Context, k notice.Constatacao) (notice.Constatacao, error)
+	Constatacao(ctx context.Context, id string) (notice.Constatacao, error)
+	PDF(ctx context.Context, id string) ([]byte, notice.StoredPDF, error)
+	Audit(ctx context.Context, id string) ([]cases.Entry, error)
+}
+
+// CaseTriage keeps how the fiscais handle each alert (api_workflow_triage.go).
+type CaseTriage interface {
+	Ack(ctx context.Context, alertID string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error)
+	Assign(ctx context.Context, alertID, assignee string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error)
+	Triage(ctx context.Context, alertID string) (cases.Triage, error)
+	Triages(ctx context.Context, limit int) ([]cases.Triage, error)
+}
+
 // WorkflowService assembles notices, PDFs and evidence from the stores.
 type WorkflowService struct {
-	Cases    *cases.Store
+	Cases    CaseStore
 	Alerts   AlertFinder
 	Registry SensorRegistry
 	Readings WorkflowReadings

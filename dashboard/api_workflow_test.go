@@ -26,6 +26,7 @@ import (
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
@@ -118,7 +119,7 @@ func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cs, err := cases.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -40,7 +41,7 @@ func caseStates() []CaseState {
 
 // caseStore is a real case store in a temporary directory and its index.
 type caseStore struct {
-	s   *cases.Store
+	s   *casesdb.Store
 	x   *cases.Index
 	set *codes.Set
 	api *CasesAPI
@@ -49,7 +50,7 @@ type caseStore struct {
 func newCaseStore(t testing.TB, now func() time.Time) *caseStore {
 	t.Helper()
 	ctx := context.Background()
-	s, err := cases.Open(ctx, filepath.Join(t.TempDir(), "cases.db"))
+	s, err := casesdb.Open(ctx, filepath.Join(t.TempDir(), "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

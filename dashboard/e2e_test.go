@@ -27,7 +27,7 @@ import (
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard/dashtest"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/users"
@@ -110,7 +110,7 @@ func (w *uiWorkflow) actions() string {
 
 func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 	t.Helper()
-	cs, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
+	cs, err := casesdb.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

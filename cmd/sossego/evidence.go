@@ -19,7 +19,7 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -172,7 +172,7 @@ func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, k
 		return nil, nil, nil, err
 	}
 	closers = append(closers, func() { al.Close() })
-	cs, err := cases.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
+	cs, err := casesdb.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
 	if err != nil {
 		return nil, nil, nil, err
 	}

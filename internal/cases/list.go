@@ -14,20 +14,18 @@ package cases
 // DeadlineEnd: calendar or the code's business days, Brasília time).
 //
 // Index keeps a summary of every document in memory and refreshes it on
-// each call from what changed in the store: a fingerprint (the documents'
-// count and the audit trail's last entry, which every write appends to)
-// says whether anything did; if so, the documents with audit entries since
-// and a scan of (id, parent, state, updated_at) find the changed ones, and
-// only those are read and decoded. So the list is always what the store holds, including
-// acts written by another process, and 10,000 cases answer well inside the
-// 200 ms goal (BENCHMARKS.md, "Casos").
+// each call from what changed in the store (its Source, casesdb.Store): a
+// fingerprint (the documents' count and the audit trail's last entry, which
+// every write appends to) says whether anything did; if so, the documents
+// with audit entries since and a scan of (id, parent, state, updated_at)
+// find the changed ones, and only those are read and decoded. So the list
+// is always what the store holds, including acts written by another
+// process, and 10,000 cases answer well inside the 200 ms goal
+// (BENCHMARKS.md, "Casos").
 
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,19 +34,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
-	"github.com/sossego/sossego/internal/sqlitedb"
 )
-
-// listMigrations are the case list's own schema steps, recorded in
-// cases_list_migrations beside the store's own version table.
-var listMigrations = []sqlitedb.Step{
-	{Name: "covering index for the case list scan", SQL: `
--- The case list refreshes itself from (id, parent_id, state, updated_at) of
--- every document; reading them from the table would touch every row's page
--- (doc_json makes rows large), this index holds just those columns.
-CREATE INDEX IF NOT EXISTS cases_list_scan ON cases_documents(id, parent_id, state, updated_at);
-`},
-}
 
 // CodeFunc returns the municipal code with id (nil, false if unknown).
 type CodeFunc func(id string) (*codes.Code, bool)
@@ -71,10 +57,50 @@ type OpenAlert struct {
 // leaves out those that have one).
 type AlertFunc func(ctx context.Context) ([]OpenAlert, error)
 
-// Index lists cases and party histories from a Store. Safe for concurrent
+// Stamp is the stored documents' fingerprint: their count and the audit
+// trail's last seq. Every write of a document appends, in its transaction,
+// an entry to the trail, whose seq only grows, so an unchanged Stamp means
+// every document is unchanged.
+type Stamp struct{ Docs, LastAudit int64 }
+
+// ListedDoc is one stored document as the case list reads it.
+type ListedDoc struct {
+	ID, Parent string
+	State      notice.State // the stored column: the authority on the state
+	UpdatedAt  int64        // unix ms, as stored
+	Party      string       // CNPJ/CPF digits
+	CreatedAt  time.Time
+	Doc        *notice.Document
+	Actors     []string // who created or issued it (audit actor ids)
+}
+
+// Source is what the case list reads of the case store (casesdb.Store).
+type Source interface {
+	// PrepareList readies the store for the list's reads; NewIndex calls
+	// it once.
+	PrepareList(ctx context.Context) error
+	// ListStamp returns the documents' fingerprint.
+	ListStamp(ctx context.Context) (Stamp, error)
+	// ListStates calls fn with the id, parent, state and last update
+	// (unix ms) of every document.
+	ListStates(ctx context.Context, fn func(id, parent string, state notice.State, updatedAt int64)) error
+	// ListWrittenSince returns the ids with an audit entry after seq.
+	ListWrittenSince(ctx context.Context, seq int64) (map[string]bool, error)
+	// ListDocs calls fn with each of the documents ids, every document
+	// when ids is nil.
+	ListDocs(ctx context.Context, ids []string, fn func(ListedDoc)) error
+	// Party returns the name and address on record for the party whose
+	// CNPJ/CPF digits are key (false: none).
+	Party(ctx context.Context, key string) (PartyRef, bool, error)
+	// History returns the prior infractions the penalty ladder counts for
+	// the party with CNPJ/CPF doc under code.
+	History(ctx context.Context, doc, codeID string, exclude ...string) ([]codes.PriorInfraction, error)
+}
+
+// Index lists cases and party histories from a Source. Safe for concurrent
 // use.
 type Index struct {
-	s     *Store
+	s     Source
 	codes CodeFunc
 	// Alerts, if set (before the first call), lists the alerts that open
 	// cases: those without a document are listed in StateAlert.
@@ -83,13 +109,13 @@ type Index struct {
 	mu    sync.Mutex
 	docs  map[string]*docSummary
 	snap  []*docSummary // docs as a slice, as of print
-	print [2]int64      // the documents' fingerprint when snap was taken: count, the audit trail's last seq
+	print Stamp         // the documents' fingerprint when snap was taken
 }
 
 // NewIndex prepares the case list of s; codes gives each document's
 // municipal code (for deadlines counted in business days).
-func NewIndex(ctx context.Context, s *Store, codes CodeFunc) (*Index, error) {
-	if err := sqlitedb.Migrate(ctx, s.db, sqlitedb.Scheme{Table: "cases_list_migrations"}, listMigrations); err != nil {
+func NewIndex(ctx context.Context, s Source, codes CodeFunc) (*Index, error) {
+	if err := s.PrepareList(ctx); err != nil {
 		return nil, fmt.Errorf("cases: list: %w", err)
 	}
 	return &Index{s: s, codes: codes, docs: map[string]*docSummary{}}, nil
@@ -472,16 +498,12 @@ func (x *Index) withAlerts(ctx context.Context, snap []*docSummary) ([]*docSumma
 func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	// Every write of a document appends, in its transaction, an entry to
-	// the audit trail, whose seq only grows (writers are serialised, so
-	// the entries a reader sees are always a prefix): the trail's last seq
-	// with the documents' count is an exact fingerprint. When it is
-	// unchanged, so is every document, and the snapshot stands. It is read
-	// before the scan, so a write in between only causes one more scan.
-	var fp [2]int64
-	if err := x.s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cases_documents INDEXED BY cases_list_scan),
-		(SELECT coalesce(max(seq), 0) FROM cases_audit)`).Scan(&fp[0], &fp[1]); err != nil {
-		return nil, fmt.Errorf("cases: list: %w", err)
+	// The fingerprint (the trail's entries a reader sees are always a
+	// prefix: writers are serialised) is read before the scan, so a write
+	// in between only causes one more scan.
+	fp, err := x.s.ListStamp(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if x.snap != nil && fp == x.print {
 		return x.snap, nil
@@ -490,32 +512,20 @@ func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 	// when an edit kept their state and the millisecond of their last act.
 	written := map[string]bool{}
 	if x.snap != nil {
-		var err error
-		if written, err = x.writtenSince(ctx, x.print[1]); err != nil {
+		if written, err = x.s.ListWrittenSince(ctx, x.print.LastAudit); err != nil {
 			return nil, err
 		}
 	}
-	rows, err := x.s.db.QueryContext(ctx, `SELECT id, coalesce(parent_id, ''), state, updated_at FROM cases_documents INDEXED BY cases_list_scan`)
-	if err != nil {
-		return nil, fmt.Errorf("cases: list: %w", err)
-	}
 	var changed []string
 	seen := make(map[string]bool, len(x.docs))
-	for rows.Next() {
-		var id, parent, state string
-		var upd int64
-		if err := rows.Scan(&id, &parent, &state, &upd); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("cases: list: %w", err)
-		}
+	err = x.s.ListStates(ctx, func(id, parent string, state notice.State, upd int64) {
 		seen[id] = true
-		if d := x.docs[id]; d == nil || written[id] || string(d.State) != state || d.UpdatedAt != upd {
+		if d := x.docs[id]; d == nil || written[id] || d.State != state || d.UpdatedAt != upd {
 			changed = append(changed, id)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("cases: list: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for id := range x.docs {
 		if !seen[id] {
@@ -523,7 +533,13 @@ func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 		}
 	}
 	if len(changed) > 0 {
-		if err := x.load(ctx, changed); err != nil {
+		// All in one scan when many changed (the first call), one by one
+		// otherwise.
+		ids := changed
+		if len(ids) > 200 {
+			ids = nil
+		}
+		if err := x.s.ListDocs(ctx, ids, x.summarise); err != nil {
 			return nil, err
 		}
 	}
@@ -535,103 +551,20 @@ func (x *Index) refresh(ctx context.Context) ([]*docSummary, error) {
 	return out, nil
 }
 
-// writtenSince returns the documents with an audit entry after seq.
-func (x *Index) writtenSince(ctx context.Context, seq int64) (map[string]bool, error) {
-	rows, err := x.s.db.QueryContext(ctx, `SELECT DISTINCT document_id FROM cases_audit WHERE seq > ?`, seq)
-	if err != nil {
-		return nil, fmt.Errorf("cases: list: audit: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("cases: list: audit: %w", err)
-		}
-		out[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("cases: list: audit: %w", err)
-	}
-	return out, nil
-}
-
-// load reads and summarises the documents ids: all in one scan when many
-// changed (the first call), one by one otherwise.
-func (x *Index) load(ctx context.Context, ids []string) error {
-	const cols = `SELECT id, coalesce(parent_id, ''), state, updated_at, party, created_at, doc_json FROM cases_documents`
-	const actorsQ = `SELECT document_id, actor_id FROM cases_audit WHERE action IN ('create', 'issue')`
-	actors := map[string][]string{}
-	scanActors := func(rows *sql.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			var doc, who string
-			if err := rows.Scan(&doc, &who); err != nil {
-				return err
-			}
-			if !slices.Contains(actors[doc], who) {
-				actors[doc] = append(actors[doc], who)
-			}
-		}
-		return rows.Err()
-	}
-	docs := func(q string, args ...any) error {
-		rows, err := x.s.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("cases: list: %w", err)
-		}
-		defer rows.Close()
-		return x.scanDocs(rows, actors)
-	}
-	if len(ids) > 200 {
-		rows, err := x.s.db.QueryContext(ctx, actorsQ)
-		if err == nil {
-			err = scanActors(rows)
-		}
-		if err != nil {
-			return fmt.Errorf("cases: list: audit: %w", err)
-		}
-		return docs(cols)
-	}
-	for _, id := range ids {
-		rows, err := x.s.db.QueryContext(ctx, actorsQ+` AND document_id = ?`, id)
-		if err == nil {
-			err = scanActors(rows)
-		}
-		if err != nil {
-			return fmt.Errorf("cases: list: audit: %w", err)
-		}
-		if err := docs(cols+` WHERE id = ?`, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (x *Index) scanDocs(rows *sql.Rows, actors map[string][]string) error {
-	for rows.Next() {
-		var s docSummary
-		var state, js string
-		var created int64
-		if err := rows.Scan(&s.ID, &s.Parent, &state, &s.UpdatedAt, &s.Party, &created, &js); err != nil {
-			return fmt.Errorf("cases: list: %w", err)
-		}
-		var d notice.Document
-		if err := json.Unmarshal([]byte(js), &d); err != nil {
-			return fmt.Errorf("cases: list: document %s: %w", s.ID, err)
-		}
-		s.State, s.Kind, s.Title = notice.State(state), d.Draft.Kind, d.Draft.Title
-		d.State = s.State // the column is the authority on the state
-		s.CodeID, s.Municipality, s.AlertID = d.Draft.CodeID, d.Draft.Municipality, d.Draft.Finding.AlertID
-		s.PartyName, s.PartyAddress, s.SiteAddress = d.Draft.Party.Name, d.Draft.Party.Address, d.Draft.Site.Address
-		s.search = fold(s.PartyAddress + "\n" + s.SiteAddress)
-		s.CreatedAt, s.IssuedAt, s.CienciaAt, s.DecidedAt = time.UnixMilli(created).UTC(), d.IssuedAt, d.CienciaAt, d.DecidedAt
-		s.Penalty, s.Punished = d.Draft.Penalty, d.Punished
-		s.Actors = actors[s.ID]
-		s.Deadlines = x.deadlines(&d)
-		x.docs[s.ID] = &s
-	}
-	return rows.Err()
+// summarise keeps what the list needs of a stored document.
+func (x *Index) summarise(l ListedDoc) {
+	d := l.Doc
+	s := docSummary{ID: l.ID, Parent: l.Parent, UpdatedAt: l.UpdatedAt, Party: l.Party}
+	s.State, s.Kind, s.Title = l.State, d.Draft.Kind, d.Draft.Title
+	d.State = s.State // the column is the authority on the state
+	s.CodeID, s.Municipality, s.AlertID = d.Draft.CodeID, d.Draft.Municipality, d.Draft.Finding.AlertID
+	s.PartyName, s.PartyAddress, s.SiteAddress = d.Draft.Party.Name, d.Draft.Party.Address, d.Draft.Site.Address
+	s.search = fold(s.PartyAddress + "\n" + s.SiteAddress)
+	s.CreatedAt, s.IssuedAt, s.CienciaAt, s.DecidedAt = l.CreatedAt, d.IssuedAt, d.CienciaAt, d.DecidedAt
+	s.Penalty, s.Punished = d.Draft.Penalty, d.Punished
+	s.Actors = l.Actors
+	s.Deadlines = x.deadlines(d)
+	x.docs[s.ID] = &s
 }
 
 // deadlines are d's started deadlines that its state has not finished.
@@ -682,7 +615,7 @@ type PartyDoc struct {
 	Punished     *bool        `json:"punished,omitempty"`
 	// Counts: the record is one of the prior infractions the penalty
 	// ladder counts for this party's next infraction under the code
-	// (Store.History).
+	// (Source.History).
 	Counts bool `json:"counts_as_prior_infraction"`
 }
 
@@ -692,7 +625,7 @@ type PartyHistory struct {
 	Known     bool       `json:"known"` // the party is in the store
 	Documents []PartyDoc `json:"documents"`
 	// Prior lists, per code, the prior infractions the ladder counts
-	// (exactly what Store.History gives a new draft).
+	// (exactly what Source.History gives a new draft).
 	Prior map[string][]codes.PriorInfraction `json:"prior_infractions"`
 }
 
@@ -700,14 +633,11 @@ type PartyHistory struct {
 func (x *Index) Party(ctx context.Context, doc string) (PartyHistory, error) {
 	key := Digits(doc)
 	h := PartyHistory{Party: PartyRef{Document: key}, Documents: []PartyDoc{}, Prior: map[string][]codes.PriorInfraction{}}
-	err := x.s.db.QueryRowContext(ctx, `SELECT name, address FROM cases_parties WHERE document = ?`, key).Scan(&h.Party.Name, &h.Party.Address)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return h, nil
-	case err != nil:
-		return h, fmt.Errorf("cases: party: %w", err)
+	p, known, err := x.s.Party(ctx, key)
+	if err != nil || !known {
+		return h, err
 	}
-	h.Known = true
+	h.Party.Name, h.Party.Address, h.Known = p.Name, p.Address, true
 	snap, err := x.refresh(ctx)
 	if err != nil {
 		return h, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/retention"
 )
@@ -17,7 +18,7 @@ import (
 // protection ends: retention.Expiry from the alert's end and its case —
 // never while the alert or its case (notice, auto, constatação) is open,
 // legal after the case closed or, without a case, after the alert ended.
-func caseSpans(cs *casestore.Store, docs *cases.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
+func caseSpans(cs *casestore.Store, docs *casesdb.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
 	return func(ctx context.Context) ([]retention.Span, error) {
 		spans, err := cs.EvidenceSpans(ctx)
 		if err != nil {
@@ -44,7 +45,7 @@ var finalStates = map[notice.State]bool{notice.StateRegularised: true, notice.St
 
 // caseOf reads an alert's case: its documents (the notice and the auto it
 // escalated to, and so on) and whether any is still open.
-func caseOf(ctx context.Context, docs *cases.Store, alertID string) (retention.Case, error) {
+func caseOf(ctx context.Context, docs *casesdb.Store, alertID string) (retention.Case, error) {
 	if docs == nil {
 		return retention.Case{}, nil
 	}

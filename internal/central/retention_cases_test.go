@@ -12,7 +12,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -58,7 +58,7 @@ func TestUpgradeRetentionCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := cases.Open(ctx, filepath.Join(dir, "cases.db"))
+	docs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
-	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
@@ -60,7 +60,7 @@ func TestRetentionManyAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	docs, err := cases.Open(ctx, filepath.Join(dir, "cases.db"))
+	docs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/holidays/holidaysdb"
@@ -34,7 +35,7 @@ type web struct {
 	units *monetarydb.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
-	cases *cases.Store
+	cases *casesdb.Store
 	index *cases.Index // the case list ("Casos")
 	svc   *dashboard.WorkflowService
 	keys  *evidence.KeyRing // the evidence packages' signing key and its history
@@ -118,7 +119,7 @@ func (w *web) decreedDays(ctx context.Context, set *codes.Set, log *slog.Logger)
 // cases_ in cases.db, beside the alerts) and the evidence key.
 func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg *registry.Live, st *sqlitestore.Store,
 	set *codes.Set, log *slog.Logger) error {
-	c, err := cases.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
+	c, err := casesdb.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
 	if err != nil {
 		return fmt.Errorf("central: cases: %w", err)
 	}

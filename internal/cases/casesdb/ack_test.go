@@ -1,4 +1,4 @@
-package cases_test
+package casesdb_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 )
 
 func TestTriageAckAndAssign(t *testing.T) {
@@ -112,7 +113,7 @@ func TestTriageAckAndAssign(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := cases.Open(ctx, path)
+	s2, err := casesdb.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +131,8 @@ func TestTriageAckAndAssign(t *testing.T) {
 	db := rawDB(t, path)
 	defer db.Close()
 	var v int
-	if err := db.QueryRow(`SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != cases.SchemaVersion {
-		t.Errorf("schema version %d (%v), want %d", v, err, cases.SchemaVersion)
+	if err := db.QueryRow(`SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != casesdb.SchemaVersion {
+		t.Errorf("schema version %d (%v), want %d", v, err, casesdb.SchemaVersion)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package cases is the SQLite store of the fiscal's cases: the parties
+// Package casesdb is the SQLite store of the fiscal's cases: the parties
 // (infractors, keyed by CNPJ/CPF) and their history, the documents
 // (notices, relatórios de constatação, autos de infração) with their
 // workflow state, and an append-only audit trail of who did what and when.
@@ -9,14 +9,15 @@
 // entry to the previous one by SHA-256, so a row edited or removed behind
 // the service's back is detected by VerifyAudit.
 //
-// The penalty history of a party comes from its documents: every issued
-// preliminary notice and auto de infração counts as one infraction under its
-// penalty provision; an auto judged with the penalty confirmed is "autuado e
-// punido". A relatório de constatação does not count (its auto does).
+// History gives a party's prior infractions from its documents, by the
+// rule internal/cases states (issued notices and autos count, relatórios do
+// not).
 //
 // Tables are prefixed with cases_ and the schema is versioned in its own
 // table, so the store may share a database file with internal/casestore.
-package cases
+// The types it answers with, the audit trail's hash chain and the case list
+// over this store are internal/cases.
+package casesdb
 
 import (
 	"context"
@@ -31,15 +32,10 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/sqlitedb"
 	"github.com/sossego/sossego/internal/tz"
 )
-
-// ErrNotFound is returned for an unknown document.
-var ErrNotFound = errors.New("cases: não encontrado")
-
-// ErrConflict is returned when a document already exists for the alert.
-var ErrConflict = errors.New("cases: já existe")
 
 // Store is an open case store, safe for concurrent use.
 type Store struct {
@@ -180,45 +176,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Digits returns the digits of a CNPJ/CPF: the party key.
-func Digits(doc string) string {
-	var b strings.Builder
-	for _, r := range doc {
-		if r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// Entry is one audit-trail entry.
-type Entry struct {
-	Seq        int64           `json:"seq"`
-	DocumentID string          `json:"document_id"`
-	At         time.Time       `json:"at"`
-	Actor      notice.Actor    `json:"actor"`
-	Action     string          `json:"action"`
-	From       notice.State    `json:"from_state"`
-	To         notice.State    `json:"to_state"`
-	Detail     json.RawMessage `json:"detail"`
-	PrevHash   string          `json:"prev_hash"`
-	Hash       string          `json:"hash"`
-}
-
-func entryHash(prev string, e *Entry) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%d\n%s\n%s\n%s\n%s\n%s\n%s\n", prev, e.DocumentID, e.At.UnixMilli(), e.Actor.ID, e.Actor.Name,
-		e.Actor.Role, e.Action, e.From, e.To)
-	h.Write(e.Detail)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 type queryer interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 }
 
-func appendAudit(ctx context.Context, tx queryer, e Entry) error {
+func appendAudit(ctx context.Context, tx queryer, e cases.Entry) error {
 	var prev string
 	if err := tx.QueryRowContext(ctx, `SELECT hash FROM cases_audit ORDER BY seq DESC LIMIT 1`).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("cases: audit: %w", err)
@@ -227,7 +190,7 @@ func appendAudit(ctx context.Context, tx queryer, e Entry) error {
 		e.Detail = json.RawMessage("{}")
 	}
 	e.PrevHash = prev
-	e.Hash = entryHash(prev, &e)
+	e.Hash = cases.EntryHash(prev, &e)
 	_, err := tx.ExecContext(ctx, `INSERT INTO cases_audit (document_id, at, actor_id, actor_name, actor_role, action, from_state, to_state, detail, prev_hash, hash)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.DocumentID, e.At.UnixMilli(), e.Actor.ID, e.Actor.Name, e.Actor.Role, e.Action,
 		string(e.From), string(e.To), string(e.Detail), e.PrevHash, e.Hash)
@@ -257,7 +220,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, d *notice.Document, pare
 }
 
 func (s *Store) insertDoc(ctx context.Context, tx *sql.Tx, d *notice.Document, parent, corrects string, actor notice.Actor, at time.Time) error {
-	party := Digits(d.Draft.Party.Document)
+	party := cases.Digits(d.Draft.Party.Document)
 	if party == "" {
 		return fmt.Errorf("cases: o estabelecimento %q não tem CNPJ/CPF no cadastro: complete o cadastro", d.Draft.Party.Name)
 	}
@@ -288,18 +251,18 @@ func (s *Store) insertDoc(ctx context.Context, tx *sql.Tx, d *notice.Document, p
 		string(d.State), d.Draft.Penalty.PenaltyID, d.Draft.Penalty.Ordinal, string(js), at.UnixMilli(), at.UnixMilli())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
-			return fmt.Errorf("%w: documento para o alerta %s", ErrConflict, d.Draft.Finding.AlertID)
+			return fmt.Errorf("%w: documento para o alerta %s", cases.ErrConflict, d.Draft.Finding.AlertID)
 		}
 		return fmt.Errorf("cases: insert: %w", err)
 	}
 	detail, _ := json.Marshal(map[string]any{"kind": d.Draft.Kind, "alert_id": d.Draft.Finding.AlertID, "parent_id": parent,
 		"corrects": corrects, "penalty": d.Draft.Penalty.Text, "code_version": d.Draft.CodeVersion})
-	return appendAudit(ctx, tx, Entry{DocumentID: d.ID, At: at, Actor: actor, Action: "create", From: "", To: d.State, Detail: detail})
+	return appendAudit(ctx, tx, cases.Entry{DocumentID: d.ID, At: at, Actor: actor, Action: "create", From: "", To: d.State, Detail: detail})
 }
 
 // Create stores the first draft for an alert (a notice or a relatório) and
 // returns it with its number. A second draft for the same alert is refused
-// with ErrConflict; use ForAlert to find the first.
+// with cases.ErrConflict; use ForAlert to find the first.
 func (s *Store) Create(ctx context.Context, d notice.Draft, actor notice.Actor, at time.Time) (notice.Document, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -320,7 +283,7 @@ func scanDoc(row *sql.Row) (notice.Document, error) {
 	var js string
 	if err := row.Scan(&js); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return notice.Document{}, ErrNotFound
+			return notice.Document{}, cases.ErrNotFound
 		}
 		return notice.Document{}, fmt.Errorf("cases: load: %w", err)
 	}
@@ -366,7 +329,7 @@ func (s *Store) Children(ctx context.Context, id string) ([]notice.Document, err
 // History returns the prior infractions of the party with CNPJ/CPF doc
 // under code, leaving out the documents in exclude.
 func (s *Store) History(ctx context.Context, doc, codeID string, exclude ...string) ([]codes.PriorInfraction, error) {
-	return history(ctx, s.db, Digits(doc), codeID, exclude)
+	return history(ctx, s.db, cases.Digits(doc), codeID, exclude)
 }
 
 type rowsQueryer interface {
@@ -402,9 +365,6 @@ func history(ctx context.Context, db rowsQueryer, party, codeID string, exclude 
 	return out, rows.Err()
 }
 
-// Render renders the PDF of an act as issued.
-type Render func(notice.Document) ([]byte, error)
-
 // Apply performs a workflow action on document id under code c, in one
 // transaction with its audit entry. For notice.ActEscalate it also drafts
 // the auto de infração (with the party's history) and returns it as auto.
@@ -418,7 +378,7 @@ func (s *Store) Apply(ctx context.Context, c *codes.Code, id string, a notice.Ac
 // same transaction as the step: the act and its paper are one. The PDF is
 // rendered outside the write transaction; a document changed meanwhile is
 // reloaded and the action tried again.
-func (s *Store) ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
+func (s *Store) ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render cases.Render) (doc notice.Document, auto *notice.Document, err error) {
 	for try := 0; ; try++ {
 		doc, auto, err = s.apply(ctx, c, id, a, render)
 		if !errors.Is(err, errChanged) || try == 3 {
@@ -433,7 +393,7 @@ func storesPDF(k notice.ActionKind) bool {
 
 var errChanged = errors.New("cases: o documento mudou durante a emissão; tente de novo")
 
-func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Action, render Render) (doc notice.Document, auto *notice.Document, err error) {
+func (s *Store) apply(ctx context.Context, c *codes.Code, id string, a notice.Action, render cases.Render) (doc notice.Document, auto *notice.Document, err error) {
 	var values []notice.UnitValue // the units' values at issue, read once: the PDF and the stored act carry the same fine
 	if a.Kind == notice.ActIssue {
 		if values, err = s.unitValues(ctx); err != nil {
@@ -492,11 +452,11 @@ type pendingPDF struct {
 // renderAhead renders the PDF of the act a would produce on document id,
 // outside any transaction. On an error of the action or of the render it
 // also returns the document as loaded.
-func (s *Store) renderAhead(ctx context.Context, c *codes.Code, id string, a notice.Action, values []notice.UnitValue, render Render) (*pendingPDF, notice.Document, error) {
+func (s *Store) renderAhead(ctx context.Context, c *codes.Code, id string, a notice.Action, values []notice.UnitValue, render cases.Render) (*pendingPDF, notice.Document, error) {
 	var before string
 	if err := s.db.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&before); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, notice.Document{}, ErrNotFound
+			return nil, notice.Document{}, cases.ErrNotFound
 		}
 		return nil, notice.Document{}, fmt.Errorf("cases: load: %w", err)
 	}
@@ -508,7 +468,7 @@ func (s *Store) renderAhead(ctx context.Context, c *codes.Code, id string, a not
 	if err != nil {
 		return nil, cur, err
 	}
-	revalue(&next, c, a, values)
+	cases.Revalue(&next, c, a, values)
 	b, err := render(next)
 	if err != nil {
 		return nil, cur, fmt.Errorf("cases: PDF do ato emitido: %w", err)
@@ -524,7 +484,7 @@ func loadForApply(ctx context.Context, tx *sql.Tx, c *codes.Code, id string, pdf
 	var raw string
 	if err := tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id).Scan(&raw); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return notice.Document{}, ErrNotFound
+			return notice.Document{}, cases.ErrNotFound
 		}
 		return notice.Document{}, fmt.Errorf("cases: load: %w", err)
 	}
@@ -557,8 +517,8 @@ func transition(ctx context.Context, tx *sql.Tx, c *codes.Code, id string, cur n
 	if err != nil {
 		return notice.Document{}, a, err
 	}
-	if fineBefore, changed := revalue(&next, c, a, values); changed {
-		if err := appendAudit(ctx, tx, fineEntry(id, a, cur.State, fineBefore, next.Draft.Fine)); err != nil {
+	if fineBefore, changed := cases.Revalue(&next, c, a, values); changed {
+		if err := appendAudit(ctx, tx, cases.FineEntry(id, a, cur.State, fineBefore, next.Draft.Fine)); err != nil {
 			return notice.Document{}, a, err
 		}
 	}
@@ -586,7 +546,7 @@ func storePDF(ctx context.Context, tx *sql.Tx, id string, a notice.Action, pdf *
 // escalate drafts the auto de infração that follows next (with the party's
 // history), stores it and records it on next.
 func (s *Store) escalate(ctx context.Context, tx *sql.Tx, c *codes.Code, cur notice.Document, next *notice.Document, a notice.Action) (*notice.Document, error) {
-	h, err := history(ctx, tx, Digits(cur.Draft.Party.Document), c.ID, []string{cur.ID})
+	h, err := history(ctx, tx, cases.Digits(cur.Draft.Party.Document), c.ID, []string{cur.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -622,7 +582,7 @@ func save(ctx context.Context, tx *sql.Tx, id string, next notice.Document, at t
 
 // actEntry is the audit entry of action a on document id: the action as
 // sent, with the constatação, the auto and the PDF it produced cited by id.
-func actEntry(id string, a notice.Action, from notice.State, next notice.Document, pdf *pendingPDF) Entry {
+func actEntry(id string, a notice.Action, from notice.State, next notice.Document, pdf *pendingPDF) cases.Entry {
 	act := a
 	if act.FollowUp != nil {
 		act.FollowUp = nil // cited by id: the constatação is its own record
@@ -637,12 +597,12 @@ func actEntry(id string, a notice.Action, from notice.State, next notice.Documen
 		EscalatedTo string `json:"escalated_to,omitempty"`
 		PDFSHA256   string `json:"pdf_sha256,omitempty"`
 	}{act, next.FollowUp, next.EscalatedTo, pdfSHA})
-	return Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: string(a.Kind), From: from, To: next.State, Detail: detail}
+	return cases.Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: string(a.Kind), From: from, To: next.State, Detail: detail}
 }
 
 // Audit returns the audit trail of a document (every entry when id is
 // empty), oldest first.
-func (s *Store) Audit(ctx context.Context, id string) ([]Entry, error) {
+func (s *Store) Audit(ctx context.Context, id string) ([]cases.Entry, error) {
 	q := `SELECT seq, document_id, at, actor_id, actor_name, actor_role, action, from_state, to_state, detail, prev_hash, hash FROM cases_audit`
 	var args []any
 	if id != "" {
@@ -654,9 +614,9 @@ func (s *Store) Audit(ctx context.Context, id string) ([]Entry, error) {
 		return nil, fmt.Errorf("cases: audit: %w", err)
 	}
 	defer rows.Close()
-	out := []Entry{}
+	out := []cases.Entry{}
 	for rows.Next() {
-		var e Entry
+		var e cases.Entry
 		var at int64
 		var from, to, detail string
 		if err := rows.Scan(&e.Seq, &e.DocumentID, &at, &e.Actor.ID, &e.Actor.Name, &e.Actor.Role, &e.Action, &from, &to, &detail, &e.PrevHash, &e.Hash); err != nil {
@@ -675,17 +635,7 @@ func (s *Store) VerifyAudit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prev := ""
-	for _, e := range es {
-		if e.PrevHash != prev {
-			return fmt.Errorf("cases: trilha de auditoria quebrada antes do registro %d (registro anterior removido ou alterado)", e.Seq)
-		}
-		if h := entryHash(prev, &e); h != e.Hash {
-			return fmt.Errorf("cases: trilha de auditoria: registro %d foi alterado", e.Seq)
-		}
-		prev = e.Hash
-	}
-	return nil
+	return cases.VerifyChain(es)
 }
 
 var saoPaulo = tz.Brasilia()
@@ -709,37 +659,4 @@ func (s *Store) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
 		return nil, fmt.Errorf("cases: unit values: %w", err)
 	}
 	return vs, nil
-}
-
-// revalue values the fine of an act being issued on the date of the act
-// (notice.RevalueFine): the draft was valued when it was prepared, and a
-// unit's value may have changed since. Other actions leave the fine as it
-// is.
-func revalue(next *notice.Document, c *codes.Code, a notice.Action, values []notice.UnitValue) (*notice.Fine, bool) {
-	if a.Kind != notice.ActIssue {
-		return nil, false
-	}
-	return notice.RevalueFine(&next.Draft, c, values, a.At)
-}
-
-// fineEntry is the audit entry of a fine valued anew at issue: the
-// valuation of the draft and the one of the act, before the issue's own
-// entry.
-func fineEntry(id string, a notice.Action, state notice.State, before, after *notice.Fine) Entry {
-	text := func(f *notice.Fine) string {
-		if f == nil {
-			return ""
-		}
-		return f.Text
-	}
-	amount := func(f *notice.Fine) string {
-		if f == nil {
-			return ""
-		}
-		return f.Amount
-	}
-	detail := mustJSON(map[string]string{"field": "multa", "before": text(before), "after": text(after),
-		"before_amount": amount(before), "after_amount": amount(after), "matricula": a.Actor.Matricula,
-		"reason": "multa valorada na data da emissão com o valor da unidade monetária vigente"})
-	return Entry{DocumentID: id, At: a.At, Actor: a.Actor, Action: "revalue_fine", From: state, To: state, Detail: json.RawMessage(detail)}
 }

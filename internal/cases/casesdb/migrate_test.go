@@ -1,4 +1,4 @@
-package cases
+package casesdb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
@@ -104,7 +105,7 @@ func TestMigratesReleaseCasesDB(t *testing.T) {
 		}
 	}
 	for i, a := range []string{"create", "issue", "recusa"} {
-		if err := appendAudit(ctx, old, Entry{DocumentID: "lapa-NP-2026-000001", At: time.UnixMilli(int64(1000 * (i + 1))),
+		if err := appendAudit(ctx, old, cases.Entry{DocumentID: "lapa-NP-2026-000001", At: time.UnixMilli(int64(1000 * (i + 1))),
 			Actor: notice.Actor{ID: "fiscal", Name: "fiscal", Role: "fiscal"}, Action: a}); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestMigratesReleaseCasesDB(t *testing.T) {
 	if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM cases_migrations`).Scan(&v); err != nil || v != len(migrations) {
 		t.Fatalf("version %d (%v), want %d", v, err, len(migrations))
 	}
-	if _, _, err := s.PDF(ctx, d.ID); !errors.Is(err, ErrNoPDF) {
+	if _, _, err := s.PDF(ctx, d.ID); !errors.Is(err, cases.ErrNoPDF) {
 		t.Fatalf("an act issued before PDFs were stored: %v", err)
 	}
 	// The new tables work on the migrated file: the next number follows.

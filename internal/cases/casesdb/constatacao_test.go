@@ -1,4 +1,4 @@
-package cases_test
+package casesdb_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 )
 
 func TestConstatacaoRecordedOnceAndImmutable(t *testing.T) {
@@ -140,7 +141,7 @@ func TestIssueStoresThePDF(t *testing.T) {
 		}
 	}
 	raw.Close()
-	s2, err := cases.Open(ctx, path)
+	s2, err := casesdb.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cases
+package casesdb
 
 // SchemaVersion is the number of schema steps, for the tests.
 var SchemaVersion = len(migrations)

@@ -1,4 +1,4 @@
-package cases
+package casesdb
 
 // Alert handling: before (and besides) any document, a fiscal acknowledges
 // an alert ("reconhecido": someone is on it) and assigns it to a fiscal.
@@ -17,25 +17,8 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/cases"
 )
-
-// Triage is how the fiscais are handling an alert.
-type Triage struct {
-	AlertID    string    `json:"alert_id"`
-	AckedBy    string    `json:"acked_by,omitempty"` // user id
-	AckedName  string    `json:"acked_name,omitempty"`
-	AckedAt    time.Time `json:"acked_at,omitzero"`
-	Assignee   string    `json:"assignee,omitempty"` // user id of the fiscal in charge
-	AssignedBy string    `json:"assigned_by,omitempty"`
-	AssignedAt time.Time `json:"assigned_at,omitzero"`
-	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-}
-
-// Acked reports whether someone acknowledged the alert.
-func (t Triage) Acked() bool { return !t.AckedAt.IsZero() }
-
-// MaxAssigneeLen bounds an assignee's user name.
-const MaxAssigneeLen = 64
 
 func ms(t time.Time) int64 {
 	if t.IsZero() {
@@ -55,36 +38,36 @@ const triageCols = `alert_id, acked_by, acked_name, acked_at, assignee, assigned
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanTriage(r rowScanner) (Triage, error) {
-	var t Triage
+func scanTriage(r rowScanner) (cases.Triage, error) {
+	var t cases.Triage
 	var acked, assigned, updated int64
 	if err := r.Scan(&t.AlertID, &t.AckedBy, &t.AckedName, &acked, &t.Assignee, &t.AssignedBy, &assigned, &updated); err != nil {
-		return Triage{}, err
+		return cases.Triage{}, err
 	}
 	t.AckedAt, t.AssignedAt, t.UpdatedAt = fromMS(acked), fromMS(assigned), fromMS(updated)
 	return t, nil
 }
 
-func getTriage(ctx context.Context, q queryer, alertID string) (Triage, error) {
+func getTriage(ctx context.Context, q queryer, alertID string) (cases.Triage, error) {
 	t, err := scanTriage(q.QueryRowContext(ctx, `SELECT `+triageCols+` FROM cases_alert_triage WHERE alert_id = ?`, alertID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Triage{AlertID: alertID}, nil
+		return cases.Triage{AlertID: alertID}, nil
 	}
 	if err != nil {
-		return Triage{}, fmt.Errorf("cases: triage: %w", err)
+		return cases.Triage{}, fmt.Errorf("cases: triage: %w", err)
 	}
 	return t, nil
 }
 
 // Triage returns the handling of an alert; an alert nobody touched yet has
 // only its AlertID set.
-func (s *Store) Triage(ctx context.Context, alertID string) (Triage, error) {
+func (s *Store) Triage(ctx context.Context, alertID string) (cases.Triage, error) {
 	return getTriage(ctx, s.db, alertID)
 }
 
 // Triages returns the handling of the alerts touched most recently, newest
 // first (limit ≤ 0: 500).
-func (s *Store) Triages(ctx context.Context, limit int) ([]Triage, error) {
+func (s *Store) Triages(ctx context.Context, limit int) ([]cases.Triage, error) {
 	if limit <= 0 {
 		limit = 500
 	}
@@ -93,7 +76,7 @@ func (s *Store) Triages(ctx context.Context, limit int) ([]Triage, error) {
 		return nil, fmt.Errorf("cases: triages: %w", err)
 	}
 	defer rows.Close()
-	out := []Triage{}
+	out := []cases.Triage{}
 	for rows.Next() {
 		t, err := scanTriage(rows)
 		if err != nil {
@@ -104,7 +87,7 @@ func (s *Store) Triages(ctx context.Context, limit int) ([]Triage, error) {
 	return out, rows.Err()
 }
 
-func saveTriage(ctx context.Context, tx queryer, t Triage) error {
+func saveTriage(ctx context.Context, tx queryer, t cases.Triage) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO cases_alert_triage (`+triageCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (alert_id) DO UPDATE SET acked_by = excluded.acked_by, acked_name = excluded.acked_name, acked_at = excluded.acked_at,
 		assignee = excluded.assignee, assigned_by = excluded.assigned_by, assigned_at = excluded.assigned_at, updated_at = excluded.updated_at`,
@@ -118,26 +101,23 @@ func saveTriage(ctx context.Context, tx queryer, t Triage) error {
 // Ack records that actor acknowledged the alert at at, with an audit entry.
 // Acknowledging an alert already acknowledged changes nothing and reports
 // changed = false (the first acknowledgement stands).
-func (s *Store) Ack(ctx context.Context, alertID string, actor notice.Actor, at time.Time) (t Triage, changed bool, err error) {
+func (s *Store) Ack(ctx context.Context, alertID string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error) {
 	if strings.TrimSpace(alertID) == "" {
-		return Triage{}, false, errors.New("cases: ack: empty alert id")
+		return cases.Triage{}, false, errors.New("cases: ack: empty alert id")
 	}
 	err = s.triageTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getTriage(ctx, tx, alertID)
 		if err != nil {
 			return err
 		}
-		t = cur
-		if cur.Acked() {
+		if t, changed = cur.WithAck(actor, at); !changed {
 			return nil
 		}
-		t.AckedBy, t.AckedName, t.AckedAt, t.UpdatedAt = actor.ID, actor.Name, at, at
 		if err := saveTriage(ctx, tx, t); err != nil {
 			return err
 		}
-		changed = true
 		detail, _ := json.Marshal(map[string]string{"alert_id": alertID})
-		return appendAudit(ctx, tx, Entry{DocumentID: alertID, At: at, Actor: actor, Action: "ack", Detail: detail})
+		return appendAudit(ctx, tx, cases.Entry{DocumentID: alertID, At: at, Actor: actor, Action: "ack", Detail: detail})
 	})
 	return t, changed, err
 }
@@ -145,32 +125,26 @@ func (s *Store) Ack(ctx context.Context, alertID string, actor notice.Actor, at 
 // Assign makes assignee (a user id) the fiscal in charge of the alert, with
 // an audit entry naming the previous assignee. Assigning the same person
 // again changes nothing (changed = false).
-func (s *Store) Assign(ctx context.Context, alertID, assignee string, actor notice.Actor, at time.Time) (t Triage, changed bool, err error) {
-	assignee = strings.TrimSpace(assignee)
-	switch {
-	case strings.TrimSpace(alertID) == "":
-		return Triage{}, false, errors.New("cases: assign: empty alert id")
-	case assignee == "":
-		return Triage{}, false, fmt.Errorf("%w: informe a quem atribuir o alerta (usuário de um fiscal)", notice.ErrInput)
-	case len(assignee) > MaxAssigneeLen:
-		return Triage{}, false, fmt.Errorf("%w: nome de usuário com mais de %d caracteres", notice.ErrInput, MaxAssigneeLen)
+func (s *Store) Assign(ctx context.Context, alertID, assignee string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error) {
+	if strings.TrimSpace(alertID) == "" {
+		return cases.Triage{}, false, errors.New("cases: assign: empty alert id")
+	}
+	if assignee, err = cases.CheckAssignee(assignee); err != nil {
+		return cases.Triage{}, false, err
 	}
 	err = s.triageTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getTriage(ctx, tx, alertID)
 		if err != nil {
 			return err
 		}
-		t = cur
-		if cur.Assignee == assignee {
+		if t, changed = cur.WithAssignee(assignee, actor, at); !changed {
 			return nil
 		}
-		t.Assignee, t.AssignedBy, t.AssignedAt, t.UpdatedAt = assignee, actor.ID, at, at
 		if err := saveTriage(ctx, tx, t); err != nil {
 			return err
 		}
-		changed = true
 		detail, _ := json.Marshal(map[string]string{"alert_id": alertID, "assignee": assignee, "previous": cur.Assignee})
-		return appendAudit(ctx, tx, Entry{DocumentID: alertID, At: at, Actor: actor, Action: "assign", Detail: detail})
+		return appendAudit(ctx, tx, cases.Entry{DocumentID: alertID, At: at, Actor: actor, Action: "assign", Detail: detail})
 	})
 	return t, changed, err
 }

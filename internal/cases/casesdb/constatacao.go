@@ -1,4 +1,4 @@
-package cases
+package casesdb
 
 // Constatações, draft edits and the issued acts' PDFs.
 //
@@ -23,6 +23,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/cases"
 )
 
 func mustJSON(v any) string {
@@ -63,13 +64,13 @@ func (s *Store) RecordConstatacao(ctx context.Context, k notice.Constatacao) (no
 	k.ID = id
 	js := mustJSON(k)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO cases_constatacoes (id, alert_id, code_id, follows_up, party, at, doc_json, recorded_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, k.ID, k.AlertID, k.CodeID, k.FollowsUp, Digits(k.Source.Document), k.At.UnixMilli(), js,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, k.ID, k.AlertID, k.CodeID, k.FollowsUp, cases.Digits(k.Source.Document), k.At.UnixMilli(), js,
 		k.RecordedAt.UnixMilli()); err != nil {
 		return k, fmt.Errorf("cases: constatação: %w", err)
 	}
 	detail := mustJSON(map[string]any{"constatacao": k.ID, "alert_id": k.AlertID, "follows_up": k.FollowsUp,
 		"source": k.Source.Kind, "measurement": k.Measurement.Kind, "matricula": k.Agent.Matricula, "grounds": groundsText(k)})
-	if err := appendAudit(ctx, tx, Entry{DocumentID: auditID, At: k.RecordedAt, Actor: k.RecordedBy, Action: "constatacao",
+	if err := appendAudit(ctx, tx, cases.Entry{DocumentID: auditID, At: k.RecordedAt, Actor: k.RecordedBy, Action: "constatacao",
 		Detail: json.RawMessage(detail)}); err != nil {
 		return k, err
 	}
@@ -90,7 +91,7 @@ func getConstatacao(ctx context.Context, q queryer, id string) (notice.Constatac
 	var js string
 	if err := q.QueryRowContext(ctx, `SELECT doc_json FROM cases_constatacoes WHERE id = ?`, id).Scan(&js); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return notice.Constatacao{}, fmt.Errorf("constatação %q: %w", id, ErrNotFound)
+			return notice.Constatacao{}, fmt.Errorf("constatação %q: %w", id, cases.ErrNotFound)
 		}
 		return notice.Constatacao{}, fmt.Errorf("cases: constatação: %w", err)
 	}
@@ -155,7 +156,7 @@ func (s *Store) Edit(ctx context.Context, c *codes.Code, id string, actor notice
 	}
 	for _, e := range edits {
 		detail := mustJSON(map[string]string{"field": e.Field, "before": e.Before, "after": e.After, "matricula": actor.Matricula})
-		if err := appendAudit(ctx, tx, Entry{DocumentID: id, At: at, Actor: actor, Action: "edit", From: cur.State, To: next.State,
+		if err := appendAudit(ctx, tx, cases.Entry{DocumentID: id, At: at, Actor: actor, Action: "edit", From: cur.State, To: next.State,
 			Detail: json.RawMessage(detail)}); err != nil {
 			return cur, nil, err
 		}
@@ -165,10 +166,6 @@ func (s *Store) Edit(ctx context.Context, c *codes.Code, id string, actor notice
 	}
 	return next, edits, nil
 }
-
-// ErrNoPDF is returned for a document with no stored PDF (a draft, or an
-// act issued before PDFs were stored).
-var ErrNoPDF = errors.New("cases: o ato não tem PDF armazenado")
 
 // PDF returns the PDF last stored for document id (at issue, then at the
 // ciente or recusa), byte for byte, after checking it against its SHA-256.
@@ -188,7 +185,7 @@ func (s *Store) pdf(ctx context.Context, q string, args ...any) ([]byte, notice.
 	var at int64
 	err := s.db.QueryRowContext(ctx, q, args...).Scan(&m.Seq, &m.Stage, &b, &m.SHA256, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notice.StoredPDF{}, ErrNoPDF
+		return nil, notice.StoredPDF{}, cases.ErrNoPDF
 	}
 	if err != nil {
 		return nil, notice.StoredPDF{}, fmt.Errorf("cases: PDF: %w", err)
@@ -229,7 +226,7 @@ func (s *Store) Correct(ctx context.Context, c *codes.Code, id string, actor not
 		return old, corr, fmt.Errorf("cases: correct: %w", err)
 	}
 	detail := mustJSON(map[string]string{"corrected_by": corr.ID, "reason": strings.TrimSpace(reason), "matricula": actor.Matricula})
-	if err := appendAudit(ctx, tx, Entry{DocumentID: id, At: at, Actor: actor, Action: "correct", From: old.State, To: old.State,
+	if err := appendAudit(ctx, tx, cases.Entry{DocumentID: id, At: at, Actor: actor, Action: "correct", From: old.State, To: old.State,
 		Detail: json.RawMessage(detail)}); err != nil {
 		return old, corr, err
 	}

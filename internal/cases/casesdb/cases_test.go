@@ -1,4 +1,4 @@
-package cases_test
+package casesdb_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
+	"github.com/sossego/sossego/internal/cases/casesdb"
 )
 
 var set = noticetest.Codes()
@@ -41,7 +42,7 @@ func grounded(t *testing.T, sc noticetest.Scenario, hist []codes.PriorInfraction
 }
 
 // followUp records the constatação after the prazo of notice id.
-func followUp(t *testing.T, s *cases.Store, sc noticetest.Scenario, id string, at time.Time) *notice.Constatacao {
+func followUp(t *testing.T, s *casesdb.Store, sc noticetest.Scenario, id string, at time.Time) *notice.Constatacao {
 	t.Helper()
 	k, err := s.RecordConstatacao(context.Background(), sc.FollowUp(id, at, *sc.Finding.LimitDB+6))
 	if err != nil {
@@ -50,10 +51,10 @@ func followUp(t *testing.T, s *cases.Store, sc noticetest.Scenario, id string, a
 	return &k
 }
 
-func open(t *testing.T) (*cases.Store, string) {
+func open(t *testing.T) (*casesdb.Store, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "cases.db")
-	s, err := cases.Open(context.Background(), p)
+	s, err := casesdb.Open(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestLapaCaseAndRepeatOffender(t *testing.T) {
 	}
 	// Restart: everything is durable.
 	s.Close()
-	s, err = cases.Open(ctx, path)
+	s, err = casesdb.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestAuditIsAppendOnlyAndChained(t *testing.T) {
 		}
 	}
 	raw.Close()
-	s2, err := cases.Open(ctx, path)
+	s2, err := casesdb.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cases_test
+package casesdb_test
 
 import (
 	"context"
