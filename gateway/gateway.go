@@ -565,13 +565,13 @@ func (g *Gateway) storeOne(ctx context.Context, h held) bool {
 	case errors.Is(err, ErrStorage):
 		if g.diskDown.CompareAndSwap(false, true) {
 			g.log.Error("o disco recusa gravar a fila (outbox); lotes guardados na memória até haver espaço, acks continuam sendo aplicados",
-				"err", err, "memory_limit_records", g.opts.MemoryRecords)
+				"erro", err, "memory_limit_records", g.opts.MemoryRecords)
 			g.poke()
 		}
 		return false
 	default:
 		_ = g.box.Drop(ctx, h.n)
-		g.log.Error("lote não pôde ser selado; descartado e contado", "kind", h.kind, "records", h.n, "err", err)
+		g.log.Error("lote não pôde ser selado; descartado e contado", "kind", h.kind, "records", h.n, "erro", err)
 		return true
 	}
 }
@@ -757,7 +757,7 @@ func (g *Gateway) applyAck(ctx context.Context, ss *sendState, now time.Time) er
 		ss.cursor = g.box.Acked()
 	case errors.Is(err, ErrStorage):
 		// Retried with the next ack or tick; batches stay until then.
-		g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "err", err)
+		g.log.Warn("ack não pôde ser gravado na fila (outbox); nova tentativa em seguida", "ack", a, "erro", err)
 	case err != nil:
 		return err
 	default:
