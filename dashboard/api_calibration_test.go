@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
@@ -22,7 +23,7 @@ import (
 
 // calibrationFixture is the dashboard with the calibration routes on a real
 // register (SQLite) over the demo registry.
-func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
+func calibrationFixture(t *testing.T) (*fixture, *calibrationdb.Register) {
 	t.Helper()
 	f := newFixture(t, HubOptions{Tick: 100 * time.Millisecond}, AuthOptions{})
 	reg, err := registry.Parse(registry.DemoYAML())
@@ -30,7 +31,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
 		t.Fatal(err)
 	}
 	live := registry.NewLive(reg)
-	cal, err := calibration.Open(context.Background(), filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{
+	cal, err := calibrationdb.Open(context.Background(), filepath.Join(t.TempDir(), calibration.FileName), calibrationdb.Options{
 		Sensors: func() []calibration.Sensor {
 			var out []calibration.Sensor
 			for _, s := range live.Current().Sensors() {

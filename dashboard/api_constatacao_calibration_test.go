@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestCalibrationVerdict(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
-	reg, err := calibration.Open(ctx, filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{Now: func() time.Time { return at }})
+	reg, err := calibrationdb.Open(ctx, filepath.Join(t.TempDir(), calibration.FileName), calibrationdb.Options{Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package calibration
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -85,17 +84,4 @@ func bySensorRegister(m SensorMeter, at time.Time) (bool, string) {
 		note += ", certificado " + m.Certificate
 	}
 	return true, note + " (cadastro do sensor; nenhum certificado no registro de calibrações)"
-}
-
-// Decide is the rule over the register's facts about sensor at at. A
-// register that cannot be read decides not ok, saying so: nothing rests on
-// readings whose calibration could not be checked.
-func (r *Register) Decide(ctx context.Context, sensor string, m SensorMeter, at time.Time) Decision {
-	f, err := r.Facts(ctx, sensor)
-	if err != nil || sensor == "" {
-		r.o.Log.Error("registro de calibração ilegível", "sensor", sensor, "erro", err)
-		return Decision{Source: SourceRegister,
-			Why: "leituras indicativas: o registro de calibração não pôde ser consultado (erro interno; consulte o log do serviço)"}
-	}
-	return Decide(f, m, at)
 }

@@ -7,16 +7,16 @@
 // indicativas (docs/metrology.md).
 //
 // Evaluate is the pure rule: given a sensor's facts and an instant it
-// returns the verdict, with no I/O and no clock. Register is its shell: the
-// SQLite store (calibration.db, through internal/sqlitedb), the ingest
-// observers that feed it, Status for the workflow and the /metrics gauges.
+// returns the verdict, with no I/O and no clock; Decide is the rule whether
+// readings may found a constatação. This package holds no driver: the
+// register's store (calibration.db), its ingest observer and its /metrics
+// gauges are in calibrationdb.
 package calibration
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -363,5 +363,3 @@ func Validate(c Certificate, file []byte, now time.Time) error {
 
 // ErrNotFound is returned for an unknown certificate, file or sensor.
 var ErrNotFound = errors.New("calibration: not found")
-
-func sortStrings(s []string) { slices.Sort(s) }

@@ -12,13 +12,14 @@ import (
 
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 )
 
 // openCalibration opens the calibration register (DataDir/calibration.db,
 // docs/metrology.md) over the registry's sensors and registers its gauges.
-func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibration.Register, error) {
-	cal, err := calibration.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibration.Options{
+func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibrationdb.Register, error) {
+	cal, err := calibrationdb.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibrationdb.Options{
 		Sensors: func() []calibration.Sensor { return calibrationSensors(reg.Current()) }, Log: log.With("componente", "metrologia")})
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func calibrationSensors(r *registry.Registry) []calibration.Sensor {
 }
 
 // registerCalibration mounts the calibration routes.
-func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web, reg *registry.Live, log *slog.Logger) {
+func registerCalibration(mux *http.ServeMux, cal *calibrationdb.Register, wb *web, reg *registry.Live, log *slog.Logger) {
 	dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Registry: reg,
 		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
 }
@@ -54,7 +55,7 @@ func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web,
 // certificate for answers ok false: the package then takes the register
 // of sensors' meter data and says so.
 type meters struct {
-	r   *calibration.Register
+	r   *calibrationdb.Register
 	reg *registry.Live
 }
 
