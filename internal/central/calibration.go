@@ -60,19 +60,24 @@ type meters struct {
 }
 
 func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
-	if h, err := m.r.History(ctx, sensor); err != nil || len(h) == 0 {
+	if sensor == "" {
+		return evidence.Meter{}, false, nil
+	}
+	f, err := m.r.Facts(ctx, sensor)
+	if err != nil || len(f.Certificates) == 0 {
 		return evidence.Meter{}, false, err
 	}
-	v, err := m.r.Verdict(ctx, sensor, at)
-	if err != nil {
-		return evidence.Meter{}, false, err
-	}
-	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Indicative: !v.OK}
+	var sm calibration.SensorMeter
 	if sn, ok := m.reg.Current().Sensor(sensor); ok {
-		out.Grade = sn.Meter.Grade
+		sm = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
 	}
-	if !v.OK {
-		out.IndicativeWhy = v.Why()
+	// The rule the workflow applies: a screening meter's readings are
+	// indicativas even with a certificate in force.
+	d := calibration.Decide(f, sm, at)
+	v := *d.Verdict
+	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Grade: sm.Grade, Indicative: !d.OK}
+	if !d.OK {
+		out.IndicativeWhy = d.Why
 	}
 	if c := v.Certificate; c != nil {
 		u := c.UncertaintyDB

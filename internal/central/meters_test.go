@@ -3,6 +3,7 @@ package central
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,17 @@ func TestEvidenceMetersFromCalibrationRegister(t *testing.T) {
 	late, _, err := m.Meter(ctx, "lapa-bar-01", now.AddDate(2, 0, 0))
 	if err != nil || !late.Indicative || late.IndicativeWhy == "" {
 		t.Errorf("after the expiry: %+v %v, want indicativas with why", late, err)
+	}
+	// A screening meter with a certificate in force: indicativas, by the
+	// rule the workflow applies.
+	if _, err := cal.Add(ctx, calibration.Certificate{Sensor: "lapa-hospital-01", Number: "RBC-8/2026", Laboratory: "Laboratório Exemplo",
+		MeterModel: "PCBA-DBM", MeterSerial: "P-1", CalibratedOn: now.AddDate(0, -1, 0).Format(time.DateOnly),
+		Expires: now.AddDate(1, 0, 0).Format(time.DateOnly), UncertaintyDB: 0.4}, nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	scr, ok, err := m.Meter(ctx, "lapa-hospital-01", now)
+	if err != nil || !ok || !scr.Indicative || !strings.Contains(scr.IndicativeWhy, "medidor de triagem (não é classe 1 ou 2") ||
+		scr.Grade != "screening" || scr.Calibration == nil {
+		t.Errorf("certified screening meter: ok %v %v, %+v; want indicativas with the certificate", ok, err, scr)
 	}
 }
