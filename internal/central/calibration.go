@@ -2,7 +2,6 @@ package central
 
 import (
 	"context"
-	"github.com/sossego/sossego/alerts/evidence"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
@@ -48,60 +48,82 @@ func registerCalibration(mux *http.ServeMux, cal *calibrationdb.Register, wb *we
 		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
 }
 
-// meters is the calibration register as the evidence package reads it: the
-// certificate in force at the window's start (number, laboratory, dates,
-// uncertainty, the file when one was uploaded), the last field check and
-// whether the readings are indicativas. A sensor the register holds no
-// certificate for answers ok false: the package then takes the register
-// of sensors' meter data and says so.
-type meters struct {
-	r   *calibrationdb.Register
-	reg *registry.Live
+// EvidenceMeters is the calibration register as the evidence export reads
+// it (dashboard.Meters), the one adapter the service's export and `sossego
+// evidence export` use, so both build the same bag from the same state.
+//
+// Meter is the certificate in force at the window's start (number,
+// laboratory, dates, uncertainty, the file when one was uploaded), the
+// field checks and whether the readings are indicativas (calibration.Decide,
+// the rule the workflow applies). A sensor the register holds no
+// certificate for answers ok false: the export then takes the register of
+// sensors' meter data and says so, with FieldChecks, which answers
+// whatever the register holds of certificates.
+type EvidenceMeters struct {
+	Register *calibrationdb.Register
+	// Registry is the register of sensors in force (the meter's grade).
+	Registry func() *registry.Registry
 }
 
-func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
+// Meter is the sensor's meter at at from the register, once it holds a
+// certificate of the sensor.
+func (m EvidenceMeters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
 	if sensor == "" {
 		return evidence.Meter{}, false, nil
 	}
-	f, err := m.r.Facts(ctx, sensor)
+	f, err := m.Register.Facts(ctx, sensor)
 	if err != nil || len(f.Certificates) == 0 {
 		return evidence.Meter{}, false, err
 	}
 	var sm calibration.SensorMeter
-	if sn, ok := m.reg.Current().Sensor(sensor); ok {
+	if sn, ok := m.Registry().Sensor(sensor); ok {
 		sm = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
 	}
 	// The rule the workflow applies: a screening meter's readings are
 	// indicativas even with a certificate in force.
 	d := calibration.Decide(f, sm, at)
-	v := *d.Verdict
 	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Grade: sm.Grade, Indicative: !d.OK}
 	if !d.OK {
 		out.IndicativeWhy = d.Why
 	}
-	if c := v.Certificate; c != nil {
+	if c := d.Verdict.Certificate; c != nil {
 		u := c.UncertaintyDB
 		out.Model, out.Serial = c.MeterModel, c.MeterSerial
 		out.Calibration = &evidence.Calibration{Certificate: c.Number, Laboratory: c.Laboratory, Date: c.CalibratedOn,
 			Expiry: c.Expires, UncertaintyDB: &u}
 		if c.FileName != "" {
-			_, file, err := m.r.File(ctx, c.ID)
+			_, file, err := m.Register.File(ctx, c.ID)
 			if err != nil {
 				return evidence.Meter{}, false, err
 			}
 			out.Calibration.FileName, out.Calibration.File = c.FileName, file
 		}
 	}
-	if k := v.LastCheck; k != nil {
-		out.FieldCheck = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
-	}
-	ks, err := m.r.SignedChecks(ctx, sensor, at)
-	if err != nil {
+	if out.FieldCheck, out.Checks, err = m.FieldChecks(ctx, sensor, at); err != nil {
 		return evidence.Meter{}, false, err
 	}
+	return out, true, nil
+}
+
+// FieldChecks are the sensor's calibrator checks that bracket at, with
+// their signed bytes (the latest made by at and the first after it), and
+// the latest made by at as the meter's last field check (nil: none).
+func (m EvidenceMeters) FieldChecks(ctx context.Context, sensor string, at time.Time) (*evidence.FieldCheck, []evidence.Batch, error) {
+	if sensor == "" {
+		return nil, nil, nil
+	}
+	ks, err := m.Register.SignedChecks(ctx, sensor, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	var last *evidence.FieldCheck
+	var signed []evidence.Batch
 	for _, k := range ks {
-		out.Checks = append(out.Checks, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
+		if !k.At.After(at) {
+			last = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
+		}
+		signed = append(signed, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
 			ReceivedAt: k.ReceivedAt})
 	}
-	return out, true, nil
+	return last, signed, nil
 }

@@ -297,7 +297,7 @@ func (s *service) openAlerts(ctx context.Context) error {
 		return err
 	}
 	wb.svc.Calibrations = s.cal
-	wb.svc.Evidence.Meters = meters{r: s.cal, reg: s.reg}
+	wb.svc.Evidence.Meters = EvidenceMeters{Register: s.cal, Registry: s.reg.Current}
 	notifyAcks(wb, notifier)
 	s.promReg.MustRegister(alertGauge{cases: cases})
 	return nil

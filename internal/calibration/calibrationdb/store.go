@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -56,6 +57,11 @@ func Open(ctx context.Context, path string, o Options) (*Register, error) {
 		db.Close()
 		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
 	}
+	return newRegister(ctx, db, o)
+}
+
+// newRegister is the register over an open handle; it closes db on error.
+func newRegister(ctx context.Context, db *sql.DB, o Options) (*Register, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -70,6 +76,33 @@ func Open(ctx context.Context, path string, o Options) (*Register, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// OpenReadOnly opens the register at path for reading only: nothing is
+// created or migrated, and every write fails (SQLite's query_only). A
+// missing file is an error wrapping fs.ErrNotExist; a file at another
+// schema version than this build's is refused.
+func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4, QueryOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	var have int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM calibration_migrations`).Scan(&have); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
+	}
+	if have != len(migrations) {
+		db.Close()
+		if have > len(migrations) {
+			return nil, fmt.Errorf("calibration: open %s: %w: it is at schema version %d, this build knows %d", path, sqlitedb.ErrNewerSchema, have, len(migrations))
+		}
+		return nil, fmt.Errorf("calibration: open %s: schema version %d, this build writes %d: open it once for writing (the central service does) to migrate it", path, have, len(migrations))
+	}
+	return newRegister(ctx, db, o)
 }
 
 // Close closes the file.

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -257,6 +259,42 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	db.Close()
 	if _, err := Open(ctx, path, Options{}); !errors.Is(err, sqlitedb.ErrNewerSchema) {
 		t.Fatalf("newer file: %v", err)
+	}
+	if _, err := OpenReadOnly(ctx, path, Options{}); !errors.Is(err, sqlitedb.ErrNewerSchema) {
+		t.Fatalf("newer file, read-only: %v", err)
+	}
+}
+
+// TestOpenReadOnly: a read-only register reads what the register wrote,
+// writes nothing (a missing file is not created, a write fails) and says a
+// missing file is missing.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), calibration.FileName)
+	if _, err := OpenReadOnly(ctx, path, Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the read-only open created the file: %v", err)
+	}
+	c := &clock{at("2026-06-10 12:00")}
+	w := openTest(t, path, c)
+	if _, err := w.Add(ctx, cert(0, "RBC-1", "2026-01-10", "2027-01-10", "A2A-1"), nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(ctx, path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if h, err := r.History(ctx, "m1"); err != nil || len(h) != 1 || h[0].Number != "RBC-1" {
+		t.Fatalf("read-only history: %+v %v", h, err)
+	}
+	if _, err := r.Add(ctx, cert(0, "RBC-2", "2026-02-10", "2027-02-10", "A2A-1"), nil, "ana"); err == nil {
+		t.Fatal("a read-only register recorded a certificate")
+	}
+	if h, err := w.History(ctx, "m1"); err != nil || len(h) != 1 {
+		t.Fatalf("history after the refused write: %d %v", len(h), err)
 	}
 }
 
