@@ -25,7 +25,7 @@ import (
 )
 
 // CalibrationRegister is what the calibration routes need;
-// calibration.Register implements it.
+// calibrationdb.Register implements it.
 type CalibrationRegister interface {
 	Overview(ctx context.Context, at time.Time) ([]calibration.Row, error)
 	Verdict(ctx context.Context, sensor string, at time.Time) (calibration.Verdict, error)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
@@ -22,7 +23,7 @@ import (
 
 // calibrationFixture is the dashboard with the calibration routes on a real
 // register (SQLite) over the demo registry.
-func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
+func calibrationFixture(t *testing.T) (*fixture, *calibrationdb.Register) {
 	t.Helper()
 	f := newFixture(t, HubOptions{Tick: 100 * time.Millisecond}, AuthOptions{})
 	reg, err := registry.Parse(registry.DemoYAML())
@@ -30,7 +31,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibration.Register) {
 		t.Fatal(err)
 	}
 	live := registry.NewLive(reg)
-	cal, err := calibration.Open(context.Background(), filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{
+	cal, err := calibrationdb.Open(context.Background(), filepath.Join(t.TempDir(), calibration.FileName), calibrationdb.Options{
 		Sensors: func() []calibration.Sensor {
 			var out []calibration.Sensor
 			for _, s := range live.Current().Sensors() {
@@ -123,6 +124,13 @@ func TestCalibrationAPI(t *testing.T) {
 			`"ok":true,"sensor":"macabu-praca-01","source":"cadastro de sensores","why":"calibrado em 20/08/2026 (cadastro do sensor; nenhum certificado no registro de calibrações)"`},
 		{"status of a certified sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01/status", nil, 200, `"source":"registro de calibrações","warnings"`},
 		{"status at a bad time", "fis", "GET", "/api/v1/calibration/sensors/lapa-bar-01/status?at=ontem", nil, 400, "RFC 3339"},
+		// A certificate does not make a screening meter class 1 or 2: its
+		// readings stay indicativas, with the register's warnings.
+		{"added to a screening sensor", "adm", "POST", "/api/v1/calibration/sensors/lapa-hospital-01/certificates", good, 201, "RBC-123/2026"},
+		{"status of a certified screening sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-hospital-01/status", nil, 200,
+			`"ok":false,"reasons":null,"sensor":"lapa-hospital-01","source":"cadastro de sensores","warnings":`},
+		{"why of a certified screening sensor", "fis", "GET", "/api/v1/calibration/sensors/lapa-hospital-01/status", nil, 200,
+			`"why":"leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações"`},
 		{"policy by operador", "op", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 10}, 403, ""},
 		{"policy out of range", "adm", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 999}, 400, "use 1 a 366 dias"},
 		{"policy", "adm", "PUT", "/api/v1/calibration/policy/lapa", map[string]any{"check_max_days": 10}, 200, "10"},

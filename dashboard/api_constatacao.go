@@ -21,7 +21,7 @@ import (
 )
 
 // Calibrations decides whether a sensor's readings at an instant may found
-// a constatação (*calibration.Register satisfies it): the one rule the
+// a constatação (*calibrationdb.Register satisfies it): the one rule the
 // alert card's metrology note shows too (calibration.Decide).
 type Calibrations interface {
 	Decide(ctx context.Context, sensor string, m calibration.SensorMeter, at time.Time) calibration.Decision

@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 )
 
 // TestCalibrationVerdict: the calibration register decides for the sensors
 // it holds certificates for; a sensor it holds nothing for, or no register
 // at all, is judged by the register of sensors' calibration date (12
-// months), and a screening meter never passes there.
+// months); a screening meter never passes, even with a certificate in the
+// register.
 func TestCalibrationVerdict(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
-	reg, err := calibration.Open(ctx, filepath.Join(t.TempDir(), calibration.FileName), calibration.Options{Now: func() time.Time { return at }})
+	reg, err := calibrationdb.Open(ctx, filepath.Join(t.TempDir(), calibration.FileName), calibrationdb.Options{Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +29,11 @@ func TestCalibrationVerdict(t *testing.T) {
 		MeterSerial: "N-1", CalibratedOn: "2025-11-01", Expires: "2026-11-01", UncertaintyDB: 0.4}, nil, "ana"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := reg.Add(ctx, calibration.Certificate{Sensor: "s5", Number: "CAL-5", Laboratory: "Lab Acústica", MeterModel: "PCBA-DBM",
+		MeterSerial: "P-5", CalibratedOn: "2026-11-01", Expires: "2027-11-01", UncertaintyDB: 0.4}, nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	certifiedScreening := registry.Sensor{ID: "s5", Meter: registry.Meter{Grade: "screening"}}
 	class2 := registry.Sensor{ID: "s1", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2026-05-02"}}
 	uncertified := registry.Sensor{ID: "s4", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2026-05-02", Certificate: "RBC-9"}}
 	old := registry.Sensor{ID: "s2", Meter: registry.Meter{Grade: "class2", CalibratedAt: "2025-05-02"}}
@@ -45,6 +52,8 @@ func TestCalibrationVerdict(t *testing.T) {
 		{"register not holding the sensor: the sensor's date", reg, old, false, "venceu em 02/05/2026"},
 		{"register not holding a calibrated sensor", reg, uncertified, true, "certificado RBC-9 (cadastro do sensor"},
 		{"register not holding a screening sensor", reg, screening, false, "leituras indicativas: medidor de triagem"},
+		{"register holding a screening sensor: still indicativas", reg, certifiedScreening, false,
+			"leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &WorkflowService{Calibrations: tc.cal}

@@ -47,9 +47,16 @@ type EvidenceSources struct {
 
 // Meters is the register of meters (the metrology register satisfies it).
 type Meters interface {
-	// Meter is the sensor's meter as the register knew it at t; ok false
-	// when the register does not know the sensor.
+	// Meter is the sensor's meter as the register knew it at t, with its
+	// field checks; ok false when the register holds no certificate of the
+	// sensor.
 	Meter(ctx context.Context, sensor string, at time.Time) (m evidence.Meter, ok bool, err error)
+	// FieldChecks are the sensor's calibrator checks around t, whatever the
+	// register holds of certificates: the latest made by t (nil: none) and
+	// the signed ones the bag carries (the latest made by t and the first
+	// after it). They travel with the register of sensors' meter data when
+	// Meter answers ok false.
+	FieldChecks(ctx context.Context, sensor string, at time.Time) (last *evidence.FieldCheck, signed []evidence.Batch, err error)
 }
 
 // Acts gives a case's acts and constatações as stored (the case store).
@@ -256,12 +263,14 @@ func software() string {
 	return "sossego " + v
 }
 
-// meter is the register of meters' entry, or the sensor register's meter.
+// meter is the register of meters' entry, or the sensor register's meter
+// with the register's field checks, if any.
 func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Meter, error) {
+	sensor, at := cs.Alert.Sensor, cs.Alert.WindowStart
 	if s.Evidence.Meters != nil {
-		m, ok, err := s.Evidence.Meters.Meter(ctx, cs.Alert.Sensor, cs.Alert.WindowStart)
+		m, ok, err := s.Evidence.Meters.Meter(ctx, sensor, at)
 		if err != nil {
-			return evidence.Meter{}, fmt.Errorf("medidor do sensor %s: %w", cs.Alert.Sensor, err)
+			return evidence.Meter{}, fmt.Errorf("medidor do sensor %s: %w", sensor, err)
 		}
 		if ok {
 			return m, nil
@@ -270,6 +279,16 @@ func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Me
 	m := evidence.Meter{Model: cs.Site.MeterModel, Serial: cs.Site.MeterSerial, Grade: cs.Site.Grade, Source: "cadastro de sensores (registry)"}
 	if cs.Site.Certificate != "" || cs.Site.CalibratedAt != "" {
 		m.Calibration = &evidence.Calibration{Certificate: cs.Site.Certificate, Date: cs.Site.CalibratedAt}
+	}
+	if s.Evidence.Meters != nil {
+		last, signed, err := s.Evidence.Meters.FieldChecks(ctx, sensor, at)
+		if err != nil {
+			return evidence.Meter{}, fmt.Errorf("verificações de campo do sensor %s: %w", sensor, err)
+		}
+		m.FieldCheck, m.Checks = last, signed
+		if len(signed) > 0 {
+			m.Source += "; verificações de campo do registro de calibrações"
+		}
 	}
 	return m, nil
 }

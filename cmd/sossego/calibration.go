@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -40,7 +41,7 @@ type calibrationCmd struct {
 	days                                 int
 	when                                 time.Time // --at, or now
 	cert                                 calibration.Certificate
-	r                                    *calibration.Register
+	r                                    *calibrationdb.Register
 	io                                   stdio
 }
 
@@ -63,7 +64,7 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "sossego calibration: %s\n", describe(err))
 		return 1
 	}
-	r, err := calibration.Open(ctx, filepath.Join(c.dir, calibration.FileName), calibration.Options{})
+	r, err := calibrationdb.Open(ctx, filepath.Join(c.dir, calibration.FileName), calibrationdb.Options{})
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego calibration: não foi possível abrir o registro de calibração: %s\n", describe(err))
 		return 1

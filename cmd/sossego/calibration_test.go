@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -70,7 +71,7 @@ func TestCalibrationCLI(t *testing.T) {
 			}
 		})
 	}
-	r, err := calibration.Open(context.Background(), filepath.Join(dir, calibration.FileName), calibration.Options{})
+	r, err := calibrationdb.Open(context.Background(), filepath.Join(dir, calibration.FileName), calibrationdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

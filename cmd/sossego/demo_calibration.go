@@ -9,6 +9,7 @@ import (
 
 	"github.com/sossego/sossego/firmware-bridge/sim"
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -24,7 +25,7 @@ const demoLaboratory = "Laboratório de demonstração"
 // meter gets none: it is not a class meter. A register that already holds
 // a sensor's certificate (--keep) is left as it is.
 func setDemoCalibration(ctx context.Context, dir string, now time.Time) error {
-	r, err := calibration.Open(ctx, filepath.Join(dir, calibration.FileName), calibration.Options{})
+	r, err := calibrationdb.Open(ctx, filepath.Join(dir, calibration.FileName), calibrationdb.Options{})
 	if err != nil {
 		return err
 	}

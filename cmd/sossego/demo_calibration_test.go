@@ -9,6 +9,7 @@ import (
 
 	"github.com/sossego/sossego/firmware-bridge/sim"
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 )
 
 // TestDemoCalibration: the demo seeds a clearly fictitious certificate for
@@ -23,7 +24,7 @@ func TestDemoCalibration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := calibration.Open(ctx, filepath.Join(dir, calibration.FileName), calibration.Options{})
+	r, err := calibrationdb.Open(ctx, filepath.Join(dir, calibration.FileName), calibrationdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,11 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
@@ -36,9 +39,11 @@ const evidenceUsage = `uso:
   sossego evidence key rotate [--data-dir DIR] [--revogar --motivo TEXTO]
 
 export  gera o pacote BagIt (RFC 8493) do alerta: as leituras de 1 s da janela do alerta ± a
-        margem, leituras ambientais, resumo, regra citada, medidor e calibração, método
-        (METODO.txt), lotes assinados pelos gateways com as chaves em vigor quando foram
-        recebidos, chave do serviço, atos do caso, gráfico, cadeia de custódia e VERIFICAR.txt;
+        margem, leituras ambientais, resumo, regra citada, medidor e calibração (do registro
+        de calibrações DIR/` + calibration.FileName + `, com as verificações de campo assinadas,
+        como no painel), método (METODO.txt), lotes assinados pelos gateways com as chaves em
+        vigor quando foram recebidos, chave do serviço, atos do caso, gráfico, cadeia de
+        custódia e VERIFICAR.txt;
         assina com a chave do serviço (DIR/` + evidence.KeyFile + `, criada no primeiro uso).
         O mesmo estado do caso gera os mesmos bytes; um pacote posterior a novos atos
         cita o SHA-256 do anterior.
@@ -183,7 +188,32 @@ func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, k
 	svc = &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
 		Margin: c.margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
 			Ledger: &evidence.FileLedger{Dir: filepath.Join(c.dataDir, evidence.LedgerDir)}}}
+	cal, err := c.openCalibration(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cal != nil {
+		closers = append(closers, func() { cal.Close() })
+		svc.Calibrations = cal
+		svc.Evidence.Meters = central.EvidenceMeters{Register: cal, Registry: func() *registry.Registry { return reg }}
+	}
 	return svc, kr, closeOpened, nil
+}
+
+// openCalibration opens the data folder's calibration register for reading,
+// as the service's export reads it; a folder without one (nil, no error)
+// exports the register of sensors' meter data and says so on stderr.
+func (c *exportCmd) openCalibration(ctx context.Context) (*calibrationdb.Register, error) {
+	path := filepath.Join(c.dataDir, calibration.FileName)
+	cal, err := calibrationdb.OpenReadOnly(ctx, path, calibrationdb.Options{})
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(c.io.err, "sem registro de calibrações (%s não existe): o medidor vem do cadastro de sensores, sem verificações de campo\n", path)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registro de calibrações: %w", err)
+	}
+	return cal, nil
 }
 
 // write exports the bag to a temporary file next to the target and renames
@@ -324,6 +354,9 @@ func evidenceVerify(args []string, io stdio) int {
 	fmt.Fprintf(io.out, "pacote íntegro: %s\n  alerta %s; %d arquivos de dados (%d bytes) conferidos\n", file, rep.AlertID, rep.PayloadFiles, rep.PayloadBytes)
 	fmt.Fprintf(io.out, "  %d de %d lotes dos gateways com assinatura conferida; %d leituras iguais às dos lotes assinados\n",
 		rep.BatchesVerified, rep.Batches, rep.ReadingsChecked)
+	if rep.Checks > 0 {
+		fmt.Fprintf(io.out, "  %d de %d verificações de campo com calibrador com assinatura conferida\n", rep.ChecksVerified, rep.Checks)
+	}
 	fmt.Fprintf(io.out, "  assinado pela chave confiável %s (%s)\n", rep.KeyFingerprint, rep.TrustNote)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(io.out, "  aviso: %s\n", w)

@@ -1,8 +1,8 @@
 package calibration
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sossego/sossego/internal/tz"
@@ -35,19 +35,35 @@ type Decision struct {
 	// indicativas ("leituras indicativas: …").
 	Why    string `json:"why"`
 	Source string `json:"source"` // SourceRegister or SourceSensors
-	// Verdict is the calibration register's, when it decides.
+	// Verdict is the calibration register's, whenever it holds a
+	// certificate of the sensor.
 	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
-// Decide is the rule: a sensor the calibration register holds any
-// certificate revision for is judged by the register (Evaluate); one it
-// holds none for yet, by the register of sensors' meter: class 1 or 2,
-// calibrated no later than at and less than SensorRegisterValidity months
-// before it.
+// GradeScreening is the register of sensors' grade of a screening meter
+// (neither class 1 nor class 2).
+const GradeScreening = "screening"
+
+// Decide is the rule: a screening meter's readings are indicativas, whatever
+// the calibration register holds (a certificate does not make it class 1 or
+// 2); a sensor the calibration register holds any certificate revision for
+// is otherwise judged by the register (Evaluate); one it holds none for yet,
+// by the register of sensors' meter: class 1 or 2, calibrated no later than
+// at and less than SensorRegisterValidity months before it.
 func Decide(f Facts, m SensorMeter, at time.Time) Decision {
 	if len(f.Certificates) > 0 {
 		v := Evaluate(f, at)
 		d := Decision{OK: v.OK, Why: v.Why(), Source: SourceRegister, Verdict: &v}
+		if m.Grade == GradeScreening {
+			// The grade is the register of sensors': it decides, and the
+			// register's own reasons, if any, follow.
+			d.OK, d.Source = false, SourceSensors
+			d.Why = "leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações"
+			if len(v.Reasons) > 0 {
+				d.Why += "; " + strings.Join(v.Reasons, "; ")
+			}
+			return d
+		}
 		if v.OK {
 			d.Why = "calibração válida no registro de calibrações"
 			if c := v.Certificate; c != nil {
@@ -85,17 +101,4 @@ func bySensorRegister(m SensorMeter, at time.Time) (bool, string) {
 		note += ", certificado " + m.Certificate
 	}
 	return true, note + " (cadastro do sensor; nenhum certificado no registro de calibrações)"
-}
-
-// Decide is the rule over the register's facts about sensor at at. A
-// register that cannot be read decides not ok, saying so: nothing rests on
-// readings whose calibration could not be checked.
-func (r *Register) Decide(ctx context.Context, sensor string, m SensorMeter, at time.Time) Decision {
-	f, err := r.Facts(ctx, sensor)
-	if err != nil || sensor == "" {
-		r.o.Log.Error("registro de calibração ilegível", "sensor", sensor, "erro", err)
-		return Decision{Source: SourceRegister,
-			Why: "leituras indicativas: o registro de calibração não pôde ser consultado (erro interno; consulte o log do serviço)"}
-	}
-	return Decide(f, m, at)
 }

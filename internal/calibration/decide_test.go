@@ -6,7 +6,8 @@ import (
 )
 
 // TestDecide: the one rule the workflow applies and the alert card shows.
-// A sensor the register holds any certificate for is judged by the
+// A screening meter never grounds an act, whatever the register holds. A
+// sensor the register holds any certificate for is otherwise judged by the
 // register alone (even when the register of sensors would pass it); one it
 // holds none for, by the register of sensors' class and calibration date.
 func TestDecide(t *testing.T) {
@@ -30,10 +31,15 @@ func TestDecide(t *testing.T) {
 		{"sensor register: no date", Facts{}, SensorMeter{Grade: "class1"}, false, SourceSensors, "não informa a data de calibração"},
 		{"sensor register: screening", Facts{}, SensorMeter{Grade: "screening", CalibratedAt: "2026-05-02"}, false, SourceSensors, "leituras indicativas: medidor de triagem"},
 		{"unknown sensor", Facts{}, SensorMeter{}, false, SourceSensors, "leituras indicativas: medidor de triagem"},
+		{"screening with a certificate in force", current, SensorMeter{Grade: "screening"}, false, SourceSensors,
+			"leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações"},
+		{"screening with an expired certificate: both reasons", expired, SensorMeter{Grade: "screening", CalibratedAt: "2026-05-02"}, false, SourceSensors,
+			"medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações; o certificado de calibração nº RBC-1/2025 venceu em 10/01/2026"},
+		{"class 1 with a certificate in force", current, SensorMeter{Grade: "class1"}, true, SourceRegister, "calibração válida no registro de calibrações"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(tc.f, tc.m, now)
-			if d.OK != tc.ok || d.Source != tc.source || !strings.Contains(d.Why, tc.why) || (d.Verdict != nil) != (tc.source == SourceRegister) {
+			if d.OK != tc.ok || d.Source != tc.source || !strings.Contains(d.Why, tc.why) || (d.Verdict != nil) != (len(tc.f.Certificates) > 0) {
 				t.Errorf("Decide = %+v, want ok %v from %s saying %q", d, tc.ok, tc.source, tc.why)
 			}
 		})

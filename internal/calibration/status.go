@@ -7,16 +7,16 @@
 // indicativas (docs/metrology.md).
 //
 // Evaluate is the pure rule: given a sensor's facts and an instant it
-// returns the verdict, with no I/O and no clock. Register is its shell: the
-// SQLite store (calibration.db, through internal/sqlitedb), the ingest
-// observers that feed it, Status for the workflow and the /metrics gauges.
+// returns the verdict, with no I/O and no clock; Decide is the rule whether
+// readings may found a constatação. This package holds no driver: the
+// register's store (calibration.db), its ingest observer and its /metrics
+// gauges are in calibrationdb.
 package calibration
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -179,103 +179,145 @@ func inForce(certs []Certificate, at time.Time) *Certificate {
 // check or one older than the policy, a drift beyond ±0.5 dB.
 func Evaluate(f Facts, at time.Time) Verdict {
 	v := Verdict{OK: true}
-	reason := func(s string) { v.OK = false; v.Reasons = append(v.Reasons, s) }
 	c := inForce(f.Certificates, at)
 	if c == nil {
-		future := ""
-		for _, x := range f.Certificates {
-			if future == "" || x.CalibratedOn < future {
-				future = x.CalibratedOn
-			}
-		}
-		if future != "" {
-			reason(fmt.Sprintf("nenhum certificado de calibração cobre esta data (o primeiro cadastrado é de %s)", brDate(future)))
-		} else {
-			reason("nenhum certificado de calibração cadastrado para o medidor")
-		}
+		v.reason(noCertificate(f.Certificates))
 	} else {
 		cc := *c
 		v.Certificate = &cc
-		if exp, err := dayStart(c.Expires); err == nil {
-			end := exp.AddDate(0, 0, 1)
-			if !at.Before(end) {
-				v.Expired = true
-				reason(fmt.Sprintf("o certificado de calibração nº %s venceu em %s", c.Number, brDate(c.Expires)))
-			} else if end.Sub(at) <= ExpiringWithin {
-				v.Expiring = true
-				// Calendar days from at's Brasília date to the expiry date.
-				y, m, d := at.In(tz.Brasilia()).Date()
-				today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-				v.DaysLeft = int(math.Round(time.Date(exp.Year(), exp.Month(), exp.Day(), 0, 0, 0, 0, time.UTC).Sub(today).Hours() / 24))
-				when := fmt.Sprintf("em %s (%d dias)", brDate(c.Expires), v.DaysLeft)
-				switch v.DaysLeft {
-				case 0:
-					when = "hoje, " + brDate(c.Expires)
-				case 1:
-					when = "amanhã, " + brDate(c.Expires)
-				}
-				v.Warnings = append(v.Warnings, fmt.Sprintf("o certificado de calibração nº %s vence %s", c.Number, when))
-			}
-		}
+		v.judgeExpiry(c, at)
 	}
-	// The meter the signed batches reported at at.
-	var seen *Sighting
-	for i := range f.Sightings {
-		s := &f.Sightings[i]
-		if !s.At.After(at) && (seen == nil || s.At.After(seen.At)) {
-			seen = s
-		}
-	}
-	if seen != nil {
-		ss := *seen
-		v.Device = &ss
-		if c != nil {
-			if strings.TrimSpace(seen.Serial) != strings.TrimSpace(c.MeterSerial) {
-				v.Mismatch = true
-				reason(fmt.Sprintf("os lotes assinados informam o número de série %q, diferente do %q do certificado nº %s",
-					seen.Serial, c.MeterSerial, c.Number))
-			}
-			if !strings.EqualFold(strings.TrimSpace(seen.Model), strings.TrimSpace(c.MeterModel)) {
-				v.Mismatch = true
-				reason(fmt.Sprintf("os lotes assinados informam o modelo %q, diferente do %q do certificado nº %s",
-					seen.Model, c.MeterModel, c.Number))
-			}
-		}
-	}
-	// The latest field check made by at.
+	v.judgeDevice(deviceAt(f.Sightings, at), c)
 	maxAge := f.CheckMaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultCheckMaxAge
 	}
+	v.judgeCheck(lastCheck(f.Checks, at), maxAge, at)
+	return v
+}
+
+// reason makes the readings indicativas, saying why.
+func (v *Verdict) reason(s string) { v.OK = false; v.Reasons = append(v.Reasons, s) }
+
+// noCertificate is the reason when no certificate is in force: none
+// recorded, or the first one recorded is later.
+func noCertificate(certs []Certificate) string {
+	first := ""
+	for _, x := range certs {
+		if first == "" || x.CalibratedOn < first {
+			first = x.CalibratedOn
+		}
+	}
+	if first == "" {
+		return "nenhum certificado de calibração cadastrado para o medidor"
+	}
+	return fmt.Sprintf("nenhum certificado de calibração cobre esta data (o primeiro cadastrado é de %s)", brDate(first))
+}
+
+// judgeExpiry marks the certificate in force expired by at (a reason) or
+// expiring within ExpiringWithin (a warning, with the calendar days left).
+func (v *Verdict) judgeExpiry(c *Certificate, at time.Time) {
+	exp, err := dayStart(c.Expires)
+	if err != nil {
+		return
+	}
+	end := exp.AddDate(0, 0, 1)
+	if !at.Before(end) {
+		v.Expired = true
+		v.reason(fmt.Sprintf("o certificado de calibração nº %s venceu em %s", c.Number, brDate(c.Expires)))
+		return
+	}
+	if end.Sub(at) > ExpiringWithin {
+		return
+	}
+	v.Expiring = true
+	// Calendar days from at's Brasília date to the expiry date.
+	y, m, d := at.In(tz.Brasilia()).Date()
+	today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	v.DaysLeft = int(math.Round(time.Date(exp.Year(), exp.Month(), exp.Day(), 0, 0, 0, 0, time.UTC).Sub(today).Hours() / 24))
+	when := fmt.Sprintf("em %s (%d dias)", brDate(c.Expires), v.DaysLeft)
+	switch v.DaysLeft {
+	case 0:
+		when = "hoje, " + brDate(c.Expires)
+	case 1:
+		when = "amanhã, " + brDate(c.Expires)
+	}
+	v.Warnings = append(v.Warnings, fmt.Sprintf("o certificado de calibração nº %s vence %s", c.Number, when))
+}
+
+// deviceAt is the meter the signed batches reported at at: the last
+// sighting made by then (nil: none).
+func deviceAt(sightings []Sighting, at time.Time) *Sighting {
+	var seen *Sighting
+	for i := range sightings {
+		s := &sightings[i]
+		if !s.At.After(at) && (seen == nil || s.At.After(seen.At)) {
+			seen = s
+		}
+	}
+	return seen
+}
+
+// judgeDevice records the device in force and, against the certificate in
+// force (if any), a serial or model mismatch (reasons).
+func (v *Verdict) judgeDevice(seen *Sighting, c *Certificate) {
+	if seen == nil {
+		return
+	}
+	ss := *seen
+	v.Device = &ss
+	if c == nil {
+		return
+	}
+	if strings.TrimSpace(seen.Serial) != strings.TrimSpace(c.MeterSerial) {
+		v.Mismatch = true
+		v.reason(fmt.Sprintf("os lotes assinados informam o número de série %q, diferente do %q do certificado nº %s",
+			seen.Serial, c.MeterSerial, c.Number))
+	}
+	if !strings.EqualFold(strings.TrimSpace(seen.Model), strings.TrimSpace(c.MeterModel)) {
+		v.Mismatch = true
+		v.reason(fmt.Sprintf("os lotes assinados informam o modelo %q, diferente do %q do certificado nº %s",
+			seen.Model, c.MeterModel, c.Number))
+	}
+}
+
+// lastCheck is the latest field check made by at (of two at the same
+// instant, the later recorded; nil: none).
+func lastCheck(checks []FieldCheck, at time.Time) *FieldCheck {
 	var last *FieldCheck
-	for i := range f.Checks {
-		k := &f.Checks[i]
+	for i := range checks {
+		k := &checks[i]
 		if !k.At.After(at) && (last == nil || k.At.After(last.At) || (k.At.Equal(last.At) && k.ID > last.ID)) {
 			last = k
 		}
 	}
+	return last
+}
+
+// judgeCheck records the last field check and warns when there is none,
+// when it is older than maxAge, or when its drift exceeds MaxDriftDB.
+func (v *Verdict) judgeCheck(last *FieldCheck, maxAge time.Duration, at time.Time) {
 	days := int(maxAge / (24 * time.Hour))
 	v.CheckMaxDays = days
 	if last == nil {
 		v.CheckStale = true
 		v.Warnings = append(v.Warnings, fmt.Sprintf("nenhuma verificação de campo com calibrador registrada (a política do município pede uma a cada %d dias)", days))
-	} else {
-		lc := *last
-		v.LastCheck = &lc
-		age := at.Sub(last.At)
-		v.CheckAge = age.Seconds()
-		if age > maxAge {
-			v.CheckStale = true
-			v.Warnings = append(v.Warnings, fmt.Sprintf("a última verificação de campo foi em %s, há %d dias (a política do município pede uma a cada %d dias)",
-				last.At.In(tz.Brasilia()).Format("02/01/2006"), int(age.Hours()/24), days))
-		}
-		if d := last.Drift(); math.Abs(d) > MaxDriftDB {
-			v.DriftHigh = true
-			v.Warnings = append(v.Warnings, fmt.Sprintf("a última verificação de campo mediu %s dB para %s dB do calibrador: desvio de %s dB, acima de ±%s dB",
-				brNum(last.MeasuredDB), brNum(last.ReferenceDB), brNum(d), brNum(MaxDriftDB)))
-		}
+		return
 	}
-	return v
+	lc := *last
+	v.LastCheck = &lc
+	age := at.Sub(last.At)
+	v.CheckAge = age.Seconds()
+	if age > maxAge {
+		v.CheckStale = true
+		v.Warnings = append(v.Warnings, fmt.Sprintf("a última verificação de campo foi em %s, há %d dias (a política do município pede uma a cada %d dias)",
+			last.At.In(tz.Brasilia()).Format("02/01/2006"), int(age.Hours()/24), days))
+	}
+	if d := last.Drift(); math.Abs(d) > MaxDriftDB {
+		v.DriftHigh = true
+		v.Warnings = append(v.Warnings, fmt.Sprintf("a última verificação de campo mediu %s dB para %s dB do calibrador: desvio de %s dB, acima de ±%s dB",
+			brNum(last.MeasuredDB), brNum(last.ReferenceDB), brNum(d), brNum(MaxDriftDB)))
+	}
 }
 
 // ValidationError lists what is wrong with a certificate, in pt-BR.
@@ -363,5 +405,3 @@ func Validate(c Certificate, file []byte, now time.Time) error {
 
 // ErrNotFound is returned for an unknown certificate, file or sensor.
 var ErrNotFound = errors.New("calibration: not found")
-
-func sortStrings(s []string) { slices.Sort(s) }

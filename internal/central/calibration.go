@@ -2,7 +2,6 @@ package central
 
 import (
 	"context"
-	"github.com/sossego/sossego/alerts/evidence"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -10,15 +9,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/registry"
 )
 
 // openCalibration opens the calibration register (DataDir/calibration.db,
 // docs/metrology.md) over the registry's sensors and registers its gauges.
-func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibration.Register, error) {
-	cal, err := calibration.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibration.Options{
+func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibrationdb.Register, error) {
+	cal, err := calibrationdb.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibrationdb.Options{
 		Sensors: func() []calibration.Sensor { return calibrationSensors(reg.Current()) }, Log: log.With("componente", "metrologia")})
 	if err != nil {
 		return nil, err
@@ -42,60 +43,87 @@ func calibrationSensors(r *registry.Registry) []calibration.Sensor {
 }
 
 // registerCalibration mounts the calibration routes.
-func registerCalibration(mux *http.ServeMux, cal *calibration.Register, wb *web, reg *registry.Live, log *slog.Logger) {
+func registerCalibration(mux *http.ServeMux, cal *calibrationdb.Register, wb *web, reg *registry.Live, log *slog.Logger) {
 	dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Registry: reg,
 		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
 }
 
-// meters is the calibration register as the evidence package reads it: the
-// certificate in force at the window's start (number, laboratory, dates,
-// uncertainty, the file when one was uploaded), the last field check and
-// whether the readings are indicativas. A sensor the register holds no
-// certificate for answers ok false: the package then takes the register
-// of sensors' meter data and says so.
-type meters struct {
-	r   *calibration.Register
-	reg *registry.Live
+// EvidenceMeters is the calibration register as the evidence export reads
+// it (dashboard.Meters), the one adapter the service's export and `sossego
+// evidence export` use, so both build the same bag from the same state.
+//
+// Meter is the certificate in force at the window's start (number,
+// laboratory, dates, uncertainty, the file when one was uploaded), the
+// field checks and whether the readings are indicativas (calibration.Decide,
+// the rule the workflow applies). A sensor the register holds no
+// certificate for answers ok false: the export then takes the register of
+// sensors' meter data and says so, with FieldChecks, which answers
+// whatever the register holds of certificates.
+type EvidenceMeters struct {
+	Register *calibrationdb.Register
+	// Registry is the register of sensors in force (the meter's grade).
+	Registry func() *registry.Registry
 }
 
-func (m meters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
-	if h, err := m.r.History(ctx, sensor); err != nil || len(h) == 0 {
+// Meter is the sensor's meter at at from the register, once it holds a
+// certificate of the sensor.
+func (m EvidenceMeters) Meter(ctx context.Context, sensor string, at time.Time) (evidence.Meter, bool, error) {
+	if sensor == "" {
+		return evidence.Meter{}, false, nil
+	}
+	f, err := m.Register.Facts(ctx, sensor)
+	if err != nil || len(f.Certificates) == 0 {
 		return evidence.Meter{}, false, err
 	}
-	v, err := m.r.Verdict(ctx, sensor, at)
-	if err != nil {
-		return evidence.Meter{}, false, err
+	var sm calibration.SensorMeter
+	if sn, ok := m.Registry().Sensor(sensor); ok {
+		sm = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
 	}
-	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Indicative: !v.OK}
-	if sn, ok := m.reg.Current().Sensor(sensor); ok {
-		out.Grade = sn.Meter.Grade
+	// The rule the workflow applies: a screening meter's readings are
+	// indicativas even with a certificate in force.
+	d := calibration.Decide(f, sm, at)
+	out := evidence.Meter{Source: "registro de calibrações (metrologia); classe do cadastro de sensores", Grade: sm.Grade, Indicative: !d.OK}
+	if !d.OK {
+		out.IndicativeWhy = d.Why
 	}
-	if !v.OK {
-		out.IndicativeWhy = v.Why()
-	}
-	if c := v.Certificate; c != nil {
+	if c := d.Verdict.Certificate; c != nil {
 		u := c.UncertaintyDB
 		out.Model, out.Serial = c.MeterModel, c.MeterSerial
 		out.Calibration = &evidence.Calibration{Certificate: c.Number, Laboratory: c.Laboratory, Date: c.CalibratedOn,
 			Expiry: c.Expires, UncertaintyDB: &u}
 		if c.FileName != "" {
-			_, file, err := m.r.File(ctx, c.ID)
+			_, file, err := m.Register.File(ctx, c.ID)
 			if err != nil {
 				return evidence.Meter{}, false, err
 			}
 			out.Calibration.FileName, out.Calibration.File = c.FileName, file
 		}
 	}
-	if k := v.LastCheck; k != nil {
-		out.FieldCheck = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
-	}
-	ks, err := m.r.SignedChecks(ctx, sensor, at)
-	if err != nil {
+	if out.FieldCheck, out.Checks, err = m.FieldChecks(ctx, sensor, at); err != nil {
 		return evidence.Meter{}, false, err
 	}
+	return out, true, nil
+}
+
+// FieldChecks are the sensor's calibrator checks that bracket at, with
+// their signed bytes (the latest made by at and the first after it), and
+// the latest made by at as the meter's last field check (nil: none).
+func (m EvidenceMeters) FieldChecks(ctx context.Context, sensor string, at time.Time) (*evidence.FieldCheck, []evidence.Batch, error) {
+	if sensor == "" {
+		return nil, nil, nil
+	}
+	ks, err := m.Register.SignedChecks(ctx, sensor, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	var last *evidence.FieldCheck
+	var signed []evidence.Batch
 	for _, k := range ks {
-		out.Checks = append(out.Checks, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
+		if !k.At.After(at) {
+			last = &evidence.FieldCheck{At: k.At, ReferenceDB: k.ReferenceDB, MeasuredDB: k.MeasuredDB, FrequencyHz: k.FrequencyHz}
+		}
+		signed = append(signed, evidence.Batch{Gateway: k.Gateway, Seq: k.Seq, Body: k.Body, Sig: k.Sig, VerifiedAtIngest: k.Verified,
 			ReceivedAt: k.ReceivedAt})
 	}
-	return out, true, nil
+	return last, signed, nil
 }

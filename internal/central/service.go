@@ -20,7 +20,7 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/broker"
-	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/longterm"
@@ -51,7 +51,7 @@ type service struct {
 	promReg *prometheus.Registry
 	metrics *ingest.Metrics
 	disk    *diskWatch
-	cal     *calibration.Register
+	cal     *calibrationdb.Register
 	wb      *web
 
 	codeSet   *codes.Set
@@ -297,7 +297,7 @@ func (s *service) openAlerts(ctx context.Context) error {
 		return err
 	}
 	wb.svc.Calibrations = s.cal
-	wb.svc.Evidence.Meters = meters{r: s.cal, reg: s.reg}
+	wb.svc.Evidence.Meters = EvidenceMeters{Register: s.cal, Registry: s.reg.Current}
 	notifyAcks(wb, notifier)
 	s.promReg.MustRegister(alertGauge{cases: cases})
 	return nil

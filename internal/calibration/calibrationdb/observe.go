@@ -1,8 +1,9 @@
-package calibration
+package calibrationdb
 
 import (
 	"context"
 
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/ingest"
 )
 
@@ -28,11 +29,11 @@ func (o Observer) ObserveBatch(ctx context.Context, rs []ingest.Reading) {
 		return
 	}
 	rd := rs[0]
-	o.saw(ctx, Sighting{Sensor: rd.Sensor, Model: rd.Device.Model, Serial: rd.Device.Serial, At: rd.Record.T.UTC(),
+	o.saw(ctx, calibration.Sighting{Sensor: rd.Sensor, Model: rd.Device.Model, Serial: rd.Device.Serial, At: rd.Record.T.UTC(),
 		Gateway: rd.Gateway, Seq: rd.Seq})
 }
 
-func (o Observer) saw(ctx context.Context, s Sighting) {
+func (o Observer) saw(ctx context.Context, s calibration.Sighting) {
 	r := o.r
 	changed, err := r.Saw(ctx, s)
 	if err != nil {
@@ -60,7 +61,7 @@ func (o Observer) saw(ctx context.Context, s Sighting) {
 // device it reports.
 func (o Observer) ObserveCheck(ctx context.Context, c ingest.CheckReading) {
 	r := o.r
-	k := FieldCheck{Sensor: c.Sensor, Gateway: c.Gateway, Municipality: c.Municipality, Seq: c.Seq, At: c.Check.T.UTC(),
+	k := calibration.FieldCheck{Sensor: c.Sensor, Gateway: c.Gateway, Municipality: c.Municipality, Seq: c.Seq, At: c.Check.T.UTC(),
 		ReferenceDB: c.Check.ReferenceDB, MeasuredDB: c.Check.MeasuredDB, FrequencyHz: c.Check.FrequencyHz,
 		CalibratorModel: c.Check.CalibratorModel, CalibratorSerial: c.Check.CalibratorSerial, Note: c.Check.Note,
 		MeterModel: c.Device.Model, MeterSerial: c.Device.Serial, Verified: c.Verified, ReceivedAt: c.ReceivedAt}
@@ -75,6 +76,6 @@ func (o Observer) ObserveCheck(ctx context.Context, c ingest.CheckReading) {
 			"referencia_db", k.ReferenceDB, "medido_db", k.MeasuredDB, "desvio_db", k.Drift())
 	}
 	if c.Verified {
-		o.saw(ctx, Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
+		o.saw(ctx, calibration.Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
 	}
 }

@@ -1,4 +1,4 @@
-package calibration
+package calibrationdb
 
 import (
 	"context"

@@ -1,4 +1,10 @@
-package calibration
+// Package calibrationdb is the calibration register's store: the
+// certificates, field checks, device sightings and field-check policy of
+// internal/calibration kept in calibration.db (SQLite through
+// internal/sqlitedb), the ingest observer that feeds it, Decide and Status
+// over it for the workflow and the alert card, and the /metrics gauges
+// (docs/metrology.md).
+package calibrationdb
 
 import (
 	"context"
@@ -8,29 +14,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
-
-// FileName is the register's file in the service's data folder.
-const FileName = "calibration.db"
-
-// Sensor is what the register needs to know of a registered sensor.
-type Sensor struct {
-	ID           string
-	Municipality string
-}
 
 // Options configure a Register.
 type Options struct {
 	// Sensors lists the registered sensors (the registry in force); the
 	// overview and the gauges cover them and every sensor with a
 	// certificate. May be nil.
-	Sensors func() []Sensor
+	Sensors func() []calibration.Sensor
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -42,7 +42,7 @@ type Register struct {
 	db  *sql.DB
 	o   Options
 	mu  sync.Mutex
-	dev map[string]Sighting // last sighting per sensor (the observer's cache)
+	dev map[string]calibration.Sighting // last sighting per sensor (the observer's cache)
 
 	mismatches prometheus.Counter
 }
@@ -57,13 +57,18 @@ func Open(ctx context.Context, path string, o Options) (*Register, error) {
 		db.Close()
 		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
 	}
+	return newRegister(ctx, db, o)
+}
+
+// newRegister is the register over an open handle; it closes db on error.
+func newRegister(ctx context.Context, db *sql.DB, o Options) (*Register, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	r := &Register{db: db, o: o, dev: map[string]Sighting{},
+	r := &Register{db: db, o: o, dev: map[string]calibration.Sighting{},
 		mismatches: prometheus.NewCounter(prometheus.CounterOpts{Name: "sossego_calibration_device_mismatch_total",
 			Help: "Signed batches whose meter model or serial differs from the calibration certificate in force (counted when the reported device changes)."})}
 	if err := r.loadDevices(ctx); err != nil {
@@ -71,6 +76,33 @@ func Open(ctx context.Context, path string, o Options) (*Register, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// OpenReadOnly opens the register at path for reading only: nothing is
+// created or migrated, and every write fails (SQLite's query_only). A
+// missing file is an error wrapping fs.ErrNotExist; a file at another
+// schema version than this build's is refused.
+func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4, QueryOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	var have int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM calibration_migrations`).Scan(&have); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
+	}
+	if have != len(migrations) {
+		db.Close()
+		if have > len(migrations) {
+			return nil, fmt.Errorf("calibration: open %s: %w: it is at schema version %d, this build knows %d", path, sqlitedb.ErrNewerSchema, have, len(migrations))
+		}
+		return nil, fmt.Errorf("calibration: open %s: schema version %d, this build writes %d: open it once for writing (the central service does) to migrate it", path, have, len(migrations))
+	}
+	return newRegister(ctx, db, o)
 }
 
 // Close closes the file.
@@ -151,10 +183,10 @@ CREATE TABLE policy (
 // Add records a certificate revision (and its file, if any) after
 // Validate; by is who records it. A revision with Replaces set corrects
 // that revision (same sensor); otherwise it is a new calibration.
-func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by string) (Certificate, error) {
+func (r *Register) Add(ctx context.Context, c calibration.Certificate, file []byte, by string) (calibration.Certificate, error) {
 	now := r.o.Now()
-	if err := Validate(c, file, now); err != nil {
-		return Certificate{}, err
+	if err := calibration.Validate(c, file, now); err != nil {
+		return calibration.Certificate{}, err
 	}
 	c.ID, c.RecordedAt, c.RecordedBy = 0, now.UTC().Truncate(time.Millisecond), by
 	c.FileSHA256, c.FileSize = "", 0
@@ -163,17 +195,17 @@ func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by strin
 	}
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+		return calibration.Certificate{}, fmt.Errorf("calibration: add: %w", err)
 	}
 	defer tx.Rollback()
 	if c.Replaces != 0 {
 		var sensor string
 		err := tx.QueryRowContext(ctx, `SELECT sensor FROM certificates WHERE id = ?`, c.Replaces).Scan(&sensor)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && sensor != c.Sensor) {
-			return Certificate{}, &ValidationError{Problems: []string{fmt.Sprintf("a revisão %d que esta corrige não existe para o sensor %s", c.Replaces, c.Sensor)}}
+			return calibration.Certificate{}, &calibration.ValidationError{Problems: []string{fmt.Sprintf("a revisão %d que esta corrige não existe para o sensor %s", c.Replaces, c.Sensor)}}
 		}
 		if err != nil {
-			return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+			return calibration.Certificate{}, fmt.Errorf("calibration: add: %w", err)
 		}
 	}
 	var fileSHA any
@@ -182,7 +214,7 @@ func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by strin
 		c.FileSHA256, c.FileSize = hex.EncodeToString(sum[:]), int64(len(file))
 		fileSHA = c.FileSHA256
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO files(sha256, data) VALUES (?, ?)`, c.FileSHA256, file); err != nil {
-			return Certificate{}, fmt.Errorf("calibration: add file: %w", err)
+			return calibration.Certificate{}, fmt.Errorf("calibration: add file: %w", err)
 		}
 	}
 	var replaces any
@@ -194,13 +226,13 @@ func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by strin
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, c.Sensor, c.Number, c.Laboratory, c.MeterModel, c.MeterSerial, c.CalibratedOn,
 		c.Expires, c.UncertaintyDB, c.Note, replaces, c.FileName, fileSHA, c.FileSize, c.RecordedAt.UnixMilli(), by)
 	if err != nil {
-		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+		return calibration.Certificate{}, fmt.Errorf("calibration: add: %w", err)
 	}
 	if c.ID, err = res.LastInsertId(); err != nil {
-		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+		return calibration.Certificate{}, fmt.Errorf("calibration: add: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Certificate{}, fmt.Errorf("calibration: add: %w", err)
+		return calibration.Certificate{}, fmt.Errorf("calibration: add: %w", err)
 	}
 	r.o.Log.Info("certificado de calibração registrado", "sensor", c.Sensor, "certificado", c.Number, "validade", c.Expires,
 		"revisao", c.ID, "por", by)
@@ -210,8 +242,8 @@ func (r *Register) Add(ctx context.Context, c Certificate, file []byte, by strin
 const certCols = `id, sensor, number, laboratory, meter_model, meter_serial, calibrated_on, expires, uncertainty_db, note,
 	coalesce(replaces, 0), file_name, coalesce(file_sha256, ''), file_size, recorded_at, recorded_by`
 
-func scanCert(sc interface{ Scan(...any) error }) (Certificate, error) {
-	var c Certificate
+func scanCert(sc interface{ Scan(...any) error }) (calibration.Certificate, error) {
+	var c calibration.Certificate
 	var at int64
 	err := sc.Scan(&c.ID, &c.Sensor, &c.Number, &c.Laboratory, &c.MeterModel, &c.MeterSerial, &c.CalibratedOn, &c.Expires,
 		&c.UncertaintyDB, &c.Note, &c.Replaces, &c.FileName, &c.FileSHA256, &c.FileSize, &at, &c.RecordedBy)
@@ -221,14 +253,14 @@ func scanCert(sc interface{ Scan(...any) error }) (Certificate, error) {
 
 // History is every revision of a sensor's certificates, oldest first;
 // sensor "" lists every sensor's.
-func (r *Register) History(ctx context.Context, sensor string) ([]Certificate, error) {
+func (r *Register) History(ctx context.Context, sensor string) ([]calibration.Certificate, error) {
 	q := `SELECT ` + certCols + ` FROM certificates WHERE sensor = ? OR ? = '' ORDER BY sensor, id`
 	rows, err := r.db.QueryContext(ctx, q, sensor, sensor)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: history: %w", err)
 	}
 	defer rows.Close()
-	var out []Certificate
+	var out []calibration.Certificate
 	for rows.Next() {
 		c, err := scanCert(rows)
 		if err != nil {
@@ -240,25 +272,25 @@ func (r *Register) History(ctx context.Context, sensor string) ([]Certificate, e
 }
 
 // Certificate returns one revision.
-func (r *Register) Certificate(ctx context.Context, id int64) (Certificate, error) {
+func (r *Register) Certificate(ctx context.Context, id int64) (calibration.Certificate, error) {
 	c, err := scanCert(r.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM certificates WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Certificate{}, ErrNotFound
+		return calibration.Certificate{}, calibration.ErrNotFound
 	}
 	if err != nil {
-		return Certificate{}, fmt.Errorf("calibration: certificate %d: %w", id, err)
+		return calibration.Certificate{}, fmt.Errorf("calibration: certificate %d: %w", id, err)
 	}
 	return c, nil
 }
 
 // File returns a revision's file; its sha256 is checked on the way out.
-func (r *Register) File(ctx context.Context, id int64) (Certificate, []byte, error) {
+func (r *Register) File(ctx context.Context, id int64) (calibration.Certificate, []byte, error) {
 	c, err := r.Certificate(ctx, id)
 	if err != nil {
-		return Certificate{}, nil, err
+		return calibration.Certificate{}, nil, err
 	}
 	if c.FileSHA256 == "" {
-		return c, nil, ErrNotFound
+		return c, nil, calibration.ErrNotFound
 	}
 	var data []byte
 	if err := r.db.QueryRowContext(ctx, `SELECT data FROM files WHERE sha256 = ?`, c.FileSHA256).Scan(&data); err != nil {
@@ -272,7 +304,7 @@ func (r *Register) File(ctx context.Context, id int64) (Certificate, []byte, err
 
 // RecordCheck stores a field check; a check already stored (same gateway
 // and seq) is not stored again and new is false.
-func (r *Register) RecordCheck(ctx context.Context, k FieldCheck, body, sig []byte) (stored bool, err error) {
+func (r *Register) RecordCheck(ctx context.Context, k calibration.FieldCheck, body, sig []byte) (stored bool, err error) {
 	res, err := r.db.ExecContext(ctx, `INSERT OR IGNORE INTO checks(sensor, gateway, municipality, seq, at, reference_db, measured_db,
 		frequency_hz, calibrator_model, calibrator_serial, note, meter_model, meter_serial, verified, received_at, body, sig)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, k.Sensor, k.Gateway, k.Municipality, int64(k.Seq), k.At.UnixMilli(),
@@ -287,7 +319,7 @@ func (r *Register) RecordCheck(ctx context.Context, k FieldCheck, body, sig []by
 
 // Checks lists a sensor's field checks, newest first, at most limit
 // (0: all); sensor "" lists every sensor's.
-func (r *Register) Checks(ctx context.Context, sensor string, limit int) ([]FieldCheck, error) {
+func (r *Register) Checks(ctx context.Context, sensor string, limit int) ([]calibration.FieldCheck, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -298,9 +330,9 @@ func (r *Register) Checks(ctx context.Context, sensor string, limit int) ([]Fiel
 		return nil, fmt.Errorf("calibration: checks: %w", err)
 	}
 	defer rows.Close()
-	var out []FieldCheck
+	var out []calibration.FieldCheck
 	for rows.Next() {
-		var k FieldCheck
+		var k calibration.FieldCheck
 		var seq, at, recv int64
 		if err := rows.Scan(&k.ID, &k.Sensor, &k.Gateway, &k.Municipality, &seq, &at, &k.ReferenceDB, &k.MeasuredDB, &k.FrequencyHz,
 			&k.CalibratorModel, &k.CalibratorSerial, &k.Note, &k.MeterModel, &k.MeterSerial, &k.Verified, &recv); err != nil {
@@ -316,32 +348,24 @@ func (r *Register) Checks(ctx context.Context, sensor string, limit int) ([]Fiel
 func (r *Register) CheckEvidence(ctx context.Context, id int64) (body, sig []byte, err error) {
 	err = r.db.QueryRowContext(ctx, `SELECT body, sig FROM checks WHERE id = ?`, id).Scan(&body, &sig)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, ErrNotFound
+		return nil, nil, calibration.ErrNotFound
 	}
 	return body, sig, err
-}
-
-// SignedCheck is a stored field check with the exact bytes the gateway
-// signed and its signature (nil: unsigned), as evidence carries it.
-type SignedCheck struct {
-	FieldCheck
-	Body []byte
-	Sig  []byte
 }
 
 // SignedChecks are the field checks that bracket a measurement starting at
 // at: the latest check made by at and the first one made after it (the
 // verification before and after a measurement series that ABNT NBR 10151
 // asks for), oldest first; none, one or two.
-func (r *Register) SignedChecks(ctx context.Context, sensor string, at time.Time) ([]SignedCheck, error) {
-	var out []SignedCheck
+func (r *Register) SignedChecks(ctx context.Context, sensor string, at time.Time) ([]calibration.SignedCheck, error) {
+	var out []calibration.SignedCheck
 	for _, q := range []string{
 		`SELECT id, gateway, municipality, seq, at, reference_db, measured_db, frequency_hz, calibrator_model, calibrator_serial, note,
 			meter_model, meter_serial, verified, received_at, body, sig FROM checks WHERE sensor = ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 1`,
 		`SELECT id, gateway, municipality, seq, at, reference_db, measured_db, frequency_hz, calibrator_model, calibrator_serial, note,
 			meter_model, meter_serial, verified, received_at, body, sig FROM checks WHERE sensor = ? AND at > ? ORDER BY at, id LIMIT 1`,
 	} {
-		k := SignedCheck{FieldCheck: FieldCheck{Sensor: sensor}}
+		k := calibration.SignedCheck{FieldCheck: calibration.FieldCheck{Sensor: sensor}}
 		var seq, kat, recv int64
 		err := r.db.QueryRowContext(ctx, q, sensor, at.UnixMilli()).Scan(&k.ID, &k.Gateway, &k.Municipality, &seq, &kat, &k.ReferenceDB,
 			&k.MeasuredDB, &k.FrequencyHz, &k.CalibratorModel, &k.CalibratorSerial, &k.Note, &k.MeterModel, &k.MeterSerial, &k.Verified,
@@ -360,16 +384,16 @@ func (r *Register) SignedChecks(ctx context.Context, sensor string, at time.Time
 
 // Sightings lists the devices a sensor's signed batches reported, oldest
 // first.
-func (r *Register) Sightings(ctx context.Context, sensor string) ([]Sighting, error) {
+func (r *Register) Sightings(ctx context.Context, sensor string) ([]calibration.Sighting, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT sensor, model, serial, at, gateway, seq FROM devices_seen
 		WHERE sensor = ? OR ? = '' ORDER BY at, id`, sensor, sensor)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: devices: %w", err)
 	}
 	defer rows.Close()
-	var out []Sighting
+	var out []calibration.Sighting
 	for rows.Next() {
-		var s Sighting
+		var s calibration.Sighting
 		var at, seq int64
 		if err := rows.Scan(&s.Sensor, &s.Model, &s.Serial, &at, &s.Gateway, &seq); err != nil {
 			return nil, fmt.Errorf("calibration: devices: %w", err)
@@ -397,7 +421,7 @@ func (r *Register) loadDevices(ctx context.Context) error {
 // Saw records that a signed batch of sensor reported device model/serial
 // at (the start of its first record). Only a change is written: the
 // sighting holds until the next one. It reports whether it was a change.
-func (r *Register) Saw(ctx context.Context, s Sighting) (bool, error) {
+func (r *Register) Saw(ctx context.Context, s calibration.Sighting) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if cur, ok := r.dev[s.Sensor]; ok && cur.Model == s.Model && cur.Serial == s.Serial {
@@ -411,18 +435,15 @@ func (r *Register) Saw(ctx context.Context, s Sighting) (bool, error) {
 	return true, nil
 }
 
-// MaxCheckDays bounds a municipality's field-check policy.
-const MaxCheckDays = 366
-
 // SetPolicy sets how many days a municipality's field checks stay
 // current; days 0 returns it to the default (DefaultCheckMaxAge).
 func (r *Register) SetPolicy(ctx context.Context, municipality string, days int, by string) error {
 	if municipality == "" {
-		return &ValidationError{Problems: []string{"informe o município"}}
+		return &calibration.ValidationError{Problems: []string{"informe o município"}}
 	}
-	if days < 0 || days > MaxCheckDays {
-		return &ValidationError{Problems: []string{fmt.Sprintf("prazo de %d dias inválido: use 1 a %d dias (0 volta ao padrão de %d)",
-			days, MaxCheckDays, int(DefaultCheckMaxAge/(24*time.Hour)))}}
+	if days < 0 || days > calibration.MaxCheckDays {
+		return &calibration.ValidationError{Problems: []string{fmt.Sprintf("prazo de %d dias inválido: use 1 a %d dias (0 volta ao padrão de %d)",
+			days, calibration.MaxCheckDays, int(calibration.DefaultCheckMaxAge/(24*time.Hour)))}}
 	}
 	var err error
 	if days == 0 {
@@ -443,7 +464,7 @@ func (r *Register) Policy(ctx context.Context, municipality string) (time.Durati
 	var days int
 	err := r.db.QueryRowContext(ctx, `SELECT check_max_days FROM policy WHERE municipality = ?`, municipality).Scan(&days)
 	if errors.Is(err, sql.ErrNoRows) {
-		return DefaultCheckMaxAge, nil
+		return calibration.DefaultCheckMaxAge, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("calibration: policy %s: %w", municipality, err)
@@ -465,8 +486,8 @@ func (r *Register) municipality(sensor string) string {
 }
 
 // Facts gathers what the rule needs about sensor.
-func (r *Register) Facts(ctx context.Context, sensor string) (Facts, error) {
-	var f Facts
+func (r *Register) Facts(ctx context.Context, sensor string) (calibration.Facts, error) {
+	var f calibration.Facts
 	var err error
 	if f.Certificates, err = r.History(ctx, sensor); err != nil {
 		return f, err
@@ -488,15 +509,15 @@ func (r *Register) Facts(ctx context.Context, sensor string) (Facts, error) {
 }
 
 // Verdict is Evaluate over the register's facts about sensor at at.
-func (r *Register) Verdict(ctx context.Context, sensor string, at time.Time) (Verdict, error) {
+func (r *Register) Verdict(ctx context.Context, sensor string, at time.Time) (calibration.Verdict, error) {
 	if sensor == "" {
-		return Verdict{}, errors.New("calibration: verdict: no sensor")
+		return calibration.Verdict{}, errors.New("calibration: verdict: no sensor")
 	}
 	f, err := r.Facts(ctx, sensor)
 	if err != nil {
-		return Verdict{}, err
+		return calibration.Verdict{}, err
 	}
-	return Evaluate(f, at), nil
+	return calibration.Evaluate(f, at), nil
 }
 
 // Status says whether the readings of sensorID at at may found a
@@ -514,17 +535,22 @@ func (r *Register) Status(sensorID string, at time.Time) (ok bool, why string) {
 	return v.OK, v.Why()
 }
 
-// Row is one sensor in the register's overview.
-type Row struct {
-	Sensor       string  `json:"sensor"`
-	Municipality string  `json:"municipality,omitempty"`
-	Verdict      Verdict `json:"verdict"`
-	Revisions    int     `json:"revisions"`
+// Decide is the rule over the register's facts about sensor at at. A
+// register that cannot be read decides not ok, saying so: nothing rests on
+// readings whose calibration could not be checked.
+func (r *Register) Decide(ctx context.Context, sensor string, m calibration.SensorMeter, at time.Time) calibration.Decision {
+	f, err := r.Facts(ctx, sensor)
+	if err != nil || sensor == "" {
+		r.o.Log.Error("registro de calibração ilegível", "sensor", sensor, "erro", err)
+		return calibration.Decision{Source: calibration.SourceRegister,
+			Why: "leituras indicativas: o registro de calibração não pôde ser consultado (erro interno; consulte o log do serviço)"}
+	}
+	return calibration.Decide(f, m, at)
 }
 
 // Overview is every registered or certified sensor's verdict at at, by
 // sensor id.
-func (r *Register) Overview(ctx context.Context, at time.Time) ([]Row, error) {
+func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Row, error) {
 	munis := map[string]string{}
 	var ids []string
 	if r.o.Sensors != nil {
@@ -547,14 +573,14 @@ func (r *Register) Overview(ctx context.Context, at time.Time) ([]Row, error) {
 		}
 		revs[c.Sensor]++
 	}
-	sortStrings(ids)
-	out := make([]Row, 0, len(ids))
+	slices.Sort(ids)
+	out := make([]calibration.Row, 0, len(ids))
 	for _, id := range ids {
 		v, err := r.Verdict(ctx, id, at)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Row{Sensor: id, Municipality: munis[id], Verdict: v, Revisions: revs[id]})
+		out = append(out, calibration.Row{Sensor: id, Municipality: munis[id], Verdict: v, Revisions: revs[id]})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package calibration
+package calibrationdb
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/sqlitedb"
+	"github.com/sossego/sossego/internal/tz"
 )
 
 // clock is a settable clock for the register.
@@ -22,9 +26,30 @@ type clock struct{ t time.Time }
 
 func (c *clock) Now() time.Time { return c.t }
 
-func openTest(t *testing.T, path string, c *clock, sensors ...Sensor) *Register {
+// at is a Brasília wall-clock instant.
+func at(s string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02 15:04", s, tz.Brasilia())
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// cert is a certificate revision of sensor m1.
+func cert(id int64, number, on, expires, serial string) calibration.Certificate {
+	return calibration.Certificate{ID: id, Sensor: "m1", Number: number, Laboratory: "Lab Acústica RBC", MeterModel: "NTi XL2",
+		MeterSerial: serial, CalibratedOn: on, Expires: expires, UncertaintyDB: 0.3}
+}
+
+// check is a field check of sensor m1 at a Brasília wall-clock instant.
+func check(id int64, when string, ref, measured float64) calibration.FieldCheck {
+	return calibration.FieldCheck{ID: id, Sensor: "m1", At: at(when), ReferenceDB: ref, MeasuredDB: measured, FrequencyHz: 1000,
+		CalibratorModel: "B&K 4231", CalibratorSerial: "c-1"}
+}
+
+func openTest(t *testing.T, path string, c *clock, sensors ...calibration.Sensor) *Register {
 	t.Helper()
-	r, err := Open(context.Background(), path, Options{Now: c.Now, Sensors: func() []Sensor { return sensors }})
+	r, err := Open(context.Background(), path, Options{Now: c.Now, Sensors: func() []calibration.Sensor { return sensors }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +59,9 @@ func openTest(t *testing.T, path string, c *clock, sensors ...Sensor) *Register 
 
 func TestRegisterCertificatesHistoryAndFile(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), calibration.FileName)
 	c := &clock{at("2026-06-10 12:00")}
-	r := openTest(t, path, c, Sensor{ID: "m1", Municipality: "lapa"})
+	r := openTest(t, path, c, calibration.Sensor{ID: "m1", Municipality: "lapa"})
 
 	// Invalid: nothing stored, pt-BR problems.
 	bad := cert(0, "", "2026-01-10", "2025-01-10", "A2A-1")
@@ -62,7 +87,7 @@ func TestRegisterCertificatesHistoryAndFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Add(ctx, Certificate{}, nil, "x"); err == nil {
+	if _, err := r.Add(ctx, calibration.Certificate{}, nil, "x"); err == nil {
 		t.Fatal("empty certificate accepted")
 	}
 	wrong := fix
@@ -88,7 +113,7 @@ func TestRegisterCertificatesHistoryAndFile(t *testing.T) {
 	if err != nil || string(data) != string(pdf) || gotC.FileName != "rbc-001.pdf" {
 		t.Fatalf("file: %v %q %+v", err, data, gotC)
 	}
-	if _, _, err := r.File(ctx, fixed.ID); !errors.Is(err, ErrNotFound) {
+	if _, _, err := r.File(ctx, fixed.ID); !errors.Is(err, calibration.ErrNotFound) {
 		t.Fatalf("file of a revision without one: %v", err)
 	}
 	// The verdict uses the correction (in force until 2027-01-10).
@@ -104,7 +129,7 @@ func TestRegisterCertificatesHistoryAndFile(t *testing.T) {
 
 	// Reopened: everything is still there, and the schema step is not run twice.
 	r.Close()
-	r2 := openTest(t, path, c, Sensor{ID: "m1", Municipality: "lapa"})
+	r2 := openTest(t, path, c, calibration.Sensor{ID: "m1", Municipality: "lapa"})
 	if h, err := r2.History(ctx, ""); err != nil || len(h) != 2 {
 		t.Fatalf("after reopen: %v %d", err, len(h))
 	}
@@ -112,9 +137,9 @@ func TestRegisterCertificatesHistoryAndFile(t *testing.T) {
 
 func TestRegisterChecksSightingsPolicy(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), calibration.FileName)
 	c := &clock{at("2026-06-10 12:00")}
-	r := openTest(t, path, c, Sensor{ID: "m1", Municipality: "lapa"}, Sensor{ID: "m2", Municipality: "lapa"})
+	r := openTest(t, path, c, calibration.Sensor{ID: "m1", Municipality: "lapa"}, calibration.Sensor{ID: "m2", Municipality: "lapa"})
 	if _, err := r.Add(ctx, cert(0, "RBC-1", "2026-01-10", "2026-07-01", "A2A-1"), nil, "ana"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +178,7 @@ func TestRegisterChecksSightingsPolicy(t *testing.T) {
 		serial  string
 		changed bool
 	}{{"A2A-1", true}, {"A2A-1", false}, {"B7", true}} {
-		changed, err := r.Saw(ctx, Sighting{Sensor: "m1", Model: "NTi XL2", Serial: s.serial, At: at("2026-06-02 00:00").Add(time.Duration(i) * time.Hour)})
+		changed, err := r.Saw(ctx, calibration.Sighting{Sensor: "m1", Model: "NTi XL2", Serial: s.serial, At: at("2026-06-02 00:00").Add(time.Duration(i) * time.Hour)})
 		if err != nil || changed != s.changed {
 			t.Fatalf("saw %d: %v %v", i, changed, err)
 		}
@@ -166,8 +191,8 @@ func TestRegisterChecksSightingsPolicy(t *testing.T) {
 	}
 	// The cache survives a restart: the same device is not a change.
 	r.Close()
-	r = openTest(t, path, c, Sensor{ID: "m1", Municipality: "lapa"}, Sensor{ID: "m2", Municipality: "lapa"})
-	if changed, err := r.Saw(ctx, Sighting{Sensor: "m1", Model: "NTi XL2", Serial: "B7", At: at("2026-06-03 00:00")}); err != nil || changed {
+	r = openTest(t, path, c, calibration.Sensor{ID: "m1", Municipality: "lapa"}, calibration.Sensor{ID: "m2", Municipality: "lapa"})
+	if changed, err := r.Saw(ctx, calibration.Sighting{Sensor: "m1", Model: "NTi XL2", Serial: "B7", At: at("2026-06-03 00:00")}); err != nil || changed {
 		t.Fatalf("after restart: %v %v", changed, err)
 	}
 
@@ -221,7 +246,7 @@ func value(t *testing.T, g prometheus.Gatherer, name, sensor string) (float64, b
 // not written over.
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), calibration.FileName)
 	r := openTest(t, path, &clock{time.Now()})
 	r.Close()
 	db, err := sqlitedb.Open(path, sqlitedb.Options{})
@@ -235,13 +260,49 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if _, err := Open(ctx, path, Options{}); !errors.Is(err, sqlitedb.ErrNewerSchema) {
 		t.Fatalf("newer file: %v", err)
 	}
+	if _, err := OpenReadOnly(ctx, path, Options{}); !errors.Is(err, sqlitedb.ErrNewerSchema) {
+		t.Fatalf("newer file, read-only: %v", err)
+	}
+}
+
+// TestOpenReadOnly: a read-only register reads what the register wrote,
+// writes nothing (a missing file is not created, a write fails) and says a
+// missing file is missing.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), calibration.FileName)
+	if _, err := OpenReadOnly(ctx, path, Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the read-only open created the file: %v", err)
+	}
+	c := &clock{at("2026-06-10 12:00")}
+	w := openTest(t, path, c)
+	if _, err := w.Add(ctx, cert(0, "RBC-1", "2026-01-10", "2027-01-10", "A2A-1"), nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(ctx, path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if h, err := r.History(ctx, "m1"); err != nil || len(h) != 1 || h[0].Number != "RBC-1" {
+		t.Fatalf("read-only history: %+v %v", h, err)
+	}
+	if _, err := r.Add(ctx, cert(0, "RBC-2", "2026-02-10", "2027-02-10", "A2A-1"), nil, "ana"); err == nil {
+		t.Fatal("a read-only register recorded a certificate")
+	}
+	if h, err := w.History(ctx, "m1"); err != nil || len(h) != 1 {
+		t.Fatalf("history after the refused write: %d %v", len(h), err)
+	}
 }
 
 // TestSignedChecks: the checks that bracket a measurement, with the bytes
 // the gateway signed, for the evidence package.
 func TestSignedChecks(t *testing.T) {
 	ctx := context.Background()
-	r := openTest(t, filepath.Join(t.TempDir(), FileName), &clock{at("2026-06-10 12:00")}, Sensor{ID: "m1", Municipality: "lapa"})
+	r := openTest(t, filepath.Join(t.TempDir(), calibration.FileName), &clock{at("2026-06-10 12:00")}, calibration.Sensor{ID: "m1", Municipality: "lapa"})
 	// The checks bracketing a measurement: the last by its start, the
 	// first after it, with their signed bytes.
 	k1 := check(0, "2026-06-01 10:00", 94, 94.2)
@@ -253,7 +314,7 @@ func TestSignedChecks(t *testing.T) {
 	k2.Gateway, k2.Municipality, k2.Seq, k2.ReceivedAt = "gw1", "lapa", 57, at("2026-06-05 09:01")
 	k3 := check(0, "2026-06-07 09:00", 114, 114.1)
 	k3.Gateway, k3.Municipality, k3.Seq, k3.ReceivedAt = "gw1", "lapa", 58, at("2026-06-07 09:00")
-	for _, x := range []FieldCheck{k2, k3} {
+	for _, x := range []calibration.FieldCheck{k2, k3} {
 		if _, err := r.RecordCheck(ctx, x, []byte(fmt.Sprintf(`{"seq":%d}`, x.Seq)), nil); err != nil {
 			t.Fatal(err)
 		}

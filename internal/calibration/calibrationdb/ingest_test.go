@@ -1,4 +1,4 @@
-package calibration
+package calibrationdb
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/sossego/sossego/internal/broker"
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
@@ -98,14 +99,14 @@ sensors:
 	defer st.Close()
 	logs := &logBuffer{}
 	now := time.Now().UTC().Truncate(time.Second)
-	cal, err := Open(ctx, filepath.Join(dir, FileName), Options{Log: slogTo(logs), Sensors: func() []Sensor {
-		return []Sensor{{ID: "m1", Municipality: "lapa"}}
+	cal, err := Open(ctx, filepath.Join(dir, calibration.FileName), Options{Log: slogTo(logs), Sensors: func() []calibration.Sensor {
+		return []calibration.Sensor{{ID: "m1", Municipality: "lapa"}}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cal.Close()
-	if _, err := cal.Add(ctx, Certificate{Sensor: "m1", Number: "RBC-7/2026", Laboratory: "Lab", MeterModel: "NTi XL2",
+	if _, err := cal.Add(ctx, calibration.Certificate{Sensor: "m1", Number: "RBC-7/2026", Laboratory: "Lab", MeterModel: "NTi XL2",
 		MeterSerial: "A2A-1", CalibratedOn: now.AddDate(0, -1, 0).Format(time.DateOnly), Expires: now.AddDate(1, 0, 0).Format(time.DateOnly),
 		UncertaintyDB: 0.4}, nil, "ana"); err != nil {
 		t.Fatal(err)
