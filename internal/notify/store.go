@@ -96,13 +96,9 @@ CREATE TABLE notify_settings_audit (
 }
 
 func openStore(ctx context.Context, path string) (*store, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4})
+	db, err := sqlitedb.OpenMigrated(ctx, path, sqlitedb.Options{MaxOpenConns: 4}, sqlitedb.Scheme{Table: "notify_migrations"}, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("notify: %w", err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "notify_migrations"}, migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("notify: %s: %w", path, err)
 	}
 	return &store{db: db}, nil
 }

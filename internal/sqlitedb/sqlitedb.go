@@ -183,6 +183,21 @@ type Scheme struct {
 	Legacy string
 }
 
+// OpenMigrated opens the database at path (Open) and moves it to the last
+// of steps (Migrate): the one way a store opens its file. A migration that
+// fails closes the database and says which file it was.
+func OpenMigrated(ctx context.Context, path string, o Options, sc Scheme, steps []Step) (*sql.DB, error) {
+	db, err := Open(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, db, sc, steps); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
 // Migrate applies the steps the file has not recorded yet, in order; step
 // i (from 0) is version i+1. A file that predates the version table runs
 // every step, so the first steps of a store that existed before it must be

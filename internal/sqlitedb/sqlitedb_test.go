@@ -268,3 +268,47 @@ func TestIncrementalVacuumOnlyForNewFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenMigrated: a store's one way to open its file — moved to the
+// last step; a failing step or a newer file is an error naming the file,
+// and the database is closed (the file can be opened again at once).
+func TestOpenMigrated(t *testing.T) {
+	ctx := context.Background()
+	sc := Scheme{Table: "t_migrations"}
+	two := []Step{{Name: "a", SQL: `CREATE TABLE a (x INTEGER) STRICT`}, {Name: "b", SQL: `CREATE TABLE b (y INTEGER) STRICT`}}
+	tests := []struct {
+		name    string
+		steps   []Step
+		wantErr string
+		newer   bool
+	}{
+		{"a new file moves to the last step", two, "", false},
+		{"a file of this build opens as it is", two, "", false},
+		{"a file from a newer release is refused", two[:1], "schema version 2", true},
+		{"a failing step is refused", append(append([]Step{}, two...), Step{Name: "bad", SQL: `NOT SQL`}), "bad", false},
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := OpenMigrated(ctx, path, Options{}, sc, tc.steps)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				var v int
+				if err := db.QueryRow(`SELECT max(version) FROM t_migrations`).Scan(&v); err != nil || v != len(tc.steps) {
+					t.Fatalf("version %d, %v; want %d", v, err, len(tc.steps))
+				}
+				return
+			}
+			if err == nil {
+				db.Close()
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantErr) || errors.Is(err, ErrNewerSchema) != tc.newer {
+				t.Fatalf("error %q: want the file, %q, newer %v", err, tc.wantErr, tc.newer)
+			}
+		})
+	}
+}

@@ -70,13 +70,9 @@ func OpenDir(ctx context.Context, dir string) (*Store, error) {
 
 // Open opens (creating if needed) the register at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 2})
+	db, err := sqlitedb.OpenMigrated(ctx, path, sqlitedb.Options{MaxOpenConns: 2}, sqlitedb.Scheme{Table: "holidays_migrations"}, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("holidays: %w", err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "holidays_migrations"}, migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("holidays: open %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
 }

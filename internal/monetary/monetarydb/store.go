@@ -60,13 +60,9 @@ func OpenDir(ctx context.Context, dir string) (*Store, error) {
 
 // Open opens (creating if needed) the store at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 2})
+	db, err := sqlitedb.OpenMigrated(ctx, path, sqlitedb.Options{MaxOpenConns: 2}, sqlitedb.Scheme{Table: "monetary_migrations"}, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("monetary: %w", err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "monetary_migrations"}, migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("monetary: open %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
 }
