@@ -146,13 +146,9 @@ func Open(path string) (*Store, error) {
 	// is folded again (the cursor is in the same transaction as the
 	// aggregates), so commits need not wait for an fsync.
 	o := sqlitedb.Options{PageSize: 16384, Sync: sqlitedb.SyncNormal}
-	w, err := sqlitedb.Open(path, o)
+	w, err := sqlitedb.OpenMigrated(context.Background(), path, o, sqlitedb.Scheme{Table: "longterm_schema"}, steps)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)
-	}
-	if err := sqlitedb.Migrate(context.Background(), w, sqlitedb.Scheme{Table: "longterm_schema"}, steps); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("longterm: %s: %w", path, err)
 	}
 	o.QueryOnly, o.MaxOpenConns = true, 4
 	r, err := sqlitedb.Open(path, o)

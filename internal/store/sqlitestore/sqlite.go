@@ -288,17 +288,13 @@ func Open(path string, opts Options) (*Store, error) {
 	// leaves, the gateways rows) once, and at full ingest the writer
 	// spent ~4 % of its CPU there (measured with BenchmarkIngestMosquitto).
 	o := sqlitedb.Options{Sync: sync, ForeignKeys: true, WALAutocheckpoint: 10000}
-	w, err := sqlitedb.Open(path, o)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := sqlitedb.Migrate(context.Background(), w, migrationScheme, migrations(log)); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
+	w, err := sqlitedb.OpenMigrated(context.Background(), path, o, migrationScheme, migrations(log))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	if err := floorSequences(w); err != nil {
 		w.Close()
