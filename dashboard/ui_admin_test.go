@@ -21,18 +21,8 @@ func TestUIAdmin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
-	u := newUIServer(t, false)
+	u, units, _ := newAdminUIServer(t)
 	ctx := context.Background()
-	units, err := monetarydb.Open(ctx, filepath.Join(t.TempDir(), monetarydb.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer units.Close()
-	set, err := codes.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	NewAdminAPI(AdminOptions{Users: u.store, Units: units, Codes: set}).Register(u.mux, u.auth)
 
 	typeIn := func(form, name, text string) chromedp.Action[chromedp.Void] {
 		return chromedp.SendKeys(chromedp.CSS(`[data-form="`+form+`"] [name="`+name+`"]`), text)
@@ -104,4 +94,22 @@ func TestUIAdmin(t *testing.T) {
 		dashtest.WaitJS(`!document.querySelector('#admin-users') && !document.querySelector('[data-new-value]')`, "no user list, no value form for a fiscal"))
 	dashtest.Run(t, b, still)
 	dashtest.Screenshot(t, b, "admin-fiscal")
+}
+
+// newAdminUIServer is the browser tests' server with the Administração
+// routes (users and a real monetary units store) and the built-in codes.
+func newAdminUIServer(t *testing.T) (*uiServer, *monetarydb.Store, *codes.Set) {
+	t.Helper()
+	u := newUIServer(t, false)
+	units, err := monetarydb.Open(context.Background(), filepath.Join(t.TempDir(), monetarydb.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { units.Close() })
+	set, err := codes.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	NewAdminAPI(AdminOptions{Users: u.store, Units: units, Codes: set}).Register(u.mux, u.auth)
+	return u, units, set
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/holidays/holidaysdb"
-	"github.com/sossego/sossego/internal/monetary/monetarydb"
 )
 
 // TestUIHolidays: in a real browser the admin decrees Lapa's patron saint
@@ -23,23 +22,13 @@ func TestUIHolidays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
-	u := newUIServer(t, false)
+	u, _, set := newAdminUIServer(t)
 	ctx := context.Background()
 	st, err := holidaysdb.Open(ctx, filepath.Join(t.TempDir(), holidaysdb.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	units, err := monetarydb.Open(ctx, filepath.Join(t.TempDir(), monetarydb.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer units.Close()
-	set, err := codes.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	NewAdminAPI(AdminOptions{Users: u.store, Units: units, Codes: set}).Register(u.mux, u.auth)
 	NewHolidaysAPI(HolidaysOptions{Store: st, Codes: set,
 		OnChange: func(ctx context.Context) error { _, err := holidays.Apply(ctx, st, set, nil); return err }}).Register(u.mux, u.auth)
 
