@@ -5,6 +5,7 @@
 // (holidays.js). API: /api/v1/admin/users,
 // /api/v1/units, /api/v1/admin/units (docs/users.md).
 import { TZ, api, fill as put, h, toast } from "./lib.js";
+import { field } from "./forms.js";
 import { S } from "./state.js";
 import { holidaysSection } from "./holidays.js";
 
@@ -26,10 +27,6 @@ function parseBRL(s) {
   if (/^-?(\d{1,3}(\.\d{3})+|\d+)(,\d{1,4})?$/.test(t)) t = t.replace(/\./g, "").replace(",", ".");
   else if (!/^-?\d+(\.\d{1,4})?$/.test(t)) return NaN;
   return Number(t);
-}
-
-function field(label, input, hint) {
-  return h("label", {}, label, input, hint ? h("span", { class: "muted hint" }, hint) : null);
 }
 
 // ---- users ----------------------------------------------------------------

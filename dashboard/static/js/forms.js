@@ -1,4 +1,4 @@
-// The small labelled forms of the fiscal's workflow steps.
+// The small labelled forms of the fiscal's workflow steps, and the labelled field the admin forms share.
 import { h } from "./lib.js";
 
 function input(x) {
@@ -48,4 +48,9 @@ export function stepForm(kind, fields, submitLabel, onSubmit, onCancel) {
     try { await onSubmit(values); } catch (e) { err.hidden = false; err.textContent = e.message; } finally { btn.disabled = false; }
   });
   return f;
+}
+
+// field: a label around its input, with an optional hint under it.
+export function field(label, input, hint) {
+  return h("label", {}, label, input, hint ? h("span", { class: "muted hint" }, hint) : null);
 }

@@ -7,14 +7,11 @@
 // business days. API: /api/v1/holidays, /api/v1/holidays/history,
 // /api/v1/admin/holidays (docs/holidays.md).
 import { api, dateBR, fill as put, fmtDateTime, h, toast } from "./lib.js";
+import { field } from "./forms.js";
 import { S, municipalityName } from "./state.js";
 
 const isAdmin = () => (S.me || {}).role === "admin";
 const KINDS = { feriado: "feriado", ponto_facultativo: "ponto facultativo" };
-
-function field(label, input, hint) {
-  return h("label", {}, label, input, hint ? h("span", { class: "muted hint" }, hint) : null);
-}
 
 function holidayForm(municipalities, done) {
   const f = h("form", { class: "step-form admin-form", "data-form": "holiday" });
