@@ -19,6 +19,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/pdf"
 	"github.com/sossego/sossego/internal/store"
@@ -276,7 +277,7 @@ func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Me
 			return m, nil
 		}
 	}
-	m := evidence.Meter{Model: cs.Site.MeterModel, Serial: cs.Site.MeterSerial, Grade: cs.Site.Grade, Source: "cadastro de sensores (registry)"}
+	m := evidence.Meter{Model: cs.Site.MeterModel, Serial: cs.Site.MeterSerial, Grade: cs.Site.Grade, Source: calibration.SourceSensors}
 	if cs.Site.Certificate != "" || cs.Site.CalibratedAt != "" {
 		m.Calibration = &evidence.Calibration{Certificate: cs.Site.Certificate, Date: cs.Site.CalibratedAt}
 	}

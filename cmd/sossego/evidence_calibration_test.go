@@ -43,8 +43,8 @@ func TestEvidenceExportCalibrationRegister(t *testing.T) {
 		stderr       string
 		signedChecks int
 	}{
-		{"no register", false, false, "cadastro de sensores (registry)", "", "sem registro de calibrações", 0},
-		{"checks, no certificate", false, true, "cadastro de sensores (registry); verificações de campo do registro de calibrações", "", "", 2},
+		{"no register", false, false, "cadastro de sensores", "", "sem registro de calibrações", 0},
+		{"checks, no certificate", false, true, "cadastro de sensores; verificações de campo do registro de calibrações", "", "", 2},
 		{"certificate and checks", true, true, "registro de calibrações (metrologia); classe do cadastro de sensores", "RBC-9/2026", "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
