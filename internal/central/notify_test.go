@@ -75,7 +75,9 @@ func TestNotificationsWired(t *testing.T) {
 	id := al.Alerts[0].ID
 	// The fiscal acknowledges in the dashboard.
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	// A bound, like the other central tests' clients: a login hashes with
+	// 64 MiB of argon2id, which takes seconds under -race on a busy machine.
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	post := func(path, body, csrf string) (int, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTP+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
