@@ -495,10 +495,19 @@ func loadForApply(ctx context.Context, tx *sql.Tx, c *codes.Code, id string, pdf
 	if err := json.Unmarshal([]byte(raw), &cur); err != nil {
 		return notice.Document{}, fmt.Errorf("cases: decode: %w", err)
 	}
-	if cur.Draft.CodeID != c.ID {
-		return notice.Document{}, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, cur.Draft.CodeID, c.ID)
+	if err := sameCode(cur, id, c); err != nil {
+		return notice.Document{}, err
 	}
 	return cur, nil
+}
+
+// sameCode refuses to act on document id, stored as d, under a code other
+// than the one it was drafted under.
+func sameCode(d notice.Document, id string, c *codes.Code) error {
+	if d.Draft.CodeID != c.ID {
+		return fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, d.Draft.CodeID, c.ID)
+	}
+	return nil
 }
 
 // transition applies the pure state machine to cur (document id), with the follow-up

@@ -141,8 +141,8 @@ func (s *Store) Edit(ctx context.Context, c *codes.Code, id string, actor notice
 	if err != nil {
 		return cur, nil, err
 	}
-	if cur.Draft.CodeID != c.ID {
-		return cur, nil, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, cur.Draft.CodeID, c.ID)
+	if err := sameCode(cur, id, c); err != nil {
+		return cur, nil, err
 	}
 	next, edits, err := cur.Edit(c, actor, at, changes)
 	if err != nil {
@@ -212,8 +212,8 @@ func (s *Store) Correct(ctx context.Context, c *codes.Code, id string, actor not
 	if old, err = scanDoc(tx.QueryRowContext(ctx, `SELECT doc_json FROM cases_documents WHERE id = ?`, id)); err != nil {
 		return old, corr, err
 	}
-	if old.Draft.CodeID != c.ID {
-		return old, corr, fmt.Errorf("cases: o documento %s é do código %q, não de %q", id, old.Draft.CodeID, c.ID)
+	if err := sameCode(old, id, c); err != nil {
+		return old, corr, err
 	}
 	if corr, err = notice.Correct(c, &old, actor, at, reason); err != nil {
 		return old, corr, err

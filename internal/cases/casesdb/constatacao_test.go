@@ -246,3 +246,46 @@ func TestCorrectionIsANewActCitingTheOld(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestActsRefuseAnotherCode: a document is acted on only under the code
+// it was drafted under; the refusal names both codes and changes nothing.
+func TestActsRefuseAnotherCode(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	sc := noticetest.Lapa(set)
+	other := noticetest.Macabu(set).Code
+	np, err := s.Create(ctx, grounded(t, sc, nil, at(3, 9, 9, 0)), system, at(3, 9, 9, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Apply(ctx, sc.Code, np.ID, notice.Action{Kind: notice.ActIssue, Actor: fiscal, At: at(3, 9, 10, 0), Agent: agent, PrazoDays: 5}); err != nil {
+		t.Fatal(err)
+	}
+	acts := []struct {
+		name string
+		do   func() error
+	}{
+		{"apply", func() error {
+			_, _, err := s.Apply(ctx, other, np.ID, notice.Action{Kind: notice.ActRegularise, Actor: fiscal, At: at(3, 9, 11, 0)})
+			return err
+		}},
+		{"edit", func() error {
+			_, _, err := s.Edit(ctx, other, np.ID, fiscal, at(3, 9, 11, 0), []notice.FieldChange{{Field: notice.EditPrazoDays, Value: "7"}})
+			return err
+		}},
+		{"correct", func() error {
+			_, _, err := s.Correct(ctx, other, np.ID, fiscal, at(3, 9, 11, 0), "número do imóvel errado")
+			return err
+		}},
+	}
+	for _, a := range acts {
+		err := a.do()
+		if err == nil || !strings.Contains(err.Error(), "é do código \""+sc.Code.ID+"\", não de \""+other.ID+"\"") {
+			t.Errorf("%s under %s: %v", a.name, other.ID, err)
+		}
+	}
+	got, err := s.Get(ctx, np.ID)
+	if err != nil || got.State != notice.StateIssued || len(got.Edits) != 0 {
+		t.Fatalf("after the refusals: state %s, %d edits, %v", got.State, len(got.Edits), err)
+	}
+}
