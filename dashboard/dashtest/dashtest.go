@@ -47,6 +47,12 @@ var (
 // Timeout bounds every browser test; a hung page fails instead of hanging CI.
 var Timeout = 5 * time.Minute
 
+// StartTimeout bounds chromium's start, until it prints its DevTools
+// address. chromedp's default (20 s) was exceeded on a 2-core machine with
+// two CPU hogs and other test binaries running: a start that slow is the
+// machine, not the page under test.
+var StartTimeout = 2 * time.Minute
+
 // StepTimeout bounds one WaitText/WaitJS.
 var StepTimeout = 30 * time.Second
 
@@ -69,6 +75,7 @@ func Browser(t testing.TB, v Viewport) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 		chromedp.WindowSize(v.Width, v.Height),
+		chromedp.WSURLReadTimeout(StartTimeout),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
