@@ -548,17 +548,18 @@ func (r *Register) Decide(ctx context.Context, sensor string, m calibration.Sens
 	return calibration.Decide(f, m, at)
 }
 
-// Overview is every registered or certified sensor's verdict at at, by
-// sensor id.
+// Overview is every registered or certified sensor's verdict and decision
+// (Decide, over the register of sensors' meter that Options.Sensors gives;
+// a sensor out of it has no grade) at at, by sensor id.
 func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Row, error) {
-	munis := map[string]string{}
+	known := map[string]calibration.Sensor{}
 	var ids []string
 	if r.o.Sensors != nil {
 		for _, s := range r.o.Sensors() {
-			if _, ok := munis[s.ID]; !ok {
+			if _, ok := known[s.ID]; !ok {
 				ids = append(ids, s.ID)
 			}
-			munis[s.ID] = s.Municipality
+			known[s.ID] = s
 		}
 	}
 	all, err := r.History(ctx, "")
@@ -567,8 +568,8 @@ func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Ro
 	}
 	revs := map[string]int{}
 	for _, c := range all {
-		if _, ok := munis[c.Sensor]; !ok {
-			munis[c.Sensor] = ""
+		if _, ok := known[c.Sensor]; !ok {
+			known[c.Sensor] = calibration.Sensor{ID: c.Sensor}
 			ids = append(ids, c.Sensor)
 		}
 		revs[c.Sensor]++
@@ -576,11 +577,15 @@ func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Ro
 	slices.Sort(ids)
 	out := make([]calibration.Row, 0, len(ids))
 	for _, id := range ids {
-		v, err := r.Verdict(ctx, id, at)
+		f, err := r.Facts(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, calibration.Row{Sensor: id, Municipality: munis[id], Verdict: v, Revisions: revs[id]})
+		d := calibration.Decide(f, known[id].Meter, at)
+		d.Verdict = nil
+		s := known[id]
+		out = append(out, calibration.Row{Sensor: id, Municipality: s.Municipality, Verdict: calibration.Evaluate(f, at),
+			Decision: d, Revisions: revs[id]})
 	}
 	return out, nil
 }
