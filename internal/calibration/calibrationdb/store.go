@@ -49,13 +49,9 @@ type Register struct {
 
 // Open opens (creating if needed) the register at path.
 func Open(ctx context.Context, path string, o Options) (*Register, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4})
+	db, err := sqlitedb.OpenMigrated(ctx, path, sqlitedb.Options{MaxOpenConns: 4}, migrationScheme, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "calibration_migrations"}, migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
 	}
 	return newRegister(ctx, db, o)
 }
@@ -108,8 +104,25 @@ func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error
 // Close closes the file.
 func (r *Register) Close() error { return r.db.Close() }
 
-// migrations are the register's schema steps (sqlitedb.Migrate).
-var migrations = []sqlitedb.Step{{Name: "certificates, files, checks, devices, policy", SQL: schema}}
+// migrationScheme is where the register records its schema steps.
+var migrationScheme = sqlitedb.Scheme{Table: "calibration_migrations"}
+
+// migrations are the register's numbered schema steps (sqlitedb.Migrate);
+// a schema change is a new step at the end.
+var migrations = []sqlitedb.Step{
+	{Name: "certificates, files, checks, devices, policy", SQL: schema},
+	{Name: "cursors into the readings store", SQL: cursorsSchema},
+}
+
+// cursorsSchema keeps how far into another store the register has caught
+// up (CatchUp: the readings store's batch position up to which every field
+// check is in checks).
+const cursorsSchema = `
+CREATE TABLE cursors (
+	name     TEXT PRIMARY KEY,
+	position INTEGER NOT NULL
+) STRICT;
+`
 
 const schema = `
 CREATE TABLE files (
