@@ -2,8 +2,10 @@ package dashboard
 
 // Calibration routes (docs/metrology.md):
 //
-//	GET  /api/v1/calibration                              every role: each sensor's verdict now (certificate, expiry, device, last field check)
-//	GET  /api/v1/calibration/sensors/{sensor}             every role: the verdict, every certificate revision, field checks, reported devices
+//	GET  /api/v1/calibration                              every role: each sensor's decision now (calibration.Decide: ok, why,
+//	                                                      source) and the register's verdict (certificate, expiry, device, last field check)
+//	GET  /api/v1/calibration/sensors/{sensor}             every role: the decision, the verdict, every certificate revision, field checks,
+//	                                                      reported devices
 //	GET  /api/v1/calibration/sensors/{sensor}/status      every role: ?at=RFC 3339 (default now): {ok, why, source, warnings}:
 //	                                                      the decision the workflow applies (calibration.Decide)
 //	POST /api/v1/calibration/sensors/{sensor}/certificates admin: a new revision (JSON; file_base64 optional PDF)
@@ -21,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
+	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -100,6 +103,8 @@ func (c *CalibrationAPI) overview(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, err)
 		return
 	}
+	// Each row's decision is calibration.Decide's (over the register of
+	// sensors' meter, Overview); why is the register's own verdict's.
 	type rowJSON struct {
 		calibration.Row
 		Why       string     `json:"why,omitempty"`
@@ -152,6 +157,8 @@ func (c *CalibrationAPI) sensor(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, err)
 		return
 	}
+	d := c.o.Register.Decide(ctx, id, c.meter(id), now)
+	d.Verdict = nil // the answer's verdict
 	checks, err := c.o.Register.Checks(ctx, id, 100)
 	if err != nil {
 		c.internal(w, err)
@@ -162,7 +169,7 @@ func (c *CalibrationAPI) sensor(w http.ResponseWriter, r *http.Request) {
 		c.internal(w, err)
 		return
 	}
-	apiJSON(w, http.StatusOK, map[string]any{"sensor": id, "now": now.UTC(), "verdict": v, "why": v.Why(),
+	apiJSON(w, http.StatusOK, map[string]any{"sensor": id, "now": now.UTC(), "decision": d, "verdict": v, "why": v.Why(),
 		"certificates": hist, "checks": withDrift(checks), "devices": seen})
 }
 
@@ -176,21 +183,28 @@ func (c *CalibrationAPI) status(w http.ResponseWriter, r *http.Request) {
 		}
 		at = t
 	}
-	// The decision the workflow applies: the register's verdict for a
-	// sensor it holds certificates for, else the register of sensors'
-	// meter (calibration.Decide).
-	var m calibration.SensorMeter
-	if c.o.Registry != nil {
-		if sn, ok := c.o.Registry.Current().Sensor(id); ok {
-			m = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
-		}
-	}
-	d := c.o.Register.Decide(r.Context(), id, m, at)
+	// The decision the workflow applies (calibration.Decide).
+	d := c.o.Register.Decide(r.Context(), id, c.meter(id), at)
 	out := map[string]any{"sensor": id, "at": at.UTC(), "ok": d.OK, "why": d.Why, "source": d.Source}
 	if v := d.Verdict; v != nil {
 		out["reasons"], out["warnings"] = v.Reasons, v.Warnings
 	}
 	apiJSON(w, http.StatusOK, out)
+}
+
+// meter is the sensor's meter in the register of sensors in force (none:
+// a sensor out of it, or no register of sensors wired).
+func (c *CalibrationAPI) meter(id string) calibration.SensorMeter {
+	if c.o.Registry == nil {
+		return calibration.SensorMeter{}
+	}
+	sn, _ := c.o.Registry.Current().Sensor(id)
+	return sensorMeter(sn)
+}
+
+// sensorMeter is a registered sensor's meter as calibration.Decide takes it.
+func sensorMeter(sn registry.Sensor) calibration.SensorMeter {
+	return calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
 }
 
 // certificateIn is the body of a new revision.

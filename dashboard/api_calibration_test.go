@@ -36,7 +36,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibrationdb.Register) {
 			var out []calibration.Sensor
 			for _, s := range live.Current().Sensors() {
 				g, _ := live.Current().Gateway(s.Gateway)
-				out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality})
+				out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: sensorMeter(s)})
 			}
 			return out
 		}})
@@ -158,6 +158,65 @@ func TestCalibrationAPI(t *testing.T) {
 	_, st, _, _ := f.call(t, "op", "GET", "/api/v1/calibration/sensors/lapa-bar-01", nil)
 	if v := st["verdict"].(map[string]any); v["check_max_days"].(float64) != 10 {
 		t.Fatalf("verdict %v", v)
+	}
+}
+
+// TestCalibrationAPIDecision: the overview's rows and the per-meter view
+// carry calibration.Decide's decision (the workflow's and the alert card's),
+// beside the register's own verdict: a screening meter with a certificate in
+// force is indicativas though the register finds its certificate valid.
+func TestCalibrationAPIDecision(t *testing.T) {
+	f, cal := calibrationFixture(t)
+	ctx := context.Background()
+	now := time.Now().In(loc)
+	for _, id := range []string{"lapa-bar-01", "lapa-hospital-01"} {
+		if _, err := cal.Add(ctx, calibration.Certificate{Sensor: id, Number: "RBC-" + id, Laboratory: "Lab", MeterModel: "NTi XL2",
+			MeterSerial: "A2A-1", CalibratedOn: now.Format(time.DateOnly), Expires: now.AddDate(1, 0, 0).Format(time.DateOnly),
+			UncertaintyDB: 0.4}, nil, "ana"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type decision struct {
+		OK      bool            `json:"ok"`
+		Why     string          `json:"why"`
+		Source  string          `json:"source"`
+		Verdict json.RawMessage `json:"verdict"`
+	}
+	type answer struct {
+		Sensor   string   `json:"sensor"`
+		Decision decision `json:"decision"`
+		Verdict  struct {
+			OK bool `json:"ok"`
+		} `json:"verdict"`
+	}
+	_, _, _, raw := f.call(t, "op", "GET", "/api/v1/calibration", nil)
+	var overview struct{ Sensors []answer }
+	if err := json.Unmarshal(raw, &overview); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]answer{}
+	for _, r := range overview.Sensors {
+		rows[r.Sensor] = r
+	}
+	for _, tc := range []struct {
+		sensor         string
+		registerOK, ok bool
+		source, why    string
+	}{
+		{"lapa-bar-01", true, true, calibration.SourceRegister, "calibração válida no registro de calibrações (certificado nº RBC-lapa-bar-01"},
+		{"lapa-hospital-01", true, false, calibration.SourceSensors, "leituras indicativas: medidor de triagem (não é classe 1 ou 2"},
+	} {
+		_, _, _, raw := f.call(t, "fis", "GET", "/api/v1/calibration/sensors/"+tc.sensor, nil)
+		var one answer
+		if err := json.Unmarshal(raw, &one); err != nil {
+			t.Fatal(err)
+		}
+		for where, a := range map[string]answer{"overview": rows[tc.sensor], "sensor": one} {
+			d := a.Decision
+			if a.Verdict.OK != tc.registerOK || d.OK != tc.ok || d.Source != tc.source || !strings.Contains(d.Why, tc.why) || d.Verdict != nil {
+				t.Errorf("%s of %s: %+v, want register ok %v, decision ok %v from %s saying %q", where, tc.sensor, a, tc.registerOK, tc.ok, tc.source, tc.why)
+			}
+		}
 	}
 }
 

@@ -31,7 +31,7 @@ type Calibrations interface {
 // calibration register's when wired, else calibration.Decide on the
 // register of sensors' meter alone.
 func (s *WorkflowService) calibration(sn registry.Sensor, at time.Time) (bool, string) {
-	m := calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
+	m := sensorMeter(sn)
 	if s.Calibrations == nil {
 		d := calibration.Decide(calibration.Facts{}, m, at)
 		return d.OK, d.Why

@@ -14,9 +14,10 @@ import (
 )
 
 // TestUICalibration: the Metrologia page in chromium over a real register:
-// the reminder of an expiring certificate, a meter whose signed batches
-// report another serial (readings indicativas, and why), a stale field
-// check with its drift, an uncertified sensor; an admin's revision refused
+// the reminder of an expiring certificate, a screening meter whose signed
+// batches report another serial (readings indicativas, and why: the rule
+// the workflow applies, calibration.Decide), a stale field check with its
+// drift, an uncertified sensor judged by the register of sensors; an admin's revision refused
 // with the pt-BR problems, then recorded with its PDF, the first kept in
 // the history; and the alert card's note.
 func TestUICalibration(t *testing.T) {
@@ -73,7 +74,14 @@ func TestUICalibration(t *testing.T) {
 		dashtest.WaitText(row("lapa-bar-01")+` [data-cal-state="valida"]`, "Válidas para constatação"),
 		dashtest.WaitText(row("lapa-hospital-01")+` [data-cal-mismatch]`, "lotes assinados informam NTi XL2 nº A2A-99999-X"),
 		dashtest.WaitText(row("lapa-hospital-01")+` [data-cal-state="indicativa"]`, `"A2A-99999-X", diferente do "A2A-10233-E0"`),
-		dashtest.WaitText(row("macabu-praca-01")+` [data-cal-state="indicativa"]`, "nenhum certificado de calibração cadastrado"),
+		// The standing is calibration.Decide's: a screening meter stays
+		// indicativa with a certificate; an uncertified sensor is judged by
+		// the register of sensors, the register's own verdict beside it.
+		dashtest.WaitText(row("lapa-hospital-01")+` [data-cal-state="indicativa"]`, "medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores)"),
+		dashtest.WaitText(row("lapa-hospital-01")+` [data-cal-source]`, "decidido pelo cadastro de sensores"),
+		dashtest.WaitText(row("lapa-bar-01")+` [data-cal-source]`, "decidido pelo registro de calibrações"),
+		dashtest.WaitText(row("macabu-praca-01")+` [data-cal-source]`, "decidido pelo cadastro de sensores"),
+		dashtest.WaitText(row("macabu-praca-01"), "nenhum certificado no registro de calibrações"),
 		dashtest.WaitText(`#cal-policy`, "Política de verificação de campo"),
 	)
 	dashtest.Screenshot(t, b, "metrologia")
@@ -81,6 +89,8 @@ func TestUICalibration(t *testing.T) {
 	// The sensor: history, checks, and a revision refused then recorded.
 	dashtest.Run(t, b, chromedp.Click(row("lapa-bar-01")+` a`),
 		dashtest.WaitText(`#cal-history`, "RBC-0457/2026"),
+		dashtest.WaitText(`#cal-situation [data-cal-state="valida"]`, "Válidas para constatação"),
+		dashtest.WaitText(`#cal-situation`, "calibração válida no registro de calibrações (certificado nº RBC-0457/2026"),
 		dashtest.WaitText(`#cal-checks`, "Brüel & Kjær 4231 nº 2671834"),
 		chromedp.Click(`#cal-history button`),
 		dashtest.WaitText(`#cal-form h3`, "Corrigir a revisão"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
+	"github.com/sossego/sossego/internal/central"
+	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -22,26 +25,32 @@ func init() {
 const calibrationUsage = `uso: sossego calibration <list|add|history|check|policy> --data-dir DIR [opções]
   list                               cada sensor: certificado em vigor, validade, última verificação de campo,
                                      se as leituras valem para constatação ou são indicativas (e por quê)
+                                     segundo o registro e a decisão da regra do fluxo (classe do medidor no cadastro)
   add --sensor S --number N --laboratory L --meter-model M --meter-serial X
       --calibrated-on AAAA-MM-DD --expires AAAA-MM-DD --uncertainty DB [--file CERT.pdf] [--note T]
       [--replaces REVISÃO]           registra uma revisão do certificado (nada é sobrescrito; --replaces
                                      corrige uma revisão anterior, que continua no histórico)
   history --sensor S                 todas as revisões do certificado e as verificações de campo
   check --sensor S [--at DATA]       as leituras do sensor em DATA (RFC 3339; padrão: agora) valem para
-                                     constatação? sai com 0 se sim, 3 se são indicativas
+                                     constatação? sai com 0 se sim, 3 se são indicativas (pela decisão da regra
+                                     do fluxo quando há cadastro de sensores; sem ele, pelo registro só)
   policy --municipality M --days N   prazo da verificação de campo do município (padrão 30 dias; 0 volta ao padrão)
 opções:
   --data-dir DIR   diretório de dados do serviço central (arquivo ` + calibration.FileName + `)
+  --registry ARQ   cadastro de sensores (padrão: DIR/registry.yaml, se existir): a classe e a calibração de
+                   cada medidor, que a decisão da regra do fluxo usa
   --by NOME        quem registra (padrão: o usuário do sistema)`
 
 // calibrationCmd is one run of "sossego calibration <sub>": its options,
 // the register once open, and where it writes.
 type calibrationCmd struct {
 	sub, dir, by, sensor, file, muni, at string
+	regPath                              string // --registry
 	days                                 int
 	when                                 time.Time // --at, or now
 	cert                                 calibration.Certificate
 	r                                    *calibrationdb.Register
+	reg                                  *registry.Registry // the register of sensors; nil: none
 	io                                   stdio
 }
 
@@ -60,11 +69,22 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 	if code, ok := c.checkArgs(); !ok {
 		return code
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+	err := os.MkdirAll(c.dir, 0o700)
+	if err != nil {
 		fmt.Fprintf(io.err, "sossego calibration: %s\n", describe(err))
 		return 1
 	}
-	r, err := calibrationdb.Open(ctx, filepath.Join(c.dir, calibration.FileName), calibrationdb.Options{})
+	var o calibrationdb.Options
+	if c.sub == "list" || c.sub == "check" {
+		if c.reg, err = c.sensors(); err != nil {
+			fmt.Fprintf(io.err, "sossego calibration %s: %s\n", c.sub, describe(err))
+			return 1
+		}
+		if reg := c.reg; reg != nil {
+			o.Sensors = func() []calibration.Sensor { return central.CalibrationSensors(reg) }
+		}
+	}
+	r, err := calibrationdb.Open(ctx, filepath.Join(c.dir, calibration.FileName), o)
 	if err != nil {
 		fmt.Fprintf(io.err, "sossego calibration: não foi possível abrir o registro de calibração: %s\n", describe(err))
 		return 1
@@ -91,6 +111,7 @@ func parseCalibration(sub string, args []string, io stdio) (*calibrationCmd, int
 	c := &calibrationCmd{sub: sub, io: io}
 	fs := newFlagsUsage("calibration "+sub, calibrationUsage, io)
 	fs.StringVar(&c.dir, "data-dir", "", "diretório de dados do serviço central")
+	fs.StringVar(&c.regPath, "registry", "", "cadastro de sensores")
 	fs.StringVar(&c.by, "by", "", "quem registra")
 	fs.StringVar(&c.sensor, "sensor", "", "sensor")
 	fs.StringVar(&c.cert.Number, "number", "", "número do certificado")
@@ -208,15 +229,47 @@ func (c *calibrationCmd) policy(ctx context.Context) int {
 	return 0
 }
 
-// check prints the sensor's verdict at the time asked; exit status 3 when
-// its readings are indicativas.
+// sensors reads the register of sensors: --registry, else
+// DIR/registry.yaml when it exists (nil, and a note, when it does not).
+func (c *calibrationCmd) sensors() (*registry.Registry, error) {
+	path := c.regPath
+	if path == "" {
+		path = filepath.Join(c.dir, "registry.yaml")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(c.io.err, "aviso: cadastro de sensores não encontrado (%s; informe --registry): "+
+				"a situação das leituras é só a do registro de calibrações, sem a classe de cada medidor\n", path)
+			return nil, nil
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cadastro de sensores: %w", err)
+	}
+	reg, err := registry.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("cadastro de sensores %s: %w", path, err)
+	}
+	return reg, nil
+}
+
+// check prints the sensor's verdict at the time asked and, with the
+// register of sensors, the decision the workflow applies
+// (calibration.Decide); exit status 3 when its readings are indicativas
+// (by the decision, or by the verdict without a register of sensors).
 func (c *calibrationCmd) check(ctx context.Context) int {
 	v, err := c.r.Verdict(ctx, c.sensor, c.when)
 	if err != nil {
 		return c.fail(err)
 	}
 	printVerdict(c.io, c.sensor, v)
-	if !v.OK {
+	ok := v.OK
+	if c.reg != nil {
+		sn, _ := c.reg.Sensor(c.sensor)
+		d := c.r.Decide(ctx, c.sensor, central.SensorMeter(sn), c.when)
+		printDecision(c.io, d)
+		ok = d.OK
+	}
+	if !ok {
 		return 3
 	}
 	return 0
@@ -257,7 +310,8 @@ func (c *calibrationCmd) history(ctx context.Context) int {
 	return 0
 }
 
-// list prints every sensor's verdict now (or at --at).
+// list prints every sensor's verdict now (or at --at) and, with the
+// register of sensors, the decision the workflow applies.
 func (c *calibrationCmd) list(ctx context.Context) int {
 	rows, err := c.r.Overview(ctx, c.when)
 	if err != nil {
@@ -268,8 +322,21 @@ func (c *calibrationCmd) list(ctx context.Context) int {
 	}
 	for _, row := range rows {
 		printVerdict(c.io, row.Sensor, row.Verdict)
+		if c.reg != nil {
+			printDecision(c.io, row.Decision)
+		}
 	}
 	return 0
+}
+
+// printDecision prints the decision the workflow applies, with the
+// register it came from.
+func printDecision(io stdio, d calibration.Decision) {
+	state := "leituras válidas para constatação: " + d.Why
+	if !d.OK {
+		state = d.Why
+	}
+	fmt.Fprintf(io.out, "  decisão (regra do fluxo de trabalho): %s (decidido pelo %s)\n", state, d.Source)
 }
 
 // printVerdict prints a sensor's verdict: one line, then its warnings.

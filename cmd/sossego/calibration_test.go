@@ -11,6 +11,7 @@ import (
 
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
+	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/tz"
 )
 
@@ -79,5 +80,63 @@ func TestCalibrationCLI(t *testing.T) {
 	hist, err := r.History(context.Background(), "m1")
 	if err != nil || len(hist) != 2 || hist[0].RecordedBy != "ana" || hist[0].FileName != "rbc-1.pdf" || hist[1].Replaces != 1 {
 		t.Fatalf("history %v %+v", err, hist)
+	}
+}
+
+// TestCalibrationCLIDecision: with the register of sensors (DIR/registry.yaml
+// or --registry), list and check print the decision the workflow applies
+// (calibration.Decide) and check exits by it: a certified screening meter is
+// indicativas, an uncertified class 1 meter calibrated within 12 months is
+// not. Without it, they say the class of each meter is unknown.
+func TestCalibrationCLIDecision(t *testing.T) {
+	dir, bare := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), registry.DemoYAML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "cadastro.yaml")
+	if err := os.WriteFile(other, registry.DemoYAML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().In(tz.Brasilia())
+	day := func(d int) string { return today.AddDate(0, 0, d).Format(time.DateOnly) }
+	add := func(d, sensor string) []string {
+		return []string{"add", "--data-dir", d, "--sensor", sensor, "--number", "RBC-" + sensor, "--laboratory", "Lab Acústica",
+			"--meter-model", "NTi XL2", "--meter-serial", "A2A-1", "--calibrated-on", day(-10), "--expires", day(300), "--uncertainty", "0.4"}
+	}
+	at := "2026-12-01T22:00:00-03:00" // macabu-praca-01 was calibrated on 2026-08-20 (register of sensors)
+	for _, st := range []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"certify a screening meter", add(dir, "lapa-hospital-01"), 0, "registrado", ""},
+		{"certify a class 2 meter", add(dir, "lapa-bar-01"), 0, "registrado", ""},
+		{"certified screening: indicativas", []string{"check", "--data-dir", dir, "--sensor", "lapa-hospital-01"}, 3,
+			"  decisão (regra do fluxo de trabalho): leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações (decidido pelo cadastro de sensores)", ""},
+		{"certified class 2: valid", []string{"check", "--data-dir", dir, "--sensor", "lapa-bar-01"}, 0,
+			"  decisão (regra do fluxo de trabalho): leituras válidas para constatação: calibração válida no registro de calibrações (certificado nº RBC-lapa-bar-01", ""},
+		{"uncertified class 1: valid by the register of sensors", []string{"check", "--data-dir", dir, "--sensor", "macabu-praca-01", "--at", at}, 0,
+			"leituras válidas para constatação: calibrado em 20/08/2026 (cadastro do sensor; nenhum certificado no registro de calibrações) (decidido pelo cadastro de sensores)", ""},
+		{"another registry file", []string{"check", "--data-dir", dir, "--registry", other, "--sensor", "lapa-hospital-01"}, 3, "medidor de triagem (não é classe 1 ou 2", ""},
+		{"missing registry file", []string{"check", "--data-dir", dir, "--registry", filepath.Join(dir, "nada.yaml"), "--sensor", "lapa-bar-01"}, 1, "", "cadastro de sensores"},
+		{"list: every registered sensor, with the decision", []string{"list", "--data-dir", dir, "--at", at}, 0,
+			"macabu-praca-01: sem certificado; nenhuma verificação de campo; leituras indicativas: nenhum certificado de calibração cadastrado para o medidor\n" +
+				"  aviso: nenhuma verificação de campo com calibrador registrada (a política do município pede uma a cada 30 dias)\n" +
+				"  decisão (regra do fluxo de trabalho): leituras válidas para constatação: calibrado em 20/08/2026", ""},
+		{"list: the screening meter", []string{"list", "--data-dir", dir}, 0, "(decidido pelo cadastro de sensores)", ""},
+		{"no register of sensors: the register alone, said so", []string{"check", "--data-dir", bare, "--sensor", "lapa-hospital-01"}, 3,
+			"leituras indicativas: nenhum certificado", "aviso: cadastro de sensores não encontrado"},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"calibration"}, st.args...), stdio{in: strings.NewReader(""), out: &out, err: &errb})
+			if code != st.code || !strings.Contains(out.String(), st.out) || !strings.Contains(errb.String(), st.err) {
+				t.Fatalf("exit %d (want %d); stdout %q (want %q), stderr %q (want %q)", code, st.code, out.String(), st.out, errb.String(), st.err)
+			}
+			if st.code == 0 && st.args[0] == "check" && !strings.Contains(out.String(), "decisão") {
+				t.Fatalf("no decision in %q", out.String())
+			}
+		})
 	}
 }

@@ -44,45 +44,64 @@ type Decision struct {
 // (neither class 1 nor class 2).
 const GradeScreening = "screening"
 
-// Decide is the rule: a screening meter's readings are indicativas, whatever
-// the calibration register holds (a certificate does not make it class 1 or
-// 2); a sensor the calibration register holds any certificate revision for
-// is otherwise judged by the register (Evaluate); one it holds none for yet,
-// by the register of sensors' meter: class 1 or 2, calibrated no later than
-// at and less than SensorRegisterValidity months before it.
+// classed says whether grade is class 1 or class 2.
+func classed(grade string) bool { return grade == "class1" || grade == "class2" }
+
+// Decide is the rule: readings are indicativas unless the register of
+// sensors grades the meter class 1 or 2, whatever the calibration register
+// holds (a certificate does not make a screening meter, or a meter whose
+// class the register of sensors does not give, class 1 or 2); a sensor the
+// calibration register holds any certificate revision for is otherwise
+// judged by the register (Evaluate); one it holds none for yet, by the
+// register of sensors' meter: calibrated no later than at and less than
+// SensorRegisterValidity months before it.
 func Decide(f Facts, m SensorMeter, at time.Time) Decision {
-	if len(f.Certificates) > 0 {
-		v := Evaluate(f, at)
-		d := Decision{OK: v.OK, Why: v.Why(), Source: SourceRegister, Verdict: &v}
-		if m.Grade == GradeScreening {
-			// The grade is the register of sensors': it decides, and the
-			// register's own reasons, if any, follow.
-			d.OK, d.Source = false, SourceSensors
-			d.Why = "leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações"
-			if len(v.Reasons) > 0 {
-				d.Why += "; " + strings.Join(v.Reasons, "; ")
-			}
-			return d
+	if len(f.Certificates) == 0 {
+		ok, why := bySensorRegister(m, at)
+		if !ok {
+			why = "leituras indicativas: " + why
 		}
-		if v.OK {
-			d.Why = "calibração válida no registro de calibrações"
-			if c := v.Certificate; c != nil {
-				d.Why = fmt.Sprintf("calibração válida no registro de calibrações (certificado nº %s, válido até %s)", c.Number, brDate(c.Expires))
-			}
+		return Decision{OK: ok, Why: why, Source: SourceSensors}
+	}
+	v := Evaluate(f, at)
+	d := Decision{OK: v.OK, Why: v.Why(), Source: SourceRegister, Verdict: &v}
+	if !classed(m.Grade) {
+		// The grade is the register of sensors': it decides, and the
+		// register's own reasons, if any, follow.
+		d.OK, d.Source = false, SourceSensors
+		d.Why = "leituras indicativas: " + unclassed(m.Grade) + ", mesmo com certificado no registro de calibrações"
+		if len(v.Reasons) > 0 {
+			d.Why += "; " + strings.Join(v.Reasons, "; ")
 		}
 		return d
 	}
-	ok, why := bySensorRegister(m, at)
-	if !ok {
-		why = "leituras indicativas: " + why
+	if v.OK {
+		d.Why = "calibração válida no registro de calibrações"
+		if c := v.Certificate; c != nil {
+			d.Why = fmt.Sprintf("calibração válida no registro de calibrações (certificado nº %s, válido até %s)", c.Number, brDate(c.Expires))
+		}
 	}
-	return Decision{OK: ok, Why: why, Source: SourceSensors}
+	return d
+}
+
+// unclassed says why a grade other than class 1 or 2 grounds nothing.
+func unclassed(grade string) string {
+	switch grade {
+	case GradeScreening:
+		return "medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores)"
+	case "":
+		return "o cadastro de sensores não informa a classe do medidor (sensor fora do cadastro?), e só classe 1 ou 2 sustenta constatação"
+	}
+	return fmt.Sprintf("classe %q desconhecida no cadastro de sensores (só classe 1 ou 2 sustenta constatação)", grade)
 }
 
 // bySensorRegister judges the register of sensors' meter data.
 func bySensorRegister(m SensorMeter, at time.Time) (bool, string) {
-	if m.Grade != "class1" && m.Grade != "class2" {
+	switch {
+	case m.Grade == GradeScreening:
 		return false, "medidor de triagem, sem classe (nenhum certificado no registro de calibrações)"
+	case !classed(m.Grade):
+		return false, unclassed(m.Grade) + " (nenhum certificado no registro de calibrações)"
 	}
 	cal, err := time.ParseInLocation(time.DateOnly, m.CalibratedAt, tz.Brasilia())
 	if err != nil {

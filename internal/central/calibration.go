@@ -20,7 +20,7 @@ import (
 // docs/metrology.md) over the registry's sensors and registers its gauges.
 func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, prom prometheus.Registerer, log *slog.Logger) (*calibrationdb.Register, error) {
 	cal, err := calibrationdb.Open(ctx, filepath.Join(dataDir, calibration.FileName), calibrationdb.Options{
-		Sensors: func() []calibration.Sensor { return calibrationSensors(reg.Current()) }, Log: log.With("componente", "metrologia")})
+		Sensors: func() []calibration.Sensor { return CalibrationSensors(reg.Current()) }, Log: log.With("componente", "metrologia")})
 	if err != nil {
 		return nil, err
 	}
@@ -31,15 +31,23 @@ func openCalibration(ctx context.Context, dataDir string, reg *registry.Live, pr
 	return cal, nil
 }
 
-// calibrationSensors lists the registered sensors with their municipality.
-func calibrationSensors(r *registry.Registry) []calibration.Sensor {
+// CalibrationSensors lists the registered sensors with their municipality
+// and meter: what the calibration register's overview and gauges decide
+// over (calibrationdb.Options.Sensors), for the service and the CLI alike.
+func CalibrationSensors(r *registry.Registry) []calibration.Sensor {
 	ss := r.Sensors()
 	out := make([]calibration.Sensor, 0, len(ss))
 	for _, s := range ss {
 		g, _ := r.Gateway(s.Gateway)
-		out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality})
+		out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: SensorMeter(s)})
 	}
 	return out
+}
+
+// SensorMeter is a registered sensor's meter as calibration.Decide takes it
+// (the zero meter, no grade, for a sensor out of the register of sensors).
+func SensorMeter(s registry.Sensor) calibration.SensorMeter {
+	return calibration.SensorMeter{Grade: s.Meter.Grade, CalibratedAt: s.Meter.CalibratedAt, Certificate: s.Meter.Certificate}
 }
 
 // registerCalibration mounts the calibration routes.
@@ -75,10 +83,8 @@ func (m EvidenceMeters) Meter(ctx context.Context, sensor string, at time.Time) 
 	if err != nil || len(f.Certificates) == 0 {
 		return evidence.Meter{}, false, err
 	}
-	var sm calibration.SensorMeter
-	if sn, ok := m.Registry().Sensor(sensor); ok {
-		sm = calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
-	}
+	sn, _ := m.Registry().Sensor(sensor)
+	sm := SensorMeter(sn)
 	// The rule the workflow applies: a screening meter's readings are
 	// indicativas even with a certificate in force.
 	d := calibration.Decide(f, sm, at)

@@ -15,9 +15,18 @@ const num = (v, d = 2) => (v === null || v === undefined) ? "—" : Number(v).to
 const signed = (v) => (v > 0 ? "+" : "") + num(v);
 const date = (ymd) => { if (!ymd) return "—"; const [y, m, d] = ymd.split("-"); return `${d}/${m}/${y}`; };
 
-function situation(v, why) {
-  if (!v.ok) return h("span", { class: "cal-bad", "data-cal-state": "indicativa" }, "Indicativas — ", why.replace(/^leituras indicativas: /, ""));
-  return h("span", { class: "cal-ok", "data-cal-state": "valida" }, "Válidas para constatação");
+const bare = (why) => (why || "").replace(/^leituras indicativas: /, "");
+// The readings' standing is the decision the workflow applies (d, from
+// calibration.Decide: the register of sensors' class, then the register's
+// certificate or, with none, the register of sensors' calibration date);
+// the register's own verdict (v, regWhy) follows when it says otherwise.
+function situation(d, v, regWhy) {
+  const state = d.ok ? h("span", { class: "cal-ok", "data-cal-state": "valida" }, "Válidas para constatação")
+    : h("span", { class: "cal-bad", "data-cal-state": "indicativa" }, "Indicativas — ", bare(d.why));
+  const why = d.ok && d.why ? h("div", { class: "muted" }, d.why) : null;
+  const register = d.ok === v.ok ? null : h("div", { class: "muted", "data-cal-register": v.ok ? "valida" : "indicativa" },
+    "Registro de calibrações: ", v.ok ? "certificado em vigor" : bare(regWhy));
+  return [state, why, h("div", { class: "muted", "data-cal-source": d.source }, "decidido pelo ", d.source), register];
 }
 function expiryCell(v) {
   const c = v.certificate;
@@ -56,11 +65,11 @@ async function view(root) {
     h("thead", {}, h("tr", {}, ["Sensor", "Certificado", "Validade", "Incerteza", "Medidor", "Última verificação de campo", "Situação das leituras"].map((x) => h("th", {}, x)))),
     h("tbody", {}, rows.map((r) => {
       const v = r.verdict, c = v.certificate;
-      return h("tr", { "data-cal-sensor": r.sensor, class: v.ok ? "" : "indicativa" },
+      return h("tr", { "data-cal-sensor": r.sensor, class: r.decision.ok ? "" : "indicativa" },
         h("td", {}, h("a", { href: "#/metrologia/" + encodeURIComponent(r.sensor) }, h("b", {}, r.sensor)), h("div", { class: "muted" }, r.municipality || "")),
         h("td", {}, c ? [`nº ${c.number}`, h("div", { class: "muted" }, c.laboratory + ` (${date(c.calibrated_on)})`)] : "—"),
         expiryCell(v), h("td", {}, c ? `± ${num(c.uncertainty_db)} dB` : "—"), meterCell(v), checkCell(v, r.last_check),
-        h("td", {}, situation(v, r.why || ""), (v.warnings || []).length ? h("ul", { class: "cal-warnings" }, v.warnings.map((w) => h("li", {}, w))) : null));
+        h("td", {}, situation(r.decision, v, r.why), (v.warnings || []).length ? h("ul", { class: "cal-warnings" }, v.warnings.map((w) => h("li", {}, w))) : null));
     })));
   put(root, h("h1", {}, "Metrologia"),
     h("p", { class: "muted" }, "Certificados de calibração de cada medidor, verificações de campo com calibrador acústico (94 ou 114 dB a 1 kHz) e o medidor que os lotes assinados informam. Leituras indicativas ainda geram alertas, mas não sustentam constatação nem notificação."),
@@ -94,7 +103,7 @@ async function sensorDetail(el, id) {
   try { d = await api("/api/v1/calibration/sensors/" + encodeURIComponent(id)); }
   catch (e) { el.replaceChildren(h("p", { class: "error" }, e.message)); return; }
   const certs = (d.certificates || []).slice().reverse();
-  put(el, h("h2", {}, "Sensor " + id), h("p", {}, situation(d.verdict, d.why || "")),
+  put(el, h("h2", {}, "Sensor " + id), h("div", { id: "cal-situation" }, situation(d.decision, d.verdict, d.why)),
     h("h3", {}, "Certificados (histórico completo; nada é sobrescrito)"),
     certs.length ? h("div", { class: "table-wrap" }, h("table", { id: "cal-history" },
       h("thead", {}, h("tr", {}, ["Revisão", "Nº", "Laboratório", "Medidor", "Calibração", "Validade", "Incerteza", "Arquivo", "Registrado", ""].map((x) => h("th", {}, x)))),

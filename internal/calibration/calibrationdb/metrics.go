@@ -13,7 +13,7 @@ var (
 	descExpired = prometheus.NewDesc("sossego_calibration_expired",
 		"1 while the sensor's calibration certificate has expired, or no certificate covers today.", []string{"sensor"}, nil)
 	descIndicative = prometheus.NewDesc("sossego_calibration_indicative",
-		"1 while the sensor's readings are indicativas (expired or missing certificate, or another meter than the certificate's).", []string{"sensor"}, nil)
+		"1 while the sensor's readings are indicativas by the rule the workflow applies (calibration.Decide): a meter the register of sensors does not grade class 1 or 2; with a certificate, an expired one or another meter than the certificate's; with none, a register-of-sensors calibration missing, later or over 12 months old.", []string{"sensor"}, nil)
 	descCheckAge = prometheus.NewDesc("sossego_calibration_check_age_seconds",
 		"Age of the sensor's latest calibrator field check (absent before the first).", []string{"sensor"}, nil)
 	descCheckStale = prometheus.NewDesc("sossego_calibration_check_stale",
@@ -52,7 +52,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		v := row.Verdict
 		ch <- prometheus.MustNewConstMetric(descExpiring, prometheus.GaugeValue, b(v.Expiring), row.Sensor)
 		ch <- prometheus.MustNewConstMetric(descExpired, prometheus.GaugeValue, b(v.Expired || v.Certificate == nil), row.Sensor)
-		ch <- prometheus.MustNewConstMetric(descIndicative, prometheus.GaugeValue, b(!v.OK), row.Sensor)
+		ch <- prometheus.MustNewConstMetric(descIndicative, prometheus.GaugeValue, b(!row.Decision.OK), row.Sensor)
 		ch <- prometheus.MustNewConstMetric(descCheckStale, prometheus.GaugeValue, b(v.CheckStale), row.Sensor)
 		if v.LastCheck != nil {
 			ch <- prometheus.MustNewConstMetric(descCheckAge, prometheus.GaugeValue, v.CheckAge, row.Sensor)

@@ -49,13 +49,9 @@ type Register struct {
 
 // Open opens (creating if needed) the register at path.
 func Open(ctx context.Context, path string, o Options) (*Register, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{MaxOpenConns: 4})
+	db, err := sqlitedb.OpenMigrated(ctx, path, sqlitedb.Options{MaxOpenConns: 4}, migrationScheme, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
-	}
-	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Scheme{Table: "calibration_migrations"}, migrations); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
 	}
 	return newRegister(ctx, db, o)
 }
@@ -108,8 +104,25 @@ func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error
 // Close closes the file.
 func (r *Register) Close() error { return r.db.Close() }
 
-// migrations are the register's schema steps (sqlitedb.Migrate).
-var migrations = []sqlitedb.Step{{Name: "certificates, files, checks, devices, policy", SQL: schema}}
+// migrationScheme is where the register records its schema steps.
+var migrationScheme = sqlitedb.Scheme{Table: "calibration_migrations"}
+
+// migrations are the register's numbered schema steps (sqlitedb.Migrate);
+// a schema change is a new step at the end.
+var migrations = []sqlitedb.Step{
+	{Name: "certificates, files, checks, devices, policy", SQL: schema},
+	{Name: "cursors into the readings store", SQL: cursorsSchema},
+}
+
+// cursorsSchema keeps how far into another store the register has caught
+// up (CatchUp: the readings store's batch position up to which every field
+// check is in checks).
+const cursorsSchema = `
+CREATE TABLE cursors (
+	name     TEXT PRIMARY KEY,
+	position INTEGER NOT NULL
+) STRICT;
+`
 
 const schema = `
 CREATE TABLE files (
@@ -548,17 +561,18 @@ func (r *Register) Decide(ctx context.Context, sensor string, m calibration.Sens
 	return calibration.Decide(f, m, at)
 }
 
-// Overview is every registered or certified sensor's verdict at at, by
-// sensor id.
+// Overview is every registered or certified sensor's verdict and decision
+// (Decide, over the register of sensors' meter that Options.Sensors gives;
+// a sensor out of it has no grade) at at, by sensor id.
 func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Row, error) {
-	munis := map[string]string{}
+	known := map[string]calibration.Sensor{}
 	var ids []string
 	if r.o.Sensors != nil {
 		for _, s := range r.o.Sensors() {
-			if _, ok := munis[s.ID]; !ok {
+			if _, ok := known[s.ID]; !ok {
 				ids = append(ids, s.ID)
 			}
-			munis[s.ID] = s.Municipality
+			known[s.ID] = s
 		}
 	}
 	all, err := r.History(ctx, "")
@@ -567,8 +581,8 @@ func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Ro
 	}
 	revs := map[string]int{}
 	for _, c := range all {
-		if _, ok := munis[c.Sensor]; !ok {
-			munis[c.Sensor] = ""
+		if _, ok := known[c.Sensor]; !ok {
+			known[c.Sensor] = calibration.Sensor{ID: c.Sensor}
 			ids = append(ids, c.Sensor)
 		}
 		revs[c.Sensor]++
@@ -576,11 +590,15 @@ func (r *Register) Overview(ctx context.Context, at time.Time) ([]calibration.Ro
 	slices.Sort(ids)
 	out := make([]calibration.Row, 0, len(ids))
 	for _, id := range ids {
-		v, err := r.Verdict(ctx, id, at)
+		f, err := r.Facts(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, calibration.Row{Sensor: id, Municipality: munis[id], Verdict: v, Revisions: revs[id]})
+		d := calibration.Decide(f, known[id].Meter, at)
+		d.Verdict = nil
+		s := known[id]
+		out = append(out, calibration.Row{Sensor: id, Municipality: s.Municipality, Verdict: calibration.Evaluate(f, at),
+			Decision: d, Revisions: revs[id]})
 	}
 	return out, nil
 }

@@ -270,6 +270,7 @@ func migrations(log *slog.Logger) []sqlitedb.Step {
 		{Name: "level records in packs", Tx: func(ctx context.Context, tx *sql.Tx) error { return migrateLevels(ctx, tx, log) }},
 		{Name: "env ids that only grow", Tx: migrateEnv},
 		{Name: "gateways conflict counters", Tx: migrateConflicts},
+		{Name: "index of field-check batches", SQL: checksIndex},
 	}
 }
 
