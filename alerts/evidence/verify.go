@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -426,6 +428,12 @@ type bagFiles struct {
 	// listed is every batch batches.txt holds.
 	listed map[BatchKey]bool
 	mu     sync.Mutex // kept, while payload files are hashed in parallel
+
+	// Set by prepare, before the payload is hashed.
+	prepared bool
+	gwKeys   map[string]gwKey
+	gwKeysOK bool
+	stream   *batchStream // checks data/batches.txt as it is read
 }
 
 // indexZip takes the zip's members: one top directory (the bag's name),
@@ -557,37 +565,15 @@ func (b *bagFiles) checkTagManifest(tagm []byte) {
 }
 
 // checkPayload: every data/ file is listed, each hash right, nothing else
-// in the bag, and Payload-Oxum matches what was read.
+// in the bag, and Payload-Oxum matches what was read. The gateway batches
+// are checked while the payload is still being read (see batchStream).
 func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, haveInfo bool) {
 	var octets atomic.Int64
-	listed := checkManifestParallel(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
-		b.files, func(name string) (string, error) {
-			rc, err := b.files[name]()
-			if err != nil {
-				return "", err
-			}
-			defer rc.Close()
-			h := sha256.New()
-			left := maxTotal - b.total.Load()
-			var src io.Reader = io.LimitReader(rc, left)
-			var keep *bytes.Buffer
-			if keptFiles[name] {
-				keep = &bytes.Buffer{}
-				keep.Grow(int(min(max(b.sizes[name], 0), maxKeptFile)) + bytes.MinRead)
-				src = io.TeeReader(io.LimitReader(rc, min(maxKeptFile, left)), keep)
-			}
-			c, err := io.Copy(h, src)
-			b.total.Add(c)
+	listed := b.checkManifestParallel("manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
+		b.prepare, func(name string) (string, error) {
+			c, sum, err := b.hashPayload(name)
 			octets.Add(c)
-			if err != nil {
-				return "", err
-			}
-			if keep != nil {
-				b.mu.Lock()
-				b.kept[name] = keep.Bytes()
-				b.mu.Unlock()
-			}
-			return hex.EncodeToString(h.Sum(nil)), nil
+			return sum, err
 		})
 	for name := range b.files {
 		if strings.HasPrefix(name, "data/") && !listed[name] {
@@ -683,18 +669,27 @@ func isTag(name string) bool {
 }
 
 // checkManifestParallel is checkManifest hashing two files at a time
-// (the largest first: the readings and the batches are most of a bag).
-func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+// (the largest first: the readings and the batches are most of a bag),
+// after calling before with the names of the files it will hash.
+func (b *bagFiles) checkManifestParallel(mname string, data []byte, allowed func(string) bool, before func(names []string),
 	sum func(string) (string, error)) map[string]bool {
+	rep := b.rep
 	type job struct {
 		name, want string
 		got        string
 		err        error
 	}
 	var jobs []*job
-	listed := checkManifest(rep, mname, data, allowed, files, func(name string) (string, error) {
+	listed := checkManifest(rep, mname, data, allowed, b.files, func(name string) (string, error) {
 		return "", errDeferred
 	}, func(name, want string) { jobs = append(jobs, &job{name: name, want: want}) })
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.name
+	}
+	before(names)
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(x, y *job) int { return cmp.Compare(b.sizes[y.name], b.sizes[x.name]) })
 	next := make(chan *job)
 	var wg sync.WaitGroup
 	for range 2 {
@@ -704,7 +699,7 @@ func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(
 			}
 		})
 	}
-	for _, j := range jobs {
+	for _, j := range order {
 		next <- j
 	}
 	close(next)
@@ -800,18 +795,29 @@ func (b *bagFiles) checkContents() {
 			rep.add("data/keys/service.json não traz a chave que assinou o pacote (%s)", rep.KeyFingerprint)
 		}
 	}
-	keys, ok := b.gatewayKeys()
+	if !b.prepared {
+		b.prepare(nil)
+	}
+	keys, ok := b.gwKeys, b.gwKeysOK
 	if !ok {
 		return
 	}
 	bt, ok := b.kept["data/batches.txt"]
-	if !ok {
+	var bodies map[BatchKey][]recLine
+	switch {
+	case !ok:
+		if b.stream != nil {
+			b.stream.wait() // read in part, then unreadable: reported with its hash
+		}
 		if b.files["data/batches.txt"] == nil {
 			rep.add("falta o arquivo data/batches.txt (os lotes assinados pelos gateways)")
 		}
 		return
+	case b.stream != nil:
+		bodies = b.collectBatches(b.stream.wait())
+	default:
+		bodies = b.checkBatches(bt, keys)
 	}
-	bodies := b.checkBatches(bt, keys)
 	if ct, ok := b.kept["data/checks.txt"]; ok {
 		b.checkChecks(ct, keys)
 	}
@@ -828,13 +834,20 @@ type gwKey struct {
 	wire *signature.PublicKey
 }
 
-func (b *bagFiles) gatewayKeys() (map[string]gwKey, bool) {
+// gatewayKeys reads data/keys/gateways.json when the payload manifest
+// lists it (hashed: it is hashed with the payload) and the PEM files it
+// names.
+func (b *bagFiles) gatewayKeys(hashed bool) (map[string]gwKey, bool) {
 	rep := b.rep
-	gj, ok := b.kept["data/keys/gateways.json"]
-	if !ok {
+	if !hashed {
 		if b.files["data/keys/gateways.json"] == nil {
 			rep.add("falta o arquivo data/keys/gateways.json (as chaves dos gateways)")
 		}
+		return nil, false
+	}
+	gj, err := b.read("data/keys/gateways.json", maxKeptFile)
+	if err != nil {
+		rep.add("data/keys/gateways.json ilegível: %v", err)
 		return nil, false
 	}
 	var docs []keyDoc
