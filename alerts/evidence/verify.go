@@ -814,7 +814,7 @@ func (b *bagFiles) checkContents() {
 		}
 		return
 	case b.stream != nil:
-		bodies = b.collectBatches(b.stream.wait())
+		bodies = b.collectBatches(b.stream.wait()...)
 	default:
 		bodies = b.checkBatches(bt, keys)
 	}

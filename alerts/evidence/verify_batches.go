@@ -83,7 +83,7 @@ var (
 // when it was received and returns the records of the verified ones.
 func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
 	batches, verdicts := b.checkSigned(batchKind, data, keys)
-	return b.collectBatches(batches, verdicts)
+	return b.collectBatches(checkedPart{batches, verdicts})
 }
 
 // checkSigned parses and checks the lines of a file of signed messages in
@@ -125,14 +125,35 @@ func (b *bagFiles) checkChecks(data []byte, keys map[string]gwKey) {
 	}
 }
 
-// collectBatches gathers the verdicts in line order.
-func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict) map[BatchKey][]recLine {
+// checkedPart is the batches of consecutive lines with their verdicts.
+type checkedPart struct {
+	batches  []signedBatch
+	verdicts []batchVerdict
+}
+
+// collectBatches gathers the verdicts in line order (the parts in order).
+func (b *bagFiles) collectBatches(parts ...checkedPart) map[BatchKey][]recLine {
 	rep := b.rep
-	b.listed = make(map[BatchKey]bool, len(batches))
-	out := make(map[BatchKey][]recLine, len(batches))
+	n := 0
+	for _, p := range parts {
+		n += len(p.batches)
+	}
+	b.listed = make(map[BatchKey]bool, n)
+	out := make(map[BatchKey][]recLine, n)
 	unsigned := 0
-	for i, v := range verdicts {
-		sb := &batches[i]
+	for _, p := range parts {
+		b.collectPart(p, out, &unsigned)
+	}
+	if unsigned > 5 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
+	}
+	return out
+}
+
+func (b *bagFiles) collectPart(p checkedPart, out map[BatchKey][]recLine, unsigned *int) {
+	rep := b.rep
+	for i, v := range p.verdicts {
+		sb := &p.batches[i]
 		if sb.ok {
 			rep.Batches++
 			b.listed[BatchKey{sb.gateway, sb.seq}] = true
@@ -141,8 +162,8 @@ func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict
 			rep.Problems = append(rep.Problems, v.problem)
 		}
 		if v.warn != "" {
-			unsigned++
-			if unsigned <= 5 {
+			*unsigned++
+			if *unsigned <= 5 {
 				rep.Warnings = append(rep.Warnings, v.warn)
 			}
 		}
@@ -151,10 +172,6 @@ func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict
 			out[BatchKey{sb.gateway, sb.seq}] = v.recs
 		}
 	}
-	if unsigned > 5 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
-	}
-	return out
 }
 
 // numbered is a non-empty line with its number (from 1).

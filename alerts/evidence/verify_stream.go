@@ -174,17 +174,16 @@ func (s *batchStream) work() {
 	}
 }
 
-// wait returns every line's batch and verdict, in line order, once the
-// workers are done.
-func (s *batchStream) wait() ([]signedBatch, []batchVerdict) {
+// wait returns every segment's batches and verdicts, in line order, once
+// the workers are done.
+func (s *batchStream) wait() []checkedPart {
 	s.wg.Wait()
 	for _, p := range s.pans {
 		s.b.rep.add("erro interno ao conferir o pacote: %v", p)
 	}
-	var batches []signedBatch
-	var verdicts []batchVerdict
-	for _, seg := range s.all {
-		batches, verdicts = append(batches, seg.batches...), append(verdicts, seg.verdicts...)
+	parts := make([]checkedPart, len(s.all))
+	for i, seg := range s.all {
+		parts[i] = checkedPart{seg.batches, seg.verdicts}
 	}
-	return batches, verdicts
+	return parts
 }
