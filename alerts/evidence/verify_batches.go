@@ -552,6 +552,7 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 	var last []recLine
 	var lastSeq uint64
 	var lastOK bool
+	hint := 0 // where the next row's record likely is: rows follow their batch's records
 	var off [15]int
 	for ; len(data) > 0; ln++ {
 		line := data
@@ -589,7 +590,8 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 			continue
 		}
 		t := field(0)
-		j := sort.Search(len(recs), func(j int) bool { return bytes.Compare(recs[j].t, t) >= 0 })
+		j := nextRec(recs, t, hint)
+		hint = j + 1
 		if j == len(recs) || !bytes.Equal(recs[j].t, t) {
 			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, gw, t))
 			continue
@@ -603,19 +605,30 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 	return p
 }
 
+// nextRec is the first record at or after t in recs (sorted by t), found
+// at hint when it is there (the rows of a batch come in its order).
+func nextRec(recs []recLine, t []byte, hint int) int {
+	if hint < len(recs) && bytes.Equal(recs[hint].t, t) && (hint == 0 || bytes.Compare(recs[hint-1].t, t) < 0) {
+		return hint
+	}
+	return sort.Search(len(recs), func(j int) bool { return bytes.Compare(recs[j].t, t) >= 0 })
+}
+
 // csvFields14 finds the 14 comma-separated fields of a row: field i is
 // line[off[i] : off[i+1]-1].
 func csvFields14(line []byte, off *[15]int) bool {
 	off[0] = 0
 	n := 1
-	for i, c := range line {
-		if c == ',' {
-			if n == 14 {
-				return false // too many fields
-			}
-			off[n] = i + 1
-			n++
+	for i := 0; ; n++ {
+		k := bytes.IndexByte(line[i:], ',')
+		if k < 0 {
+			break
 		}
+		if n == 14 {
+			return false // too many fields
+		}
+		i += k + 1
+		off[n] = i
 	}
 	off[14] = len(line) + 1
 	return n == 14
