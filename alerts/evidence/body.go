@@ -31,59 +31,110 @@ func decodeBody(body []byte, out *bodyRecords) error {
 // nesting deeper than 64, and any syntax error; the caller then decodes
 // with the library, which gives the verdict.
 func fastBody(body []byte, out *bodyRecords) bool {
-	s := scanner{b: body}
 	recs := out.Records[:0]
 	*out = bodyRecords{}
+	gw, seq, ok := scanBody(body, func() {
+		if recs == nil {
+			recs = []batchRecord{} // an empty array is an empty, non-nil slice
+		}
+		out.Records = recs
+	}, func(r *rawRecord) bool {
+		br, ok := r.record()
+		recs = append(recs, br)
+		out.Records = recs
+		return ok
+	})
+	out.Gateway, out.Seq = string(gw), seq
+	return ok
+}
+
+// fastRecLines is fastBody giving the records as readings.csv shows them
+// (recLines of fastBody's records, the same bytes) without decoding the
+// values: the text of each is rewritten in the CSV's form. It declines
+// (false) where fastBody does, and where a value needs a decoding that
+// fails; the caller then decodes with decodeBody.
+func fastRecLines(body []byte, scratch *[]recSpan) (gateway []byte, seq uint64, recs []recLine, ok bool) {
+	buf := make([]byte, 0, len(body)/2+64) // the CSV is about half the JSON
+	spans := (*scratch)[:0]
+	defer func() { *scratch = spans[:0] }()
+	gateway, seq, ok = scanBody(body, func() {}, func(r *rawRecord) bool {
+		start := len(buf)
+		var tl int
+		var ok bool
+		buf, tl, ok = r.appendCSV(buf)
+		spans = append(spans, recSpan{tl, len(buf) - start - tl})
+		return ok
+	})
+	if !ok {
+		return nil, 0, nil, false
+	}
+	recs = make([]recLine, len(spans))
+	off := 0
+	for i, sp := range spans {
+		recs[i] = recLine{t: buf[off : off+sp.t : off+sp.t], vals: buf[off+sp.t : off+sp.t+sp.vals : off+sp.t+sp.vals]}
+		off += sp.t + sp.vals
+	}
+	return gateway, seq, recs, true
+}
+
+// recSpan is the lengths of a record's two parts in fastRecLines' buffer.
+type recSpan struct{ t, vals int }
+
+// scanBody reads a batch body's members in one pass: gateway and seq it
+// returns, each record of "records" it hands to rec, calling empty when
+// "records" is there (an empty array is an empty list, not none); it
+// skips (checking) the others.
+func scanBody(body []byte, empty func(), rec func(*rawRecord) bool) (gateway []byte, seq uint64, ok bool) {
+	s := scanner{b: body}
 	if !s.lit('{') {
-		return false
+		return nil, 0, false
 	}
 	var names nameSet
 	if s.lit('}') {
-		return s.end()
+		return nil, 0, s.end()
 	}
 	for {
 		name, ok := s.str()
 		if !ok || !names.add(name) || !s.lit(':') {
-			return false
+			return nil, 0, false
 		}
 		switch string(name) {
 		case "gateway":
-			v, ok := s.str()
-			if !ok {
-				return false
+			if gateway, ok = s.str(); !ok {
+				return nil, 0, false
 			}
-			out.Gateway = string(v)
 		case "seq":
 			v, ok := s.num()
 			if !ok || !allDigits(v) {
-				return false
+				return nil, 0, false
 			}
 			n, err := strconv.ParseUint(string(v), 10, 64)
 			if err != nil {
-				return false
+				return nil, 0, false
 			}
-			out.Seq = n
+			seq = n
 		case "records":
-			if recs, ok = s.records(recs); !ok {
-				return false
+			empty()
+			if !s.records(rec) {
+				return nil, 0, false
 			}
-			out.Records = recs
 		default:
 			if !s.skip(0) {
-				return false
+				return nil, 0, false
 			}
 		}
 		if s.lit(',') {
 			continue
 		}
-		return s.lit('}') && s.end()
+		return gateway, seq, s.lit('}') && s.end()
 	}
 }
 
 // scanner reads JSON from b at i.
 type scanner struct {
-	b []byte
-	i int
+	b   []byte
+	i   int
+	rec rawRecord // the record being read
 }
 
 func (s *scanner) ws() {
@@ -256,30 +307,33 @@ func (s *scanner) skip(depth int) bool {
 	}
 }
 
-// records reads the records array, appending to recs.
-func (s *scanner) records(recs []batchRecord) ([]batchRecord, bool) {
+// records reads the records array, handing each record to rec.
+func (s *scanner) records(rec func(*rawRecord) bool) bool {
 	if !s.lit('[') {
-		return nil, false
-	}
-	if recs == nil {
-		recs = []batchRecord{} // an empty array is an empty, non-nil slice
+		return false
 	}
 	if s.lit(']') {
-		return recs, true
+		return true
 	}
 	for {
-		var r batchRecord
-		if !s.record(&r) {
-			return nil, false
+		s.rec = rawRecord{}
+		if !s.record(&s.rec) || !rec(&s.rec) {
+			return false
 		}
-		recs = append(recs, r)
 		if !s.lit(',') {
-			return recs, s.lit(']')
+			return s.lit(']')
 		}
 	}
 }
 
-func (s *scanner) record(r *batchRecord) bool {
+// rawRecord is a record's members as they are written: the text of each
+// value (nil: absent, or null for lcpeak_db), checked to be of its kind.
+type rawRecord struct {
+	t, dur, laeq, lafmax, lafmin, lcpeak []byte
+	overload                             bool
+}
+
+func (s *scanner) record(r *rawRecord) bool {
 	if !s.lit('{') {
 		return false
 	}
@@ -294,29 +348,29 @@ func (s *scanner) record(r *batchRecord) bool {
 		}
 		switch string(name) {
 		case "t":
-			ok = s.time(&r.T)
+			r.t, ok = s.str()
+			ok = ok && plainUTC(r.t)
 		case "dur_ms":
-			ok = s.int(&r.DurMs)
+			r.dur, ok = s.num()
+			ok = ok && allDigits(bytes.TrimPrefix(r.dur, []byte("-")))
 		case "laeq_db":
-			ok = s.float(&r.LAeq)
+			r.laeq, ok = s.num()
 		case "lafmax_db":
-			ok = s.float(&r.LAFmax)
+			r.lafmax, ok = s.num()
 		case "lafmin_db":
-			ok = s.float(&r.LAFmin)
+			r.lafmin, ok = s.num()
 		case "lcpeak_db":
 			if s.peek() == 'n' {
-				r.LCpeak, ok = nil, s.word("null")
+				r.lcpeak, ok = nil, s.word("null")
 			} else {
-				var v float64
-				ok = s.float(&v)
-				r.LCpeak = &v
+				r.lcpeak, ok = s.num()
 			}
 		case "overload":
 			switch s.peek() {
 			case 't':
-				r.Overload, ok = true, s.word("true")
+				r.overload, ok = true, s.word("true")
 			case 'f':
-				r.Overload, ok = false, s.word("false")
+				r.overload, ok = false, s.word("false")
 			default:
 				ok = false
 			}
@@ -332,42 +386,33 @@ func (s *scanner) record(r *batchRecord) bool {
 	}
 }
 
-func (s *scanner) float(v *float64) bool {
-	t, ok := s.num()
-	if !ok {
-		return false
+// record decodes the values as the JSON library does.
+func (r *rawRecord) record() (batchRecord, bool) {
+	var br batchRecord
+	ok := true
+	if r.t != nil {
+		t, err := time.Parse(time.RFC3339Nano, string(r.t))
+		br.T, ok = t, err == nil
 	}
-	f, err := strconv.ParseFloat(string(t), 64)
-	*v = f
-	return err == nil
-}
-
-func (s *scanner) int(v *int64) bool {
-	t, ok := s.num()
-	if !ok {
-		return false
+	if r.dur != nil {
+		n, err := strconv.ParseInt(string(r.dur), 10, 64)
+		br.DurMs, ok = n, ok && err == nil
 	}
-	digits := t
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
+	for _, f := range [...]struct {
+		text []byte
+		v    *float64
+	}{{r.laeq, &br.LAeq}, {r.lafmax, &br.LAFmax}, {r.lafmin, &br.LAFmin}} {
+		if f.text != nil {
+			v, err := strconv.ParseFloat(string(f.text), 64)
+			*f.v, ok = v, ok && err == nil
+		}
 	}
-	if !allDigits(digits) {
-		return false
+	if r.lcpeak != nil {
+		v, err := strconv.ParseFloat(string(r.lcpeak), 64)
+		br.LCpeak, ok = &v, ok && err == nil
 	}
-	n, err := strconv.ParseInt(string(t), 10, 64)
-	*v = n
-	return err == nil
-}
-
-// time reads a UTC timestamp of the form 2006-01-02T15:04:05[.9…]Z.
-func (s *scanner) time(v *time.Time) bool {
-	t, ok := s.str()
-	if !ok || !plainUTC(t) {
-		return false
-	}
-	p, err := time.Parse(time.RFC3339Nano, string(t))
-	*v = p
-	return err == nil
+	br.Overload = r.overload
+	return br, ok
 }
 
 // plainUTC: YYYY-MM-DDTHH:MM:SS, then an optional fraction of 1–9 digits,

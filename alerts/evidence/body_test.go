@@ -3,7 +3,10 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +26,16 @@ func sameAsLibrary(t *testing.T, body []byte) bool {
 	var fast, lib bodyRecords
 	took := fastBody(body, &fast)
 	err := jsonv2.Unmarshal(body, &lib)
+	var spans []recSpan
+	gw, seq, lines, tookLines := fastRecLines(body, &spans)
+	if tookLines != took {
+		t.Errorf("fastRecLines took %s: %v, fastBody: %v", body, tookLines, took)
+	}
+	if tookLines && err == nil {
+		if want := recLines(lib.Records); string(gw) != lib.Gateway || seq != lib.Seq || !reflect.DeepEqual(lines, want) {
+			t.Errorf("fastRecLines(%s) = %s %d %s, library's records as CSV %s %d %s", body, gw, seq, csvText(lines), lib.Gateway, lib.Seq, csvText(want))
+		}
+	}
 	if !took {
 		var dec bodyRecords
 		if derr := decodeBody(body, &dec); (derr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(dec, lib)) {
@@ -91,6 +104,15 @@ func TestFastBodyAgreesWithLibrary(t *testing.T) {
 		{"not an object", `[1]`, false},
 		{"truncated", `{"records":[{"t":"2026`, false},
 		{"case of a name", `{"Seq":1,"GATEWAY":"g"}`, true},
+		{"values rounded from their text", `{"records":[{"laeq_db":52.156,"lafmax_db":99.995,"lafmin_db":-0.001},{"laeq_db":-0,"lafmax_db":0.004,"lafmin_db":9.9999999}]}`, true},
+		{"values near a rounding boundary", `{"records":[{"laeq_db":0.125,"lafmax_db":1.005,"lafmin_db":2.67499999999,"lcpeak_db":0.0050000000001}]}`, true},
+		{"values decoded", `{"records":[{"laeq_db":123456.785,"lafmax_db":1.5e1,"lafmin_db":0.12345678901234567890123,"lcpeak_db":-99999.995}]}`, true},
+		{"integers", `{"records":[{"dur_ms":-0},{"dur_ms":1234567890123456789},{"dur_ms":-9223372036854775808}]}`, true},
+		{"integer out of range", `{"records":[{"dur_ms":9223372036854775808}]}`, false},
+		{"times", `{"records":[{"t":"2024-02-29T23:59:59.999999999Z"},{"t":"2026-03-07T02:10:00.1Z"},{"t":"0000-01-01T00:00:00Z"}]}`, true},
+		{"29 February of a common year", `{"records":[{"t":"2023-02-29T00:00:00Z"}]}`, false},
+		{"second 60", `{"records":[{"t":"2026-03-07T23:59:60Z"}]}`, false},
+		{"hour 24", `{"records":[{"t":"2026-03-07T24:00:00Z"}]}`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,10 +123,20 @@ func TestFastBodyAgreesWithLibrary(t *testing.T) {
 	}
 }
 
+// csvText shows records as CSV lines.
+func csvText(rs []recLine) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(string(r.t) + "," + string(r.vals) + "; ")
+	}
+	return b.String()
+}
+
 func FuzzFastBody(f *testing.F) {
 	f.Add([]byte(`{"gateway":"g","seq":7,"records":[{"t":"2026-03-07T02:10:00.123Z","dur_ms":1000,"laeq_db":61.2,"lcpeak_db":null,"overload":true}]}`))
 	f.Add([]byte(`{"records":[{"hist":{"bins":{"612":1}}}],"device":{"model":"x"}}`))
 	f.Add([]byte(`{"seq":1,"seq":2}`))
+	f.Add([]byte(`{"records":[{"laeq_db":99.995,"lafmax_db":1.005,"lafmin_db":-0.001,"lcpeak_db":12345.6789,"dur_ms":-0,"t":"2024-02-29T23:59:59.9Z"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameAsLibrary(t, body)
 	})
@@ -247,4 +279,24 @@ func bodyMetaLibrary(body []byte) (clock, device, check []byte) {
 		}
 	}
 	return clock, device, check
+}
+
+// TestFixed2TextAgrees: the value rewritten from its text is the one
+// strconv gives after decoding, for the numbers gateways write (shortest
+// form of a float) and for decimals of every length, halves included.
+func TestFixed2TextAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	check := func(text string) {
+		got, ok := appendFixed2Text(nil, []byte(text))
+		want, wok := appendFloatSlow(nil, []byte(text))
+		if ok != wok || string(got) != string(want) {
+			t.Fatalf("%s: %q %v, strconv %q %v", text, got, ok, want, wok)
+		}
+	}
+	for range 200000 {
+		v := (r.Float64() - 0.1) * math.Pow(10, float64(r.IntN(7)))
+		check(strconv.FormatFloat(v, 'f', -1, 64))
+		check(strconv.FormatFloat(v, 'f', r.IntN(12), 64))
+		check(strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)) // many halves: x.xx5
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -281,7 +283,8 @@ func strictZip(r io.ReaderAt, size int64) (int64, error) {
 }
 
 // contiguous checks the members lie back to back from offset 0 up to the
-// central directory.
+// central directory, each local header (and data descriptor) saying what
+// the central directory says of its member.
 func contiguous(r io.ReaderAt, files []*zip.File, cdOff int64) error {
 	type m struct {
 		f   *zip.File
@@ -291,7 +294,7 @@ func contiguous(r io.ReaderAt, files []*zip.File, cdOff int64) error {
 	for _, f := range files {
 		off, err := f.DataOffset()
 		if err != nil {
-			return err
+			return fmt.Errorf("o cabeçalho local de %s está ilegível", f.Name)
 		}
 		ms = append(ms, m{f, off})
 	}
@@ -300,29 +303,112 @@ func contiguous(r io.ReaderAt, files []*zip.File, cdOff int64) error {
 	for _, x := range ms {
 		var h [30]byte
 		if _, err := r.ReadAt(h[:], pos); err != nil || string(h[:4]) != "PK\x03\x04" {
-			return fmt.Errorf("bytes estranhos antes de %s", x.f.Name)
+			return fmt.Errorf("o zip não é contíguo: bytes estranhos antes de %s", x.f.Name)
 		}
 		data := pos + 30 + int64(binary.LittleEndian.Uint16(h[26:])) + int64(binary.LittleEndian.Uint16(h[28:]))
 		if data != x.off {
-			return fmt.Errorf("bytes estranhos antes de %s", x.f.Name)
+			return fmt.Errorf("o zip não é contíguo: bytes estranhos antes de %s", x.f.Name)
+		}
+		if err := localAgrees(r, pos, &h, x.f); err != nil {
+			return err
 		}
 		pos = data + int64(x.f.CompressedSize64)
 		if binary.LittleEndian.Uint16(h[6:])&0x8 != 0 { // data descriptor
-			var d [4]byte
-			if _, err := r.ReadAt(d[:], pos); err == nil && string(d[:]) == "PK\x07\x08" {
-				pos += 4
+			n, err := descriptorAgrees(r, pos, x.f)
+			if err != nil {
+				return err
 			}
-			if x.f.CompressedSize64 >= 0xFFFFFFFF || x.f.UncompressedSize64 >= 0xFFFFFFFF {
-				pos += 20
-			} else {
-				pos += 12
-			}
+			pos += n
 		}
 	}
 	if pos != cdOff {
-		return errors.New("bytes estranhos entre o último membro e o diretório central")
+		return errors.New("o zip não é contíguo: bytes estranhos entre o último membro e o diretório central")
 	}
 	return nil
+}
+
+// localAgrees checks that the local header h (at pos) names f as the
+// central directory does, with the same flags and method, and, without a
+// data descriptor, the same CRC-32 and sizes (with one, they are zero or
+// the same). A tool that reads the local headers (a streaming unzip) must
+// see the member the verifier checked.
+func localAgrees(r io.ReaderAt, pos int64, h *[30]byte, f *zip.File) error {
+	le := binary.LittleEndian
+	name := make([]byte, le.Uint16(h[26:]))
+	if _, err := r.ReadAt(name, pos+30); err != nil || string(name) != f.Name {
+		return fmt.Errorf("o cabeçalho local do membro %q o chama de %q", f.Name, name)
+	}
+	if le.Uint16(h[6:]) != f.Flags || le.Uint16(h[8:]) != f.Method {
+		return fmt.Errorf("o cabeçalho local de %s difere do diretório central (opções ou método de compressão)", f.Name)
+	}
+	crc, csize, usize := le.Uint32(h[14:]), uint64(le.Uint32(h[18:])), uint64(le.Uint32(h[22:]))
+	if csize == 0xFFFFFFFF || usize == 0xFFFFFFFF {
+		extra := make([]byte, le.Uint16(h[28:]))
+		if _, err := r.ReadAt(extra, pos+30+int64(len(name))); err != nil {
+			return fmt.Errorf("o cabeçalho local de %s está ilegível", f.Name)
+		}
+		usize, csize = zip64Sizes(extra, usize, csize)
+	}
+	if f.Flags&0x8 != 0 && crc == 0 && csize == 0 && usize == 0 {
+		return nil
+	}
+	if crc != f.CRC32 || csize != f.CompressedSize64 || usize != f.UncompressedSize64 {
+		return fmt.Errorf("o cabeçalho local de %s difere do diretório central (CRC-32 ou tamanhos)", f.Name)
+	}
+	return nil
+}
+
+// zip64Sizes reads the sizes a zip64 extra field gives for the ones a
+// local header leaves at 0xFFFFFFFF (uncompressed first, then compressed).
+func zip64Sizes(extra []byte, usize, csize uint64) (uint64, uint64) {
+	le := binary.LittleEndian
+	for len(extra) >= 4 {
+		id, n := le.Uint16(extra), int(le.Uint16(extra[2:]))
+		if n > len(extra)-4 {
+			break
+		}
+		body := extra[4 : 4+n]
+		if id == 0x0001 {
+			for _, v := range []*uint64{&usize, &csize} {
+				if *v == 0xFFFFFFFF && len(body) >= 8 {
+					*v, body = le.Uint64(body), body[8:]
+				}
+			}
+			break
+		}
+		extra = extra[4+n:]
+	}
+	return usize, csize
+}
+
+// descriptorAgrees checks the data descriptor at pos (after f's data) has
+// the central directory's CRC-32 and sizes, and returns its length.
+func descriptorAgrees(r io.ReaderAt, pos int64, f *zip.File) (int64, error) {
+	le := binary.LittleEndian
+	var d [24]byte
+	n, _ := r.ReadAt(d[:], pos)
+	b, start := d[:n], int64(0)
+	if len(b) >= 4 && string(b[:4]) == "PK\x07\x08" {
+		b, start = b[4:], 4
+	}
+	wide := f.CompressedSize64 >= 0xFFFFFFFF || f.UncompressedSize64 >= 0xFFFFFFFF
+	var crc uint32
+	var csize, usize uint64
+	switch {
+	case wide && len(b) >= 20:
+		crc, csize, usize = le.Uint32(b), le.Uint64(b[4:]), le.Uint64(b[12:])
+	case !wide && len(b) >= 12:
+		crc, csize, usize = le.Uint32(b), uint64(le.Uint32(b[4:])), uint64(le.Uint32(b[8:]))
+	default:
+		return 0, fmt.Errorf("o descritor de dados de %s está incompleto", f.Name)
+	}
+	if crc != f.CRC32 || csize != f.CompressedSize64 || usize != f.UncompressedSize64 {
+		return 0, fmt.Errorf("o descritor de dados de %s difere do diretório central (CRC-32 ou tamanhos)", f.Name)
+	}
+	if wide {
+		return start + 20, nil
+	}
+	return start + 12, nil
 }
 
 type opener func() (io.ReadCloser, error)
@@ -342,6 +428,12 @@ type bagFiles struct {
 	// listed is every batch batches.txt holds.
 	listed map[BatchKey]bool
 	mu     sync.Mutex // kept, while payload files are hashed in parallel
+
+	// Set by prepare, before the payload is hashed.
+	prepared bool
+	gwKeys   map[string]gwKey
+	gwKeysOK bool
+	stream   *batchStream // checks data/batches.txt as it is read
 }
 
 // indexZip takes the zip's members: one top directory (the bag's name),
@@ -381,7 +473,7 @@ func (b *bagFiles) indexZip(r io.ReaderAt, members []*zip.File, cdOff int64) {
 	}
 	b.rep.Bag = root
 	if err := contiguous(r, members, cdOff); err != nil {
-		b.rep.add("o zip não é contíguo: %v", err)
+		b.rep.add("%v", err)
 	}
 }
 
@@ -473,37 +565,15 @@ func (b *bagFiles) checkTagManifest(tagm []byte) {
 }
 
 // checkPayload: every data/ file is listed, each hash right, nothing else
-// in the bag, and Payload-Oxum matches what was read.
+// in the bag, and Payload-Oxum matches what was read. The gateway batches
+// are checked while the payload is still being read (see batchStream).
 func (b *bagFiles) checkPayload(manifest []byte, fields map[string][]string, haveInfo bool) {
 	var octets atomic.Int64
-	listed := checkManifestParallel(b.rep, "manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
-		b.files, func(name string) (string, error) {
-			rc, err := b.files[name]()
-			if err != nil {
-				return "", err
-			}
-			defer rc.Close()
-			h := sha256.New()
-			left := maxTotal - b.total.Load()
-			var src io.Reader = io.LimitReader(rc, left)
-			var keep *bytes.Buffer
-			if keptFiles[name] {
-				keep = &bytes.Buffer{}
-				keep.Grow(int(min(max(b.sizes[name], 0), maxKeptFile)) + bytes.MinRead)
-				src = io.TeeReader(io.LimitReader(rc, min(maxKeptFile, left)), keep)
-			}
-			c, err := io.Copy(h, src)
-			b.total.Add(c)
+	listed := b.checkManifestParallel("manifest-sha256.txt", manifest, func(name string) bool { return strings.HasPrefix(name, "data/") },
+		b.prepare, func(name string) (string, error) {
+			c, sum, err := b.hashPayload(name)
 			octets.Add(c)
-			if err != nil {
-				return "", err
-			}
-			if keep != nil {
-				b.mu.Lock()
-				b.kept[name] = keep.Bytes()
-				b.mu.Unlock()
-			}
-			return hex.EncodeToString(h.Sum(nil)), nil
+			return sum, err
 		})
 	for name := range b.files {
 		if strings.HasPrefix(name, "data/") && !listed[name] {
@@ -599,18 +669,27 @@ func isTag(name string) bool {
 }
 
 // checkManifestParallel is checkManifest hashing two files at a time
-// (the largest first: the readings and the batches are most of a bag).
-func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(string) bool, files map[string]opener,
+// (the largest first: the readings and the batches are most of a bag),
+// after calling before with the names of the files it will hash.
+func (b *bagFiles) checkManifestParallel(mname string, data []byte, allowed func(string) bool, before func(names []string),
 	sum func(string) (string, error)) map[string]bool {
+	rep := b.rep
 	type job struct {
 		name, want string
 		got        string
 		err        error
 	}
 	var jobs []*job
-	listed := checkManifest(rep, mname, data, allowed, files, func(name string) (string, error) {
+	listed := checkManifest(rep, mname, data, allowed, b.files, func(name string) (string, error) {
 		return "", errDeferred
 	}, func(name, want string) { jobs = append(jobs, &job{name: name, want: want}) })
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.name
+	}
+	before(names)
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(x, y *job) int { return cmp.Compare(b.sizes[y.name], b.sizes[x.name]) })
 	next := make(chan *job)
 	var wg sync.WaitGroup
 	for range 2 {
@@ -620,7 +699,7 @@ func checkManifestParallel(rep *Report, mname string, data []byte, allowed func(
 			}
 		})
 	}
-	for _, j := range jobs {
+	for _, j := range order {
 		next <- j
 	}
 	close(next)
@@ -716,18 +795,29 @@ func (b *bagFiles) checkContents() {
 			rep.add("data/keys/service.json não traz a chave que assinou o pacote (%s)", rep.KeyFingerprint)
 		}
 	}
-	keys, ok := b.gatewayKeys()
+	if !b.prepared {
+		b.prepare(nil)
+	}
+	keys, ok := b.gwKeys, b.gwKeysOK
 	if !ok {
 		return
 	}
 	bt, ok := b.kept["data/batches.txt"]
-	if !ok {
+	var bodies map[BatchKey][]recLine
+	switch {
+	case !ok:
+		if b.stream != nil {
+			b.stream.wait() // read in part, then unreadable: reported with its hash
+		}
 		if b.files["data/batches.txt"] == nil {
 			rep.add("falta o arquivo data/batches.txt (os lotes assinados pelos gateways)")
 		}
 		return
+	case b.stream != nil:
+		bodies = b.collectBatches(b.stream.wait()...)
+	default:
+		bodies = b.checkBatches(bt, keys)
 	}
-	bodies := b.checkBatches(bt, keys)
 	if ct, ok := b.kept["data/checks.txt"]; ok {
 		b.checkChecks(ct, keys)
 	}
@@ -744,13 +834,20 @@ type gwKey struct {
 	wire *signature.PublicKey
 }
 
-func (b *bagFiles) gatewayKeys() (map[string]gwKey, bool) {
+// gatewayKeys reads data/keys/gateways.json when the payload manifest
+// lists it (hashed: it is hashed with the payload) and the PEM files it
+// names.
+func (b *bagFiles) gatewayKeys(hashed bool) (map[string]gwKey, bool) {
 	rep := b.rep
-	gj, ok := b.kept["data/keys/gateways.json"]
-	if !ok {
+	if !hashed {
 		if b.files["data/keys/gateways.json"] == nil {
 			rep.add("falta o arquivo data/keys/gateways.json (as chaves dos gateways)")
 		}
+		return nil, false
+	}
+	gj, err := b.read("data/keys/gateways.json", maxKeptFile)
+	if err != nil {
+		rep.add("data/keys/gateways.json ilegível: %v", err)
 		return nil, false
 	}
 	var docs []keyDoc

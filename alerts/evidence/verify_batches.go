@@ -83,13 +83,13 @@ var (
 // when it was received and returns the records of the verified ones.
 func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey][]recLine {
 	batches, verdicts := b.checkSigned(batchKind, data, keys)
-	return b.collectBatches(batches, verdicts)
+	return b.collectBatches(checkedPart{batches, verdicts})
 }
 
 // checkSigned parses and checks the lines of a file of signed messages in
 // contiguous parts, one per processor.
 func (b *bagFiles) checkSigned(kind *signedKind, data []byte, keys map[string]gwKey) ([]signedBatch, []batchVerdict) {
-	lines := splitLines(data)
+	lines := splitLines(data, 1)
 	batches := make([]signedBatch, len(lines))
 	verdicts := make([]batchVerdict, len(lines))
 	b.parallel(len(lines), 64, func(lo, hi int) {
@@ -125,14 +125,35 @@ func (b *bagFiles) checkChecks(data []byte, keys map[string]gwKey) {
 	}
 }
 
-// collectBatches gathers the verdicts in line order.
-func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict) map[BatchKey][]recLine {
+// checkedPart is the batches of consecutive lines with their verdicts.
+type checkedPart struct {
+	batches  []signedBatch
+	verdicts []batchVerdict
+}
+
+// collectBatches gathers the verdicts in line order (the parts in order).
+func (b *bagFiles) collectBatches(parts ...checkedPart) map[BatchKey][]recLine {
 	rep := b.rep
-	b.listed = make(map[BatchKey]bool, len(batches))
-	out := make(map[BatchKey][]recLine, len(batches))
+	n := 0
+	for _, p := range parts {
+		n += len(p.batches)
+	}
+	b.listed = make(map[BatchKey]bool, n)
+	out := make(map[BatchKey][]recLine, n)
 	unsigned := 0
-	for i, v := range verdicts {
-		sb := &batches[i]
+	for _, p := range parts {
+		b.collectPart(p, out, &unsigned)
+	}
+	if unsigned > 5 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
+	}
+	return out
+}
+
+func (b *bagFiles) collectPart(p checkedPart, out map[BatchKey][]recLine, unsigned *int) {
+	rep := b.rep
+	for i, v := range p.verdicts {
+		sb := &p.batches[i]
 		if sb.ok {
 			rep.Batches++
 			b.listed[BatchKey{sb.gateway, sb.seq}] = true
@@ -141,8 +162,8 @@ func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict
 			rep.Problems = append(rep.Problems, v.problem)
 		}
 		if v.warn != "" {
-			unsigned++
-			if unsigned <= 5 {
+			*unsigned++
+			if *unsigned <= 5 {
 				rep.Warnings = append(rep.Warnings, v.warn)
 			}
 		}
@@ -151,10 +172,6 @@ func (b *bagFiles) collectBatches(batches []signedBatch, verdicts []batchVerdict
 			out[BatchKey{sb.gateway, sb.seq}] = v.recs
 		}
 	}
-	if unsigned > 5 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("… e mais %d lotes sem assinatura", unsigned-5))
-	}
-	return out
 }
 
 // numbered is a non-empty line with its number (from 1).
@@ -163,9 +180,11 @@ type numbered struct {
 	b []byte
 }
 
-func splitLines(data []byte) []numbered {
+// splitLines splits data into its non-empty lines, the first numbered
+// first.
+func splitLines(data []byte, first int) []numbered {
 	out := make([]numbered, 0, bytes.Count(data, []byte("\n"))+1)
-	for n := 1; len(data) > 0; n++ {
+	for n := first; len(data) > 0; n++ {
 		line := data
 		if k := bytes.IndexByte(data, '\n'); k >= 0 {
 			line, data = data[:k], data[k+1:]
@@ -204,12 +223,13 @@ func (b *bagFiles) parallel(n, minPart int, fn func(lo, hi int)) {
 // batchChecker checks the lines of one part of batches.txt, with its own
 // scratch space.
 type batchChecker struct {
-	kind *signedKind
-	keys map[string]gwKey
-	bv   signature.BatchVerifier
-	envs []wire.Envelope
-	idx  []int
-	body bodyRecords
+	kind  *signedKind
+	keys  map[string]gwKey
+	bv    signature.BatchVerifier
+	envs  []wire.Envelope
+	idx   []int
+	body  bodyRecords
+	spans []recSpan // fastRecLines' scratch
 }
 
 // parse reads the lines: gateway seq received key body-base64 sig-base64.
@@ -407,8 +427,16 @@ func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
 	}
 }
 
-// batchBody decodes a verified batch's records.
+// batchBody decodes a verified batch's records (fastRecLines, or the
+// decoder that gives the library's verdict).
 func (c *batchChecker) batchBody(sb *signedBatch, v *batchVerdict) bool {
+	if gw, seq, recs, ok := fastRecLines(sb.body, &c.spans); ok {
+		if string(gw) != sb.gateway || seq != sb.seq {
+			return false
+		}
+		v.recs = recs
+		return true
+	}
 	br := &c.body
 	if err := decodeBody(sb.body, br); err != nil || br.Gateway != sb.gateway || br.Seq != sb.seq {
 		return false
@@ -521,6 +549,10 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 		}
 	}
 	var gw string // the last row's gateway, kept to spare a string per row
+	var last []recLine
+	var lastSeq uint64
+	var lastOK bool
+	hint := 0 // where the next row's record likely is: rows follow their batch's records
 	var off [15]int
 	for ; len(data) > 0; ln++ {
 		line := data
@@ -543,9 +575,13 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 			continue
 		}
 		if g := field(8); gw != string(g) {
-			gw = string(g)
+			gw, last = string(g), nil
 		}
-		recs, ok := bodies[BatchKey{gw, seq}]
+		if last == nil || seq != lastSeq { // rows of one batch come together: one look-up for them
+			last, lastOK = bodies[BatchKey{gw, seq}]
+			lastSeq = seq
+		}
+		recs, ok := last, lastOK
 		if !ok {
 			if b.unsignedOrFailed(gw, seq) {
 				continue // reported with the batch
@@ -554,7 +590,8 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 			continue
 		}
 		t := field(0)
-		j := sort.Search(len(recs), func(j int) bool { return bytes.Compare(recs[j].t, t) >= 0 })
+		j := nextRec(recs, t, hint)
+		hint = j + 1
 		if j == len(recs) || !bytes.Equal(recs[j].t, t) {
 			fail(ln, fmt.Sprintf("o lote %d do gateway %s não tem registro em %s", seq, gw, t))
 			continue
@@ -568,19 +605,30 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 	return p
 }
 
+// nextRec is the first record at or after t in recs (sorted by t), found
+// at hint when it is there (the rows of a batch come in its order).
+func nextRec(recs []recLine, t []byte, hint int) int {
+	if hint < len(recs) && bytes.Equal(recs[hint].t, t) && (hint == 0 || bytes.Compare(recs[hint-1].t, t) < 0) {
+		return hint
+	}
+	return sort.Search(len(recs), func(j int) bool { return bytes.Compare(recs[j].t, t) >= 0 })
+}
+
 // csvFields14 finds the 14 comma-separated fields of a row: field i is
 // line[off[i] : off[i+1]-1].
 func csvFields14(line []byte, off *[15]int) bool {
 	off[0] = 0
 	n := 1
-	for i, c := range line {
-		if c == ',' {
-			if n == 14 {
-				return false // too many fields
-			}
-			off[n] = i + 1
-			n++
+	for i := 0; ; n++ {
+		k := bytes.IndexByte(line[i:], ',')
+		if k < 0 {
+			break
 		}
+		if n == 14 {
+			return false // too many fields
+		}
+		i += k + 1
+		off[n] = i
 	}
 	off[14] = len(line) + 1
 	return n == 14

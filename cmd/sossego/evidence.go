@@ -298,68 +298,93 @@ func evidenceVerify(args []string, io stdio) int {
 		fmt.Fprintf(io.err, "sossego evidence verify: "+format+"\n", a...)
 		return 1
 	}
-	var trust evidence.Trust
-	if *fp != "" {
-		f, err := evidence.NormalizeFingerprint(*fp)
-		if err != nil {
-			return fail("%v", err)
-		}
-		trust.Fingerprints = append(trust.Fingerprints, f)
-	}
-	if *pubKey != "" {
-		ks, err := readPublicKeys(*pubKey)
-		if err != nil {
-			return fail("--chave-publica: %v", err)
-		}
-		trust.Keys = append(trust.Keys, ks...)
-	}
-	if *keyPath != "" {
-		k, err := evidence.LoadKey(*keyPath)
-		if err != nil {
-			return fail("%v", err)
-		}
-		trust.Keys = append(trust.Keys, evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{}))
-	}
-	if *dataDir != "" {
-		hist, err := evidence.LoadKeyHistory(*dataDir)
-		if errors.Is(err, fs.ErrNotExist) { // an older data directory: the key alone
-			k, kerr := evidence.LoadKey(filepath.Join(*dataDir, evidence.KeyFile))
-			if errors.Is(kerr, fs.ErrNotExist) {
-				return fail("%s não tem chave de evidências (%s)", *dataDir, evidence.KeyFile)
-			}
-			if kerr != nil {
-				return fail("%v", kerr)
-			}
-			hist, err = []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{})}, nil
-		}
-		if err != nil {
-			return fail("%v", err)
-		}
-		trust.Keys = append(trust.Keys, hist...)
+	trust, err := verifyTrust(*fp, *pubKey, *keyPath, *dataDir)
+	if err != nil {
+		return fail("%v", err)
 	}
 	rep, err := evidence.VerifyPath(file, trust)
 	if err != nil {
 		return fail("%v", err)
 	}
+	return printVerifyReport(io.out, file, rep)
+}
+
+// verifyTrust gathers the keys evidence verify trusts: a fingerprint
+// (--impressao), public keys (--chave-publica), a private key's public
+// half (--chave) and a data directory's key history (--data-dir), each
+// when given.
+func verifyTrust(fp, pubKey, keyPath, dataDir string) (evidence.Trust, error) {
+	var trust evidence.Trust
+	if fp != "" {
+		f, err := evidence.NormalizeFingerprint(fp)
+		if err != nil {
+			return trust, err
+		}
+		trust.Fingerprints = append(trust.Fingerprints, f)
+	}
+	if pubKey != "" {
+		ks, err := readPublicKeys(pubKey)
+		if err != nil {
+			return trust, fmt.Errorf("--chave-publica: %w", err)
+		}
+		trust.Keys = append(trust.Keys, ks...)
+	}
+	if keyPath != "" {
+		k, err := evidence.LoadKey(keyPath)
+		if err != nil {
+			return trust, err
+		}
+		trust.Keys = append(trust.Keys, evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{}))
+	}
+	if dataDir != "" {
+		hist, err := dataDirKeys(dataDir)
+		if err != nil {
+			return trust, err
+		}
+		trust.Keys = append(trust.Keys, hist...)
+	}
+	return trust, nil
+}
+
+// dataDirKeys is a data directory's key history, or, in an older data
+// directory without one, its key alone.
+func dataDirKeys(dataDir string) ([]evidence.PublicKeyInfo, error) {
+	hist, err := evidence.LoadKeyHistory(dataDir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return hist, err
+	}
+	k, err := evidence.LoadKey(filepath.Join(dataDir, evidence.KeyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s não tem chave de evidências (%s)", dataDir, evidence.KeyFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []evidence.PublicKeyInfo{evidence.NewPublicKeyInfo(k.Public().(ed25519.PublicKey), time.Time{}, time.Time{})}, nil
+}
+
+// printVerifyReport prints the verdict and returns the exit code: 0 for
+// an intact bag, 1 otherwise.
+func printVerifyReport(out io.Writer, file string, rep *evidence.Report) int {
 	if !rep.OK {
-		fmt.Fprintf(io.out, "PACOTE INVÁLIDO: %s\n", file)
+		fmt.Fprintf(out, "PACOTE INVÁLIDO: %s\n", file)
 		for _, p := range rep.Problems {
-			fmt.Fprintf(io.out, "  - %s\n", p)
+			fmt.Fprintf(out, "  - %s\n", p)
 		}
 		for _, w := range rep.Warnings {
-			fmt.Fprintf(io.out, "  aviso: %s\n", w)
+			fmt.Fprintf(out, "  aviso: %s\n", w)
 		}
 		return 1
 	}
-	fmt.Fprintf(io.out, "pacote íntegro: %s\n  alerta %s; %d arquivos de dados (%d bytes) conferidos\n", file, rep.AlertID, rep.PayloadFiles, rep.PayloadBytes)
-	fmt.Fprintf(io.out, "  %d de %d lotes dos gateways com assinatura conferida; %d leituras iguais às dos lotes assinados\n",
+	fmt.Fprintf(out, "pacote íntegro: %s\n  alerta %s; %d arquivos de dados (%d bytes) conferidos\n", file, rep.AlertID, rep.PayloadFiles, rep.PayloadBytes)
+	fmt.Fprintf(out, "  %d de %d lotes dos gateways com assinatura conferida; %d leituras iguais às dos lotes assinados\n",
 		rep.BatchesVerified, rep.Batches, rep.ReadingsChecked)
 	if rep.Checks > 0 {
-		fmt.Fprintf(io.out, "  %d de %d verificações de campo com calibrador com assinatura conferida\n", rep.ChecksVerified, rep.Checks)
+		fmt.Fprintf(out, "  %d de %d verificações de campo com calibrador com assinatura conferida\n", rep.ChecksVerified, rep.Checks)
 	}
-	fmt.Fprintf(io.out, "  assinado pela chave confiável %s (%s)\n", rep.KeyFingerprint, rep.TrustNote)
+	fmt.Fprintf(out, "  assinado pela chave confiável %s (%s)\n", rep.KeyFingerprint, rep.TrustNote)
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(io.out, "  aviso: %s\n", w)
+		fmt.Fprintf(out, "  aviso: %s\n", w)
 	}
 	return 0
 }

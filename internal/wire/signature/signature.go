@@ -253,6 +253,16 @@ func (bv *BatchVerifier) batch(out []error) bool {
 	if bv.group == nil {
 		bv.group = make(map[[32]byte]int)
 	}
+	m := bv.decode(out)
+	if m < 2 {
+		return false
+	}
+	return bv.equation(bv.ents[:m])
+}
+
+// decode fills bv.ents with the entries whose signature is well formed
+// and returns how many there are; the others get their rejection in out.
+func (bv *BatchVerifier) decode(out []error) int {
 	ents := slices.Grow(bv.ents[:0], bv.n)[:bv.n]
 	m := 0
 	for i, env := range bv.envs {
@@ -265,33 +275,37 @@ func (bv *BatchVerifier) batch(out []error) bool {
 			out[i] = k.Verify(env)
 			continue
 		}
-		// The decoding is voi's for VerifyExpandedWithOptions with
-		// cofactored: 64 bytes, S < ℓ, R a point whose encoding is
-		// canonical (small order allowed).
-		sig := env.Sig
-		if len(sig) != ed25519.SignatureSize || !scalar.ScMinimalVartime(sig[32:]) {
+		if !decodeR(&ents[m].R, env.Sig) {
 			out[i] = badSignature(env)
 			continue
 		}
-		e := &ents[m]
-		var rc curve.CompressedEdwardsY
-		copy(rc[:], sig[:32])
-		if _, err := e.R.SetCompressedY(&rc); err != nil || !rc.IsCanonicalVartime() {
-			out[i] = badSignature(env)
-			continue
-		}
-		e.i = i
+		ents[m].i = i
 		m++
 	}
 	bv.ents = ents
-	if m < 2 {
+	return m
+}
+
+// decodeR is voi's decoding for VerifyExpandedWithOptions with
+// cofactored: 64 bytes, S < ℓ, R a point whose encoding is canonical
+// (small order allowed). It reports whether sig is well formed and sets R.
+func decodeR(R *curve.EdwardsPoint, sig []byte) bool {
+	if len(sig) != ed25519.SignatureSize || !scalar.ScMinimalVartime(sig[32:]) {
 		return false
 	}
-	ents = ents[:m]
-	if len(bv.rnd) < 16*m {
+	var rc curve.CompressedEdwardsY
+	copy(rc[:], sig[:32])
+	_, err := R.SetCompressedY(&rc)
+	return err == nil && rc.IsCanonicalVartime()
+}
+
+// equation weighs the entries with random z_i, gathers the terms of each
+// key and checks the batch equation (see BatchVerifier).
+func (bv *BatchVerifier) equation(ents []batchEntry) bool {
+	if len(bv.rnd) < 16*len(ents) {
 		bv.rnd = make([]byte, 16*cap(bv.ents))
 	}
-	rnd := bv.rnd[:16*m]
+	rnd := bv.rnd[:16*len(ents)]
 	if _, err := rand.Read(rnd); err != nil {
 		return false // crypto/rand never fails; if it did, one by one
 	}
@@ -330,18 +344,25 @@ func (bv *BatchVerifier) batch(out []error) bool {
 	coef = append(coef, scalar.Scalar{})
 	coef[len(coef)-1].Neg(&sumZS)
 	statP = append(statP, basepoint)
+	bv.coef, bv.statP = coef, statP
+	return bv.sumIsSmallOrder(ents)
+}
+
+// sumIsSmallOrder computes Σ coef·statP + Σ z_i·R_i in one multi-scalar
+// multiplication and reports whether it has small order ([8]sum = 0).
+func (bv *BatchVerifier) sumIsSmallOrder(ents []batchEntry) bool {
 	statS := bv.statS[:0]
-	for g := range coef {
-		statS = append(statS, &coef[g])
+	for g := range bv.coef {
+		statS = append(statS, &bv.coef[g])
 	}
 	dynS, dynP := bv.dynS[:0], bv.dynP[:0]
 	for j := range ents {
 		dynS, dynP = append(dynS, &ents[j].z), append(dynP, &ents[j].R)
 	}
-	bv.coef, bv.statP, bv.statS, bv.dynS, bv.dynP = coef, statP, statS, dynS, dynP
+	bv.statS, bv.dynS, bv.dynP = statS, dynS, dynP
 	var sum curve.EdwardsPoint
-	sum.ExpandedMultiscalarMulVartime(statS, statP, dynS, dynP)
-	return sum.IsSmallOrder() // [8]sum = 0
+	sum.ExpandedMultiscalarMulVartime(statS, bv.statP, dynS, dynP)
+	return sum.IsSmallOrder()
 }
 
 // reset empties the verifier for the next batch, keeping the scratch
