@@ -83,6 +83,9 @@ func TestUICalibration(t *testing.T) {
 		dashtest.WaitText(row("macabu-praca-01")+` [data-cal-source]`, "decidido pelo cadastro de sensores"),
 		dashtest.WaitText(row("macabu-praca-01"), "nenhum certificado no registro de calibrações"),
 		dashtest.WaitText(`#cal-policy`, "Política de verificação de campo"),
+		// Municipalities by name, not by id.
+		dashtest.WaitText(row("lapa-bar-01")+` td:first-child .muted`, "Lapa/PR"),
+		dashtest.WaitText(`#cal-policy select`, "Conceição de Macabu/RJ"),
 	)
 	dashtest.Screenshot(t, b, "metrologia")
 

@@ -7,7 +7,7 @@
 // app.js routes here (view), and each alert card shows the calibration
 // verdict of its readings (alertNote).
 import { TZ, api, fill as put, h, toast } from "./lib.js";
-import { S } from "./state.js";
+import { S, municipalityName } from "./state.js";
 
 const me = () => S.me || {};
 const fmtDT = new Intl.DateTimeFormat("pt-BR", { timeZone: TZ, day: "2-digit", month: "2-digit", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
@@ -66,7 +66,7 @@ async function view(root) {
     h("tbody", {}, rows.map((r) => {
       const v = r.verdict, c = v.certificate;
       return h("tr", { "data-cal-sensor": r.sensor, class: r.decision.ok ? "" : "indicativa" },
-        h("td", {}, h("a", { href: "#/metrologia/" + encodeURIComponent(r.sensor) }, h("b", {}, r.sensor)), h("div", { class: "muted" }, r.municipality || "")),
+        h("td", {}, h("a", { href: "#/metrologia/" + encodeURIComponent(r.sensor) }, h("b", {}, r.sensor)), h("div", { class: "muted" }, municipalityName(r.municipality))),
         h("td", {}, c ? [`nº ${c.number}`, h("div", { class: "muted" }, c.laboratory + ` (${date(c.calibrated_on)})`)] : "—"),
         expiryCell(v), h("td", {}, c ? `± ${num(c.uncertainty_db)} dB` : "—"), meterCell(v), checkCell(v, r.last_check),
         h("td", {}, situation(r.decision, v, r.why), (v.warnings || []).length ? h("ul", { class: "cal-warnings" }, v.warnings.map((w) => h("li", {}, w))) : null));
@@ -80,9 +80,10 @@ async function view(root) {
 }
 
 function policyForm(rows) {
-  const munis = [...new Set(rows.map((r) => r.municipality).filter(Boolean))].sort();
+  const munis = [...new Set(rows.map((r) => r.municipality).filter(Boolean))]
+    .sort((a, b) => municipalityName(a).localeCompare(municipalityName(b), "pt-BR"));
   if (!munis.length) return null;
-  const sel = h("select", { name: "municipality" }, munis.map((x) => h("option", { value: x }, x)));
+  const sel = h("select", { name: "municipality" }, munis.map((x) => h("option", { value: x }, municipalityName(x))));
   const days = h("input", { type: "number", name: "days", min: "0", max: "366", value: "30" });
   const out = h("span", { role: "status" });
   return h("form", { class: "toolbar cal-policy", id: "cal-policy", onsubmit: async (ev) => {
