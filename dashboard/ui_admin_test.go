@@ -38,6 +38,8 @@ func TestUIAdmin(t *testing.T) {
 		dashtest.WaitText(`nav`, "Administração"),
 		chromedp.Navigate(u.srv.URL+"/#/administracao"),
 		dashtest.WaitJS(`!!document.querySelector('[data-table="users"] [data-user="fis"]')`, "the users table"),
+		// No calibration register on this server: no reminder, no error.
+		dashtest.WaitJS(`document.querySelector('#admin-reminders') !== null && document.querySelector('#admin-reminders').textContent === ''`, "no calibration reminder"),
 		dashtest.WaitText(`[data-user="fis"]`, "falta a matrícula"),
 		click(`#new-user`),
 		typeIn("new-user", "name", "maria.santos"),

@@ -89,6 +89,14 @@ func TestUICalibration(t *testing.T) {
 	)
 	dashtest.Screenshot(t, b, "metrologia")
 
+	// Administração repeats the reminder, with the way to Metrologia.
+	dashtest.Run(t, b, chromedp.Navigate(f.srv.URL+"/#/administracao"),
+		dashtest.WaitText(`#admin-reminders`, "1 certificado(s) vencem nos próximos 30 dias: agende a calibração."),
+		dashtest.WaitText(`#admin-reminders a[href="#/metrologia"]`, "Ver a Metrologia"),
+		chromedp.Navigate(f.srv.URL+"/#/metrologia"),
+		dashtest.WaitText(`#cal-reminders`, "agende a calibração"),
+	)
+
 	// The sensor: history, checks, and a revision refused then recorded.
 	dashtest.Run(t, b, chromedp.Click(row("lapa-bar-01")+` a`),
 		dashtest.WaitText(`#cal-history`, "RBC-0457/2026"),

@@ -2,12 +2,14 @@
 // users with their profile (admins add, edit and disable them) and each
 // code's monetary units with their values per period of validity (admins
 // add values; fiscais and operadores read) and the municipal holidays
-// (holidays.js). API: /api/v1/admin/users,
-// /api/v1/units, /api/v1/admin/units (docs/users.md).
+// (holidays.js), after the calibration certificates' reminders
+// (calibration.js). API: /api/v1/admin/users, /api/v1/units,
+// /api/v1/admin/units (docs/users.md), /api/v1/calibration.
 import { TZ, api, fill as put, h, toast } from "./lib.js";
 import { field } from "./forms.js";
 import { S } from "./state.js";
 import { holidaysSection } from "./holidays.js";
+import { certificateReminders } from "./calibration.js";
 
 const me = () => S.me || {};
 const ROLES = { admin: "administrador", fiscal: "fiscal", operador: "operador" };
@@ -149,16 +151,30 @@ async function loadUnits(box) {
   put(box, admin ? null : h("p", { class: "muted", id: "units-readonly" }, "Somente administradores cadastram valores; aqui você consulta o valor vigente de cada unidade."), sections);
 }
 
+// loadReminders shows the calibration register's reminders (expired and
+// expiring certificates) with a link to Metrologia; nothing when there are
+// none or the server keeps no register.
+async function loadReminders(box) {
+  let data;
+  try { data = await api("/api/v1/calibration", { feature: "O registro de calibração" }); } catch { return; }
+  const lines = certificateReminders(data);
+  if (!lines.length) return;
+  put(box, h("div", { class: "banner", role: "status" }, lines.map((t) => h("div", {}, t)),
+    h("div", {}, h("a", { href: "#/metrologia" }, "Ver a Metrologia"))));
+}
+
 function page(root) {
+  const remindersBox = h("div", { id: "admin-reminders" });
   const usersBox = h("div", { id: "admin-users" });
   const unitsBox = h("div", { id: "admin-units" }, "carregando…");
   const admin = me().role === "admin";
-  put(root, h("h1", {}, "Administração"),
+  put(root, h("h1", {}, "Administração"), remindersBox,
     admin ? [h("h2", {}, "Usuários"), h("p", { class: "muted" }, "O nome completo e a matrícula do fiscal são os que a notificação, o auto, a trilha de auditoria e a evidência imprimem."), usersBox] : null,
     h("h2", { id: "units-heading" }, "Unidades monetárias"),
     h("p", { class: "muted" }, "Valor de cada unidade por vigência, com o ato legal que o fixou: a multa é calculada com o valor vigente na data do ato."),
     unitsBox,
     holidaysSection());
+  loadReminders(remindersBox);
   if (admin) loadUsers(usersBox);
   loadUnits(unitsBox);
   return { live() {} };

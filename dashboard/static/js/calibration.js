@@ -51,15 +51,23 @@ function checkCell(v, k) {
     v.check_stale ? h("div", {}, `mais antiga que ${v.check_max_days} dias`) : null);
 }
 
+// certificateReminders: the expired and expiring certificates of the
+// register's overview (GET /api/v1/calibration), one sentence each; shown
+// on this page and on Administração.
+export function certificateReminders(data) {
+  const out = [];
+  if (data.expired) out.push(`${data.expired} certificado(s) vencido(s): as leituras desses medidores são indicativas.`);
+  if (data.expiring) out.push(`${data.expiring} certificado(s) vencem nos próximos ${data.expiring_within_days} dias: agende a calibração.`);
+  return out;
+}
+
 async function view(root) {
   root.replaceChildren(h("h1", {}, "Metrologia"), h("p", { class: "muted" }, "carregando…"));
   let data;
   try { data = await api("/api/v1/calibration", { feature: "O registro de calibração" }); }
   catch (e) { root.replaceChildren(h("h1", {}, "Metrologia"), h("p", { class: "error" }, e.message)); return; }
   const rows = data.sensors || [];
-  const reminders = [];
-  if (data.expired) reminders.push(`${data.expired} certificado(s) vencido(s): as leituras desses medidores são indicativas.`);
-  if (data.expiring) reminders.push(`${data.expiring} certificado(s) vencem nos próximos ${data.expiring_within_days} dias: agende a calibração.`);
+  const reminders = certificateReminders(data);
   const detail = h("section", { id: "cal-detail", class: "cal-detail" });
   const table = h("table", { class: "cal-table", id: "cal-table" },
     h("thead", {}, h("tr", {}, ["Sensor", "Certificado", "Validade", "Incerteza", "Medidor", "Última verificação de campo", "Situação das leituras"].map((x) => h("th", {}, x)))),
