@@ -69,11 +69,10 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 	if code, ok := c.checkArgs(); !ok {
 		return code
 	}
-	err := os.MkdirAll(c.dir, 0o700)
-	if err != nil {
-		fmt.Fprintf(io.err, "sossego calibration: %s\n", describe(err))
-		return 1
+	if code, ok := c.dataDir(); !ok {
+		return code
 	}
+	var err error
 	var o calibrationdb.Options
 	if c.sub == "list" || c.sub == "check" {
 		if c.reg, err = c.sensors(); err != nil {
@@ -103,6 +102,24 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 	default: // list
 		return c.list(ctx)
 	}
+}
+
+// dataDir makes the data folder for the commands that write (add,
+// policy); the others read the service's folder, which must exist: a
+// mistyped --data-dir is an error, not an empty register made there.
+func (c *calibrationCmd) dataDir() (int, bool) {
+	if c.sub == "add" || c.sub == "policy" {
+		if err := os.MkdirAll(c.dir, 0o700); err != nil {
+			fmt.Fprintf(c.io.err, "sossego calibration: %s\n", describe(err))
+			return 1, false
+		}
+		return 0, true
+	}
+	if st, err := os.Stat(c.dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(c.io.err, "sossego calibration %s: a pasta de dados %s não existe ou não é uma pasta (informe em --data-dir a pasta de dados do serviço central)\n", c.sub, c.dir)
+		return 1, false
+	}
+	return 0, true
 }
 
 // parseCalibration reads the options of sub (every sub-command takes the
@@ -261,14 +278,14 @@ func (c *calibrationCmd) check(ctx context.Context) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	printVerdict(c.io, c.sensor, v)
 	ok := v.OK
+	var d *calibration.Decision
 	if c.reg != nil {
 		sn, _ := c.reg.Sensor(c.sensor)
-		d := c.r.Decide(ctx, c.sensor, central.SensorMeter(sn), c.when)
-		printDecision(c.io, d)
-		ok = d.OK
+		dec := c.r.Decide(ctx, c.sensor, central.SensorMeter(sn), c.when)
+		d, ok = &dec, dec.OK
 	}
+	printSensor(c.io, c.sensor, v, d)
 	if !ok {
 		return 3
 	}
@@ -321,26 +338,20 @@ func (c *calibrationCmd) list(ctx context.Context) int {
 		fmt.Fprintln(c.io.out, "nenhum certificado registrado")
 	}
 	for _, row := range rows {
-		printVerdict(c.io, row.Sensor, row.Verdict)
+		var d *calibration.Decision
 		if c.reg != nil {
-			printDecision(c.io, row.Decision)
+			d = &row.Decision
 		}
+		printSensor(c.io, row.Sensor, row.Verdict, d)
 	}
 	return 0
 }
 
-// printDecision prints the decision the workflow applies, with the
-// register it came from.
-func printDecision(io stdio, d calibration.Decision) {
-	state := "leituras válidas para constatação: " + d.Why
-	if !d.OK {
-		state = d.Why
-	}
-	fmt.Fprintf(io.out, "  decisão (regra do fluxo de trabalho): %s (decidido pelo %s)\n", state, d.Source)
-}
-
-// printVerdict prints a sensor's verdict: one line, then its warnings.
-func printVerdict(io stdio, sensor string, v calibration.Verdict) {
+// printSensor prints a sensor's standing: with the register of sensors,
+// the decision the workflow applies first (d), then the calibration
+// register's own verdict, labelled; without it, the register's verdict
+// alone. Then the register's warnings.
+func printSensor(io stdio, sensor string, v calibration.Verdict, d *calibration.Decision) {
 	cert := "sem certificado"
 	if c := v.Certificate; c != nil {
 		cert = fmt.Sprintf("certificado nº %s (%s), válido até %s", c.Number, c.Laboratory, brDay(c.Expires))
@@ -353,7 +364,16 @@ func printVerdict(io stdio, sensor string, v calibration.Verdict) {
 	if !v.OK {
 		state = v.Why()
 	}
-	fmt.Fprintf(io.out, "%s: %s; %s; %s\n", sensor, cert, check, state)
+	if d == nil {
+		fmt.Fprintf(io.out, "%s: %s; %s; %s\n", sensor, cert, check, state)
+	} else {
+		decided := "leituras válidas para constatação: " + d.Why
+		if !d.OK {
+			decided = d.Why
+		}
+		fmt.Fprintf(io.out, "%s: %s (decidido pelo %s)\n", sensor, decided, d.Source)
+		fmt.Fprintf(io.out, "  registro de calibrações: %s; %s; %s\n", cert, check, state)
+	}
 	for _, w := range v.Warnings {
 		fmt.Fprintf(io.out, "  aviso: %s\n", w)
 	}

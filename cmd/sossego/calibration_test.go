@@ -38,6 +38,8 @@ func TestCalibrationCLI(t *testing.T) {
 	}{
 		{"empty list", []string{"list", "--data-dir", dir}, 0, "nenhum certificado registrado", ""},
 		{"no data dir", []string{"list"}, 2, "", "--data-dir"},
+		{"data dir mistyped", []string{"list", "--data-dir", filepath.Join(dir, "nao-existe")}, 1, "", "a pasta de dados " + filepath.Join(dir, "nao-existe") + " não existe"},
+		{"check in a mistyped data dir", []string{"check", "--data-dir", filepath.Join(dir, "nao-existe"), "--sensor", "m1"}, 1, "", "informe em --data-dir a pasta de dados do serviço central"},
 		{"unknown sub", []string{"remove", "--data-dir", dir}, 2, "", "subcomando desconhecido"},
 		{"check without sensor", []string{"check", "--data-dir", dir}, 2, "", "informe --sensor"},
 		{"history without sensor", []string{"history", "--data-dir", dir}, 2, "", "sossego calibration history: informe --sensor"},
@@ -71,6 +73,9 @@ func TestCalibrationCLI(t *testing.T) {
 				t.Fatalf("stdout %q (want %q), stderr %q (want %q)", out.String(), st.out, errb.String(), st.err)
 			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nao-existe")); !os.IsNotExist(err) {
+		t.Fatalf("a read command made the mistyped data folder: %v", err)
 	}
 	r, err := calibrationdb.Open(context.Background(), filepath.Join(dir, calibration.FileName), calibrationdb.Options{})
 	if err != nil {
@@ -113,17 +118,18 @@ func TestCalibrationCLIDecision(t *testing.T) {
 		{"certify a screening meter", add(dir, "lapa-hospital-01"), 0, "registrado", ""},
 		{"certify a class 2 meter", add(dir, "lapa-bar-01"), 0, "registrado", ""},
 		{"certified screening: indicativas", []string{"check", "--data-dir", dir, "--sensor", "lapa-hospital-01"}, 3,
-			"  decisão (regra do fluxo de trabalho): leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações (decidido pelo cadastro de sensores)", ""},
+			"lapa-hospital-01: leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado no registro de calibrações (decidido pelo cadastro de sensores)\n" +
+				"  registro de calibrações: certificado nº RBC-lapa-hospital-01", ""},
 		{"certified class 2: valid", []string{"check", "--data-dir", dir, "--sensor", "lapa-bar-01"}, 0,
-			"  decisão (regra do fluxo de trabalho): leituras válidas para constatação: calibração válida no registro de calibrações (certificado nº RBC-lapa-bar-01", ""},
+			"lapa-bar-01: leituras válidas para constatação: calibração válida no registro de calibrações (certificado nº RBC-lapa-bar-01", ""},
 		{"uncertified class 1: valid by the register of sensors", []string{"check", "--data-dir", dir, "--sensor", "macabu-praca-01", "--at", at}, 0,
 			"leituras válidas para constatação: calibrado em 20/08/2026 (cadastro do sensor; nenhum certificado no registro de calibrações) (decidido pelo cadastro de sensores)", ""},
 		{"another registry file", []string{"check", "--data-dir", dir, "--registry", other, "--sensor", "lapa-hospital-01"}, 3, "medidor de triagem (não é classe 1 ou 2", ""},
 		{"missing registry file", []string{"check", "--data-dir", dir, "--registry", filepath.Join(dir, "nada.yaml"), "--sensor", "lapa-bar-01"}, 1, "", "cadastro de sensores"},
 		{"list: every registered sensor, with the decision", []string{"list", "--data-dir", dir, "--at", at}, 0,
-			"macabu-praca-01: sem certificado; nenhuma verificação de campo; leituras indicativas: nenhum certificado de calibração cadastrado para o medidor\n" +
-				"  aviso: nenhuma verificação de campo com calibrador registrada (a política do município pede uma a cada 30 dias)\n" +
-				"  decisão (regra do fluxo de trabalho): leituras válidas para constatação: calibrado em 20/08/2026", ""},
+			"macabu-praca-01: leituras válidas para constatação: calibrado em 20/08/2026 (cadastro do sensor; nenhum certificado no registro de calibrações) (decidido pelo cadastro de sensores)\n" +
+				"  registro de calibrações: sem certificado; nenhuma verificação de campo; leituras indicativas: nenhum certificado de calibração cadastrado para o medidor\n" +
+				"  aviso: nenhuma verificação de campo com calibrador registrada (a política do município pede uma a cada 30 dias)\n", ""},
 		{"list: the screening meter", []string{"list", "--data-dir", dir}, 0, "(decidido pelo cadastro de sensores)", ""},
 		{"no register of sensors: the register alone, said so", []string{"check", "--data-dir", bare, "--sensor", "lapa-hospital-01"}, 3,
 			"leituras indicativas: nenhum certificado", "aviso: cadastro de sensores não encontrado"},
@@ -134,7 +140,7 @@ func TestCalibrationCLIDecision(t *testing.T) {
 			if code != st.code || !strings.Contains(out.String(), st.out) || !strings.Contains(errb.String(), st.err) {
 				t.Fatalf("exit %d (want %d); stdout %q (want %q), stderr %q (want %q)", code, st.code, out.String(), st.out, errb.String(), st.err)
 			}
-			if st.code == 0 && st.args[0] == "check" && !strings.Contains(out.String(), "decisão") {
+			if st.code == 0 && st.args[0] == "check" && !strings.Contains(out.String(), "(decidido pelo ") {
 				t.Fatalf("no decision in %q", out.String())
 			}
 		})
