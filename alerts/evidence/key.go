@@ -168,7 +168,7 @@ func LoadOrCreateKeyRing(dir string, now time.Time) (*KeyRing, error) {
 	k, err := LoadKey(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("evidence: key dir: %w", err)
+			return nil, fmt.Errorf("evidence: pasta da chave de evidências: %w", err)
 		}
 		k, err = createKey(p)
 	}
@@ -215,7 +215,7 @@ func RotateKey(dir string, now time.Time, revoke bool, reason string) (*KeyRing,
 	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: generate key: %w", err)
+		return nil, fmt.Errorf("evidence: gerar a chave de evidências: %w", err)
 	}
 	hist := append([]PublicKeyInfo(nil), old.History...)
 	for i := range hist {
@@ -242,7 +242,7 @@ func RotateKey(dir string, now time.Time, revoke bool, reason string) (*KeyRing,
 func LoadKeyHistory(dir string) ([]PublicKeyInfo, error) {
 	b, err := os.ReadFile(filepath.Join(dir, KeyHistoryFile))
 	if err != nil {
-		return nil, fmt.Errorf("evidence: key history: %w", err)
+		return nil, fmt.Errorf("evidence: histórico de chaves de evidências: %w", err)
 	}
 	return ParseKeyHistory(b)
 }
@@ -282,7 +282,7 @@ func ParseKeyHistory(b []byte) ([]PublicKeyInfo, error) {
 func writeHistory(dir string, hist []PublicKeyInfo) error {
 	b, err := json.MarshalIndent(hist, "", "  ")
 	if err != nil {
-		return fmt.Errorf("evidence: key history: %w", err)
+		return fmt.Errorf("evidence: histórico de chaves de evidências: %w", err)
 	}
 	return writeFileAtomic(filepath.Join(dir, KeyHistoryFile), append(b, '\n'), 0o644)
 }
@@ -290,7 +290,7 @@ func writeHistory(dir string, hist []PublicKeyInfo) error {
 func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
 	if err != nil {
-		return fmt.Errorf("evidence: write %s: %w", filepath.Base(p), err)
+		return fmt.Errorf("evidence: gravar %s: %w", filepath.Base(p), err)
 	}
 	defer os.Remove(f.Name())
 	if err = f.Chmod(mode); err == nil {
@@ -305,7 +305,7 @@ func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 		err = os.Rename(f.Name(), p)
 	}
 	if err != nil {
-		return fmt.Errorf("evidence: write %s: %w", filepath.Base(p), err)
+		return fmt.Errorf("evidence: gravar %s: %w", filepath.Base(p), err)
 	}
 	return nil
 }
@@ -313,25 +313,25 @@ func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 func createKey(p string) (ed25519.PrivateKey, error) {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: generate key: %w", err)
+		return nil, fmt.Errorf("evidence: gerar a chave de evidências: %w", err)
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) { // created concurrently
 		return LoadKey(p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("evidence: create key: %w", err)
+		return nil, fmt.Errorf("evidence: criar a chave de evidências: %w", err)
 	}
 	if _, err := fmt.Fprintf(f, "%s\n", base64.StdEncoding.EncodeToString(priv.Seed())); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("evidence: write key: %w", err)
+		return nil, fmt.Errorf("evidence: gravar a chave de evidências: %w", err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("evidence: write key: %w", err)
+		return nil, fmt.Errorf("evidence: gravar a chave de evidências: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("evidence: write key: %w", err)
+		return nil, fmt.Errorf("evidence: gravar a chave de evidências: %w", err)
 	}
 	return priv, nil
 }
@@ -340,14 +340,14 @@ func createKey(p string) (ed25519.PrivateKey, error) {
 func LoadKey(p string) (ed25519.PrivateKey, error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: key: %w", err)
+		return nil, fmt.Errorf("evidence: chave de evidências: %w", err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("evidence: a chave %s tem permissões %v; restrinja com chmod 600", p, st.Mode().Perm())
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("evidence: key: %w", err)
+		return nil, fmt.Errorf("evidence: chave de evidências: %w", err)
 	}
 	seed, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(seed) != ed25519.SeedSize {
