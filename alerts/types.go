@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -147,6 +148,10 @@ const (
 	ReasonSilent         = "silent"
 	ReasonGatewayOffline = "gateway_offline"
 )
+
+// ErrNotFound is what an alert store wraps when it holds no alert of the
+// id asked (and only then: any other failure is an error of the store).
+var ErrNotFound = errors.New("alerta não encontrado")
 
 // Alert is one exceedance (or one data gap) of one sensor. All instants of an
 // exceedance are stream instants (record times); those of a no_data alert are

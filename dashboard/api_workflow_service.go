@@ -155,11 +155,24 @@ type AlertCase struct {
 	Gate  string
 }
 
+// alert reads one alert: ErrNotFound (404) when the store holds none of
+// that id, the store's error otherwise (a 500, never "não encontrado").
+func (s *WorkflowService) alert(ctx context.Context, id string) (alerts.Alert, error) {
+	a, err := s.Alerts.GetAlert(ctx, id)
+	switch {
+	case errors.Is(err, alerts.ErrNotFound):
+		return a, fmt.Errorf("%w: alerta %q", ErrNotFound, id)
+	case err != nil:
+		return a, fmt.Errorf("alerta %q: %w", id, err)
+	}
+	return a, nil
+}
+
 // Load gathers the alert, its code, the establishment and the site.
 func (s *WorkflowService) Load(ctx context.Context, alertID string) (*AlertCase, error) {
-	a, err := s.Alerts.GetAlert(ctx, alertID)
+	a, err := s.alert(ctx, alertID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, alertID, err)
+		return nil, err
 	}
 	if a.Kind != alerts.KindExceedance {
 		return nil, fmt.Errorf("%w: o alerta %s é de falta de dados, não de excesso de ruído: não gera notificação", ErrNoNotice, a.ID)

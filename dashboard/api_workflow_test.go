@@ -43,7 +43,7 @@ type fakeAlerts map[string]alerts.Alert
 func (f fakeAlerts) GetAlert(_ context.Context, id string) (alerts.Alert, error) {
 	a, ok := f[id]
 	if !ok {
-		return a, fmt.Errorf("alert %q not found", id)
+		return a, fmt.Errorf("%w: %s", alerts.ErrNotFound, id)
 	}
 	return a, nil
 }
@@ -573,5 +573,31 @@ func checkPDF(t *testing.T, b []byte, want []string) {
 	}
 	if out, err := exec.Command(pdftoppm, "-png", "-r", "40", "-f", "1", "-l", "1", p, filepath.Join(dir, "p")).CombinedOutput(); err != nil {
 		t.Fatalf("pdftoppm: %v %s", err, out)
+	}
+}
+
+// brokenAlerts is an alerts store that fails (a locked or unreadable
+// database), as opposed to one that holds no such alert.
+type brokenAlerts struct{}
+
+func (brokenAlerts) GetAlert(context.Context, string) (alerts.Alert, error) {
+	return alerts.Alert{}, errors.New("database is locked")
+}
+
+// TestAlertStoreFailureIsNotNotFound: an unknown alert is a 404 that names
+// it; a failing alerts store is a 500, never "não encontrado" (a fiscal
+// told an alert does not exist while the database was only busy).
+func TestAlertStoreFailureIsNotNotFound(t *testing.T) {
+	e := newEnv(t, fakeAlerts{})
+	paths := []string{"/api/v1/alerts/lapa-x/notice", "/api/v1/alerts/lapa-x/constatacoes"}
+	for _, p := range paths {
+		e.refused(t, "ana", "GET", p, nil, 404, "não encontrado: alerta")
+	}
+	e.svc.Alerts = brokenAlerts{}
+	for _, p := range paths {
+		code, b := e.do(t, "ana", "GET", p, nil)
+		if code != 500 || !strings.Contains(string(b), "database is locked") || strings.Contains(string(b), "não encontrado") {
+			t.Errorf("GET %s with a failing store: %d %s", p, code, b)
+		}
 	}
 }

@@ -72,8 +72,8 @@ func triageView(t cases.Triage) TriageView { return TriageView{Triage: t, Acked:
 // knownAlert refuses an alert id the alerts store does not know.
 func (h *WorkflowAPI) knownAlert(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if _, err := h.svc.Alerts.GetAlert(r.Context(), id); err != nil {
-		return id, fmt.Errorf("%w: alerta %q (%v)", ErrNotFound, id, err)
+	if _, err := h.svc.alert(r.Context(), id); err != nil {
+		return id, err
 	}
 	return id, nil
 }

@@ -42,7 +42,7 @@ func (f *uiAlerts) GetAlert(_ context.Context, id string) (alerts.Alert, error) 
 			return a, nil
 		}
 	}
-	return alerts.Alert{}, fmt.Errorf("alerta %q desconhecido", id)
+	return alerts.Alert{}, fmt.Errorf("%w: %s", alerts.ErrNotFound, id)
 }
 
 // allRecords adapts the in-memory readings (whose limit is strict) to the

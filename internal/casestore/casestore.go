@@ -33,8 +33,9 @@ import (
 	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
-// ErrNotFound is returned when an alert id is unknown.
-var ErrNotFound = errors.New("casestore: not found")
+// ErrNotFound is returned when an alert id is unknown: alerts.ErrNotFound,
+// which consumers that do not link the store test for.
+var ErrNotFound = alerts.ErrNotFound
 
 // Store is an open case store. It is safe for concurrent use.
 type Store struct {
@@ -371,7 +372,7 @@ func (s *Store) ListAlerts(ctx context.Context, f Filter) ([]alerts.Alert, error
 func (s *Store) GetAlert(ctx context.Context, id string) (alerts.Alert, error) {
 	a, err := scanAlert(s.db.QueryRowContext(ctx, selectAlert+" WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return alerts.Alert{}, fmt.Errorf("%w: alert %s", ErrNotFound, id)
+		return alerts.Alert{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
 		return alerts.Alert{}, fmt.Errorf("casestore: get alert %s: %w", id, err)

@@ -2,6 +2,7 @@ package central
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -77,8 +78,11 @@ func (n notifyAlerts) OpenAlerts(ctx context.Context) ([]alerts.Alert, error) {
 
 func (n notifyAlerts) Alert(ctx context.Context, id string) (alerts.Alert, bool, error) {
 	a, err := n.cs.GetAlert(ctx, id)
-	if err != nil {
+	switch {
+	case errors.Is(err, alerts.ErrNotFound):
 		return alerts.Alert{}, false, nil
+	case err != nil:
+		return alerts.Alert{}, false, err
 	}
 	return a, true, nil
 }
