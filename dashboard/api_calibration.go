@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
-	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -199,12 +198,7 @@ func (c *CalibrationAPI) meter(id string) calibration.SensorMeter {
 		return calibration.SensorMeter{}
 	}
 	sn, _ := c.o.Registry.Current().Sensor(id)
-	return sensorMeter(sn)
-}
-
-// sensorMeter is a registered sensor's meter as calibration.Decide takes it.
-func sensorMeter(sn registry.Sensor) calibration.SensorMeter {
-	return calibration.SensorMeter{Grade: sn.Meter.Grade, CalibratedAt: sn.Meter.CalibratedAt, Certificate: sn.Meter.Certificate}
+	return sn.Meter.Calibration()
 }
 
 // certificateIn is the body of a new revision.

@@ -36,7 +36,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibrationdb.Register) {
 			var out []calibration.Sensor
 			for _, s := range live.Current().Sensors() {
 				g, _ := live.Current().Gateway(s.Gateway)
-				out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: sensorMeter(s)})
+				out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: s.Meter.Calibration()})
 			}
 			return out
 		}})

@@ -31,7 +31,7 @@ type Calibrations interface {
 // calibration register's when wired, else calibration.Decide on the
 // register of sensors' meter alone.
 func (s *WorkflowService) calibration(sn registry.Sensor, at time.Time) (bool, string) {
-	m := sensorMeter(sn)
+	m := sn.Meter.Calibration()
 	if s.Calibrations == nil {
 		d := calibration.Decide(calibration.Facts{}, m, at)
 		return d.OK, d.Why

@@ -282,7 +282,7 @@ func (c *calibrationCmd) check(ctx context.Context) int {
 	var d *calibration.Decision
 	if c.reg != nil {
 		sn, _ := c.reg.Sensor(c.sensor)
-		dec := c.r.Decide(ctx, c.sensor, central.SensorMeter(sn), c.when)
+		dec := c.r.Decide(ctx, c.sensor, sn.Meter.Calibration(), c.when)
 		d, ok = &dec, dec.OK
 	}
 	printSensor(c.io, c.sensor, v, d)

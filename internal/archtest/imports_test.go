@@ -61,7 +61,7 @@ var rules = []rule{
 
 	// The central service's parts.
 	{"internal/broker", []string{"internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
-	{"internal/registry", []string{"internal/docid", "internal/wire", "internal/wire/signature"}, []string{"go.yaml.in/yaml/v3"}},
+	{"internal/registry", []string{"internal/calibration", "internal/docid", "internal/wire", "internal/wire/signature"}, []string{"go.yaml.in/yaml/v3"}},
 	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire", "internal/wire/signature"},
 		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},
 	{"internal/store", []string{"internal/level", "internal/wire"}, nil},

@@ -39,15 +39,9 @@ func CalibrationSensors(r *registry.Registry) []calibration.Sensor {
 	out := make([]calibration.Sensor, 0, len(ss))
 	for _, s := range ss {
 		g, _ := r.Gateway(s.Gateway)
-		out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: SensorMeter(s)})
+		out = append(out, calibration.Sensor{ID: s.ID, Municipality: g.Municipality, Meter: s.Meter.Calibration()})
 	}
 	return out
-}
-
-// SensorMeter is a registered sensor's meter as calibration.Decide takes it
-// (the zero meter, no grade, for a sensor out of the register of sensors).
-func SensorMeter(s registry.Sensor) calibration.SensorMeter {
-	return calibration.SensorMeter{Grade: s.Meter.Grade, CalibratedAt: s.Meter.CalibratedAt, Certificate: s.Meter.Certificate}
 }
 
 // registerCalibration mounts the calibration routes.
@@ -84,7 +78,7 @@ func (m EvidenceMeters) Meter(ctx context.Context, sensor string, at time.Time) 
 		return evidence.Meter{}, false, err
 	}
 	sn, _ := m.Registry().Sensor(sensor)
-	sm := SensorMeter(sn)
+	sm := sn.Meter.Calibration()
 	// The rule the workflow applies: a screening meter's readings are
 	// indicativas even with a certificate in force.
 	d := calibration.Decide(f, sm, at)

@@ -52,7 +52,7 @@ func storedCheck(b store.StoredBatch) (CheckReading, error) {
 		return CheckReading{}, err
 	}
 	if body.Check == nil {
-		return CheckReading{}, fmt.Errorf("the stored %s message has no check", body.Kind)
+		return CheckReading{}, fmt.Errorf("a mensagem guardada (%s) não traz verificação de campo", body.Kind)
 	}
 	return CheckReading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Device: body.Device, Check: *body.Check,
 		Verified: b.Verified, Seq: b.Seq, ReceivedAt: b.ReceivedAt, Body: b.Body, Sig: b.Sig}, nil

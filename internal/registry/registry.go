@@ -32,6 +32,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -169,6 +170,12 @@ type Meter struct {
 	Grade        string `yaml:"grade" json:"grade"`                                     // class1 | class2 | screening
 	CalibratedAt string `yaml:"calibrated_at,omitempty" json:"calibrated_at,omitempty"` // YYYY-MM-DD
 	Certificate  string `yaml:"certificate,omitempty" json:"certificate,omitempty"`     // calibration certificate id
+}
+
+// Calibration is the meter as calibration.Decide takes it (the zero Meter,
+// no grade, for a sensor out of the register).
+func (m Meter) Calibration() calibration.SensorMeter {
+	return calibration.SensorMeter{Grade: m.Grade, CalibratedAt: m.CalibratedAt, Certificate: m.Certificate}
 }
 
 // Licence is an authorisation an establishment holds.
