@@ -103,3 +103,23 @@ type counter struct{ n int64 }
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 var _ io.Writer = (*counter)(nil)
+
+// BenchmarkVerify24hGateway is BenchmarkVerify24h with records shaped as
+// a gateway writes them: values to two decimals, LCpeak, and the
+// histogram of the second's ten LAF samples (the largest part of a
+// gateway's body).
+func BenchmarkVerify24hGateway(b *testing.B) {
+	bag, _ := export(b, gatewayShaped(package24h()), testKey(1))
+	b.ReportAllocs()
+	runtime.GC()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for b.Loop() {
+		if rep := verify(bag, pubOf(testKey(1))); !rep.OK || rep.ReadingsChecked != 86400 {
+			b.Fatal(rep.Problems)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(len(bag))/1e6, "zip-MB")
+}

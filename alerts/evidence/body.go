@@ -340,10 +340,19 @@ func (s *scanner) record(r *rawRecord) bool {
 	if s.lit('}') {
 		return true
 	}
-	var names nameSet
+	var names nameSet // members other than the known ones
+	var seen uint8    // the known members met, a bit each
 	for {
 		name, ok := s.str()
-		if !ok || !names.add(name) || !s.lit(':') {
+		if !ok || !s.lit(':') {
+			return false
+		}
+		if bit := knownMember(name); bit != 0 {
+			if seen&bit != 0 {
+				return false // a repeated name
+			}
+			seen |= bit
+		} else if !names.add(name) {
 			return false
 		}
 		switch string(name) {
@@ -374,6 +383,8 @@ func (s *scanner) record(r *rawRecord) bool {
 			default:
 				ok = false
 			}
+		case "hist":
+			ok = s.skipHist()
 		default:
 			ok = s.skip(1)
 		}
@@ -384,6 +395,108 @@ func (s *scanner) record(r *rawRecord) bool {
 			return s.lit('}')
 		}
 	}
+}
+
+// knownMember is the bit of a record member that record reads (or the
+// histogram, which it skips in its own way), 0 for any other name.
+func knownMember(name []byte) uint8 {
+	switch string(name) {
+	case "t":
+		return 1 << 0
+	case "dur_ms":
+		return 1 << 1
+	case "laeq_db":
+		return 1 << 2
+	case "lafmax_db":
+		return 1 << 3
+	case "lafmin_db":
+		return 1 << 4
+	case "lcpeak_db":
+		return 1 << 5
+	case "overload":
+		return 1 << 6
+	case "hist":
+		return 1 << 7
+	}
+	return 0
+}
+
+// skipHist moves past a record's histogram, which Verify does not
+// compare but must find to be JSON the library accepts. The shape a
+// gateway writes, {"bins":{"612":100,"613":200}} without white space and
+// with the bin names in increasing byte order (so that none repeats), is
+// checked in one tight pass; anything else goes through skip.
+func (s *scanner) skipHist() bool {
+	s.ws()
+	if end, ok := plainHist(s.b, s.i); ok {
+		s.i = end
+		return true
+	}
+	return s.skip(1)
+}
+
+// plainHist reads the gateway's histogram shape at b[i:] and returns
+// where it ends.
+func plainHist(b []byte, i int) (int, bool) {
+	const head = `{"bins":{`
+	if !bytes.HasPrefix(b[i:], []byte(head)) {
+		return 0, false
+	}
+	i += len(head)
+	var prev []byte
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			// "digits":
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			k := i + 1
+			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+				k++
+			}
+			name := b[i+1 : k]
+			if len(name) == 0 || k+1 >= len(b) || b[k] != '"' || b[k+1] != ':' || (prev != nil && bytes.Compare(prev, name) >= 0) {
+				return 0, false
+			}
+			prev = name
+			// a number: digits, then an optional fraction, as JSON writes
+			// them (no leading zero but for 0 itself)
+			j := k + 2
+			d := j
+			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+			if j == d || (b[d] == '0' && j-d > 1) {
+				return 0, false
+			}
+			if j < len(b) && b[j] == '.' {
+				j++
+				f := j
+				for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+					j++
+				}
+				if j == f {
+					return 0, false
+				}
+			}
+			if j >= len(b) {
+				return 0, false
+			}
+			i = j + 1
+			if b[j] == '}' {
+				break
+			}
+			if b[j] != ',' {
+				return 0, false
+			}
+		}
+	}
+	if i >= len(b) || b[i] != '}' {
+		return 0, false
+	}
+	return i + 1, true
 }
 
 // record decodes the values as the JSON library does.

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -81,6 +82,20 @@ func TestFastBodyAgreesWithLibrary(t *testing.T) {
 		{"lcpeak null", `{"records":[{"lcpeak_db":null}]}`, true},
 		{"unknown members of every kind", `{"x":[1,{"a":null,"b":[true,false]}],"y":"é","records":[{"z":{"k":"v"},"t":"2026-03-07T02:10:00.5Z"}]}`, true},
 		{"hist with many bins", `{"records":[{"hist":{"bins":{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"10":10,"11":11,"12":12,"13":13,"14":14}}}]}`, true},
+		{"hist as a gateway writes it", `{"records":[{"hist":{"bins":{"612":100,"613":200.5,"1000":0}},"laeq_db":61.3}]}`, true},
+		{"hist, empty bins", `{"records":[{"hist":{"bins":{}}}]}`, true},
+		{"hist, bins out of order", `{"records":[{"hist":{"bins":{"613":1,"612":2}}}]}`, true},
+		{"hist, white space", `{"records":[{"hist":{ "bins" : { "612" : 1 } }}]}`, true},
+		{"hist, other members", `{"records":[{"hist":{"bins":{"612":1},"n":2}}]}`, true},
+		{"hist, exponent and negative", `{"records":[{"hist":{"bins":{"612":1e2,"613":-1}}}]}`, true},
+		{"hist null", `{"records":[{"hist":null}]}`, true},
+		{"hist, a bin repeated", `{"records":[{"hist":{"bins":{"612":1,"612":2}}}]}`, false},
+		{"hist, leading zero", `{"records":[{"hist":{"bins":{"612":01}}}]}`, false},
+		{"hist, fraction without digits", `{"records":[{"hist":{"bins":{"612":1.}}}]}`, false},
+		{"hist, truncated", `{"records":[{"hist":{"bins":{"612":1`, false},
+		{"hist, unclosed", `{"records":[{"hist":{"bins":{"612":1}]}`, false},
+		{"hist twice", `{"records":[{"hist":{"bins":{}},"hist":{"bins":{}}}]}`, false},
+		{"a known and an unknown name", `{"records":[{"laeq_db":1,"x":1,"x":2}]}`, false},
 		{"duplicate top-level name", `{"seq":1,"seq":2}`, false},
 		{"duplicate record name", `{"records":[{"laeq_db":1,"laeq_db":2}]}`, false},
 		{"duplicate nested name", `{"device":{"model":"a","model":"b"}}`, false},
@@ -136,6 +151,7 @@ func FuzzFastBody(f *testing.F) {
 	f.Add([]byte(`{"gateway":"g","seq":7,"records":[{"t":"2026-03-07T02:10:00.123Z","dur_ms":1000,"laeq_db":61.2,"lcpeak_db":null,"overload":true}]}`))
 	f.Add([]byte(`{"records":[{"hist":{"bins":{"612":1}}}],"device":{"model":"x"}}`))
 	f.Add([]byte(`{"seq":1,"seq":2}`))
+	f.Add([]byte(`{"records":[{"t":"2026-03-07T02:10:00Z","laeq_db":61.2,"hist":{"bins":{"612":100,"613":900}}},{"hist":{"bins":{"612":1,"612":2}}}]}`))
 	f.Add([]byte(`{"records":[{"laeq_db":99.995,"lafmax_db":1.005,"lafmin_db":-0.001,"lcpeak_db":12345.6789,"dur_ms":-0,"t":"2024-02-29T23:59:59.9Z"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameAsLibrary(t, body)
@@ -196,8 +212,9 @@ func BenchmarkDecodeBody(b *testing.B) {
 	})
 }
 
-// TestBatchLinesSplitLikeFields: the plain split of batches.txt lines
-// agrees with strings.Fields on every line, whichever way it is written.
+// TestBatchLinesSplitLikeFields: the plain split of batches.txt lines of
+// the earlier form (body-base64 sig-base64) agrees with strings.Fields on
+// every line, whichever way it is written.
 func TestBatchLinesSplitLikeFields(t *testing.T) {
 	body := "eyJzZXEiOjF9" // {"seq":1}
 	sig := strings.Repeat("A", 86) + "=="
@@ -224,11 +241,60 @@ func TestBatchLinesSplitLikeFields(t *testing.T) {
 			for i := range f {
 				ff[i] = []byte(f[i])
 			}
-			want, wantOK = parseLine(1, &ff, false, func(n int) []byte { return make([]byte, n) })
+			sl := earlierLine(&ff, false)
+			want, wantOK = parseLine(1, &sl, func(n int) []byte { return make([]byte, n) })
 		}
 		if got[0].ok != wantOK || !reflect.DeepEqual(got[0], want) {
 			t.Errorf("%q: parsed %+v (%s), want %+v", line, got[0], v[0].problem, want)
 		}
+	}
+}
+
+// TestSignedLineForms: a line in Export's form carries the signed body
+// as it is (or after base64:) as its last field, spaces and all; a line
+// of the earlier form still reads; anything else is refused with the
+// reason.
+func TestSignedLineForms(t *testing.T) {
+	body := `{"seq":1,"device":{"model":"Medidor  simulado (obra)"},"x":"a\\b"}`
+	b64 := base64.StdEncoding.EncodeToString([]byte(body))
+	sig := strings.Repeat("A", 86) + "=="
+	head := "gw 1 2026-03-07T02:10:00Z gw-1.pem "
+	cases := []struct {
+		name, line string
+		body       string // "" when refused
+		sig        bool
+		problem    string
+	}{
+		{"raw body", head + sig + " " + body, body, true, ""},
+		{"raw body, unsigned", head + "- " + body, body, false, ""},
+		{"base64 body", head + sig + " base64:" + b64, body, true, ""},
+		{"base64 body with a line break", head + sig + " base64:" + base64.StdEncoding.EncodeToString([]byte("{\n}")), "{\n}", true, ""},
+		{"earlier form", head + b64 + " " + sig, body, true, ""},
+		{"earlier form, unsigned", head + b64 + " -", body, false, ""},
+		{"raw body, carriage return kept", head + sig + " " + body + "\r", body + "\r", true, ""},
+		{"tab in the head", "gw\t1 2026-03-07T02:10:00Z gw-1.pem " + sig + " " + body, "", false, "formato inválido"},
+		{"no body", head + sig + " ", "", false, "formato inválido"},
+		{"bad base64 body", head + sig + " base64:!!!!", "", false, "campo ilegível"},
+		{"bad signature text", head + "AAA " + body, "", false, "campo ilegível"},
+		{"bad seq", "gw x 2026-03-07T02:10:00Z gw-1.pem " + sig + " " + body, "", false, "campo ilegível"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var bc batchChecker
+			bc.kind = batchKind
+			got := make([]signedBatch, 1)
+			v := make([]batchVerdict, 1)
+			bc.parse([]numbered{{1, []byte(c.line)}}, got, v)
+			if c.body == "" {
+				if got[0].ok || !strings.Contains(v[0].problem, c.problem) {
+					t.Errorf("parsed %+v, problem %q; want refused with %q", got[0], v[0].problem, c.problem)
+				}
+				return
+			}
+			if !got[0].ok || string(got[0].body) != c.body || (len(got[0].sig) == 64) != c.sig || got[0].gateway != "gw" || got[0].seq != 1 || got[0].key != "gw-1.pem" {
+				t.Errorf("parsed %+v (%s), want body %q", got[0], v[0].problem, c.body)
+			}
+		})
 	}
 }
 

@@ -432,7 +432,7 @@ func Export(out io.Writer, p *Package, key ed25519.PrivateKey, progress func(don
 	zw := zip.NewWriter(out)
 	// Level 1: a 24-hour bag compresses in a fraction of the default's
 	// time, a few percent larger; deterministic like any level.
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return kflate.NewWriter(w, kflate.BestSpeed) })
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return kflate.NewWriter(w, 3) })
 	w := &writer{zw: zw, root: BagName(p.AlertID), mtime: p.Created.UTC().Truncate(2 * time.Second)}
 
 	// Readings first: the summary and the batches to include come from them.

@@ -214,7 +214,7 @@ func TestExportVerifies(t *testing.T) {
 	// The signed field checks travel byte for byte, with their verdicts.
 	ct := string(files[root+"data/checks.txt"])
 	for i, c := range p.Meter.Checks {
-		if want := base64.StdEncoding.EncodeToString(c.Body) + " " + base64.StdEncoding.EncodeToString(c.Sig); !strings.Contains(ct, want) {
+		if want := base64.StdEncoding.EncodeToString(c.Sig) + " " + string(c.Body) + "\n"; !strings.Contains(ct, want) {
 			t.Errorf("checks.txt lacks check %d's signed bytes:\n%s", i, ct)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -129,9 +130,13 @@ type batchLine struct {
 }
 
 // signedFile is one file of signed messages: data/<name>.txt, the
-// signed bytes as "gateway seq received_at key-file body-base64
-// signature-base64" lines (streamed), and data/<name>.ndjson, the verdicts
-// (held until the end: small).
+// signed bytes as "gateway seq received_at key-file signature-base64 body"
+// lines (streamed), and data/<name>.ndjson, the verdicts (held until the
+// end: small). The body is the signed bytes themselves when plainBody
+// says a line can carry them, else bodyBase64Prefix and their base64.
+//
+// Bags written before kept the body in base64 before the signature
+// ("… key-file body-base64 signature-base64"); Verify reads both forms.
 type signedFile struct {
 	gk      *gatewayKeys
 	lastDev []byte // the last device member decoded, and its key in devices
@@ -140,6 +145,31 @@ type signedFile struct {
 	st      batchStats
 	nd, lb  []byte
 	pending []Batch
+}
+
+// bodyBase64Prefix marks a body written in base64 in a line of signed
+// messages: one plainBody refuses (a body with a line break, say).
+const bodyBase64Prefix = "base64:"
+
+// plainBody reports whether a signed body can be written as it is, as
+// the last field of its line, and read back byte for byte, also by sh's
+// read: a JSON object's text ('{' to '}'), valid UTF-8 with no control
+// character (so no line break, no tab, no white space at either end).
+// A gateway's compact JSON always is.
+func plainBody(body []byte) bool {
+	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+		return false
+	}
+	ascii := true
+	for _, c := range body {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(body)
 }
 
 // signedChunk is how many messages are checked in one go.
@@ -241,12 +271,17 @@ func (sf *signedFile) line(b *Batch, ok, checked bool) error {
 	lb = append(lb, ' ')
 	lb = append(lb, keyFile...)
 	lb = append(lb, ' ')
-	lb = base64.StdEncoding.AppendEncode(lb, b.Body)
-	lb = append(lb, ' ')
 	if len(b.Sig) > 0 {
 		lb = base64.StdEncoding.AppendEncode(lb, b.Sig)
 	} else {
 		lb = append(lb, '-')
+	}
+	lb = append(lb, ' ')
+	if plainBody(b.Body) {
+		lb = append(lb, b.Body...)
+	} else {
+		lb = append(lb, bodyBase64Prefix...)
+		lb = base64.StdEncoding.AppendEncode(lb, b.Body)
 	}
 	sf.lb = append(lb, '\n')
 	if _, err := sf.out.Write(sf.lb); err != nil {

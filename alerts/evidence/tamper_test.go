@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/internal/testenv"
+	"github.com/sossego/sossego/internal/wire"
 )
 
 // bagitCheck is an RFC 8493 validator written from the RFC, independent of
@@ -275,11 +277,9 @@ func TestTamperSuite(t *testing.T) {
 		}), []string{"lote 1000 do gateway lapa-centro-01: a assinatura ed25519 não confere com a chave data/keys/lapa-centro-01-1.pem"}},
 		tc{"batch body edited", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/batches.txt"]), "\n")
-			p := strings.Fields(lines[2])
-			body, _ := base64.StdEncoding.DecodeString(p[4])
+			head, sig, body := signedLineParts(t, lines[2])
 			body = bytes.Replace(body, []byte(`"dur_ms":1000`), []byte(`"dur_ms":999`), 1)
-			p[4] = base64.StdEncoding.EncodeToString(body)
-			lines[2] = strings.Join(p, " ")
+			lines[2] = signedLineJoin(head, sig, body)
 			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
 			reseal(f, service)
 		}), []string{"lote 1002 do gateway lapa-centro-01: a assinatura ed25519 não confere"}},
@@ -287,11 +287,9 @@ func TestTamperSuite(t *testing.T) {
 		// re-signed by the service's own key: the gateway's signature fails.
 		tc{"field check body edited", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/checks.txt"]), "\n")
-			p := strings.Fields(lines[1])
-			body, _ := base64.StdEncoding.DecodeString(p[4])
+			head, sig, body := signedLineParts(t, lines[1])
 			body = bytes.Replace(body, []byte(`"calibrator_serial":"C-77"`), []byte(`"calibrator_serial":"C-78"`), 1)
-			p[4] = base64.StdEncoding.EncodeToString(body)
-			lines[1] = strings.Join(p, " ")
+			lines[1] = signedLineJoin(head, sig, body)
 			f["data/checks.txt"] = []byte(strings.Join(lines, "\n"))
 			reseal(f, service)
 		}), []string{"registro de verificação de campo 5001 do gateway lapa-centro-01: a assinatura ed25519 não confere com a chave data/keys/lapa-centro-01-2.pem"}},
@@ -306,16 +304,24 @@ func TestTamperSuite(t *testing.T) {
 			f["data/checks.txt"] = bytes.Replace(f["data/checks.txt"], []byte(" lapa-centro-01-1.pem "), []byte(" outra.pem "), 1)
 			reseal(f, service)
 		}), []string{"data/checks.txt, linha 1: registro de verificação de campo 5000 do gateway lapa-centro-01 aponta a chave \"outra.pem\""}},
-		// White space inside a body's base64 (which the decoder would skip)
-		// splits the line as strings.Fields does: a format problem.
-		tc{"carriage return inside a batch body", edited(func(f map[string][]byte) {
+		// White space inside a body's base64 (which the decoder would
+		// skip) makes the field unreadable, not another body.
+		tc{"carriage return inside a batch body's base64", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/batches.txt"]), "\n")
-			p := strings.Fields(lines[0])
-			p[4] = p[4][:8] + "\r" + p[4][8:]
-			lines[0] = strings.Join(p, " ")
+			head, sig, body := signedLineParts(t, lines[0])
+			b64 := base64.StdEncoding.EncodeToString(body)
+			lines[0] = strings.Join(head, " ") + " " + sig + " base64:" + b64[:8] + "\r" + b64[8:]
 			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
 			reseal(f, service)
-		}), []string{"data/batches.txt, linha 1: formato inválido"}},
+		}), []string{"data/batches.txt, linha 1: campo ilegível"}},
+		// A carriage return after a body written as it is (a line-ending
+		// conversion) is part of the body: not the signed bytes.
+		tc{"carriage return after a batch body", edited(func(f map[string][]byte) {
+			lines := strings.Split(string(f["data/batches.txt"]), "\n")
+			lines[1] += "\r"
+			f["data/batches.txt"] = []byte(strings.Join(lines, "\n"))
+			reseal(f, service)
+		}), []string{"lote 1001 do gateway lapa-centro-01: a assinatura ed25519 não confere"}},
 		tc{"batch received outside its key's validity", edited(func(f map[string][]byte) {
 			lines := strings.Split(string(f["data/batches.txt"]), "\n")
 			p := strings.Fields(lines[0])
@@ -379,21 +385,39 @@ func swapGatewayKeyOnly(f map[string][]byte, k ed25519.PrivateKey) {
 	f["data/keys/lapa-centro-01-1.pem"] = evidence.PublicKeyPEM(pubOf(k))
 }
 
+// signedLineParts splits a line of batches.txt or checks.txt as Export
+// writes it: the four short fields, the signature's text and the body.
+func signedLineParts(t testing.TB, line string) (head []string, sig string, body []byte) {
+	t.Helper()
+	p := strings.SplitN(line, " ", 6)
+	if len(p) != 6 {
+		t.Fatalf("not a signed line: %q", line)
+	}
+	body = []byte(p[5])
+	if b64, ok := strings.CutPrefix(p[5], "base64:"); ok {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(b64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p[:4], p[4], body
+}
+
+// signedLineJoin is a line with a body that stands on it.
+func signedLineJoin(head []string, sig string, body []byte) string {
+	return strings.Join(head, " ") + " " + sig + " " + string(body)
+}
+
 // swapGatewayKey also re-signs that key's batches with k.
 func swapGatewayKey(t *testing.T, f map[string][]byte, k ed25519.PrivateKey) {
 	swapGatewayKeyOnly(f, k)
 	lines := strings.Split(strings.TrimSpace(string(f["data/batches.txt"])), "\n")
 	for i, l := range lines {
-		p := strings.Fields(l)
-		if p[3] != "lapa-centro-01-1.pem" {
+		head, _, body := signedLineParts(t, l)
+		if head[3] != "lapa-centro-01-1.pem" {
 			continue
 		}
-		body, err := base64.StdEncoding.DecodeString(p[4])
-		if err != nil {
-			t.Fatal(err)
-		}
-		p[5] = base64.StdEncoding.EncodeToString(ed25519.Sign(k, body))
-		lines[i] = strings.Join(p, " ")
+		lines[i] = signedLineJoin(head, base64.StdEncoding.EncodeToString(ed25519.Sign(k, body)), body)
 	}
 	f["data/batches.txt"] = []byte(strings.Join(lines, "\n") + "\n")
 }
@@ -454,8 +478,15 @@ func TestStandardTools(t *testing.T) {
 		}
 	}
 	key := testKey(1)
-	b, _ := export(t, goodPackage(time.Minute), key)
+	b, _ := export(t, unusualBodies(t, goodPackage(time.Minute)), key)
 	bag := filepath.Join(unpack(t, b), evidence.BagName(goodPackage(0).AlertID))
+	if rep := verify(b, pubOf(key)); !rep.OK || rep.BatchesVerified != rep.Batches {
+		t.Fatalf("bag with unusual bodies: %+v", rep)
+	}
+	batches, _ := os.ReadFile(filepath.Join(bag, "data/batches.txt"))
+	if !bytes.Contains(batches, []byte(" base64:")) || !bytes.Contains(batches, []byte(`(obra) \"N\" ç"`)) {
+		t.Fatalf("batches.txt does not hold both forms of body:\n%.2000s", batches)
+	}
 	run := func(script string) (string, error) {
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Dir = bag
@@ -480,6 +511,37 @@ func TestStandardTools(t *testing.T) {
 	if out, err := run("sh data/verificar-lotes.sh"); err == nil || !strings.Contains(out, "FALHOU: lote 1003 do gateway lapa-centro-01") || !strings.Contains(out, "1 falharam") {
 		t.Errorf("broken batch: %v\n%s", err, out)
 	}
+}
+
+// unusualBodies re-signs two of p's batches with bodies a gateway of
+// another make could send: one indented over several lines (which a line
+// of batches.txt carries in base64), one with spaces, an escape and
+// non-ASCII text in a string (carried as it is).
+func unusualBodies(t *testing.T, p *evidence.Package) *evidence.Package {
+	t.Helper()
+	for i, edit := range []func(*wire.Batch) ([]byte, error){
+		func(b *wire.Batch) ([]byte, error) { return json.MarshalIndent(b, "", "  ") },
+		func(b *wire.Batch) ([]byte, error) {
+			b.Device.Model = `Medidor  simulado (obra) "N" ç`
+			return json.Marshal(b)
+		},
+	} {
+		bt := &p.Batches[i]
+		var wb wire.Batch
+		if err := json.Unmarshal(bt.Body, &wb); err != nil {
+			t.Fatal(err)
+		}
+		body, err := edit(&wb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := gatewayOld
+		if !bt.ReceivedAt.Before(p.GatewayKeys[0].ValidUntil) {
+			key = gatewayNew
+		}
+		bt.Body, bt.Sig = body, ed25519.Sign(key, body)
+	}
+	return p
 }
 
 func FuzzVerify(f *testing.F) {
@@ -536,4 +598,28 @@ func FuzzVerifyDir(f *testing.F) {
 			t.Fatalf("OK with %s replaced: %+v", names[int(which)%len(names)], rep)
 		}
 	})
+}
+
+// TestEarlierLineForm: a bag whose signed lines are in the earlier form
+// (the body in base64 before the signature), as bags exported by earlier
+// versions carry them, verifies as the same bag in the current form does.
+func TestEarlierLineForm(t *testing.T) {
+	service := testKey(1)
+	b, _ := export(t, goodPackage(10*time.Minute), service)
+	want := verify(b, pubOf(service))
+	root, files := bagFiles(t, b)
+	for _, name := range []string{"data/batches.txt", "data/checks.txt"} {
+		lines := strings.Split(strings.TrimSuffix(string(files[name]), "\n"), "\n")
+		for i, l := range lines {
+			head, sig, body := signedLineParts(t, l)
+			lines[i] = strings.Join(head, " ") + " " + base64.StdEncoding.EncodeToString(body) + " " + sig
+		}
+		files[name] = []byte(strings.Join(lines, "\n") + "\n")
+	}
+	reseal(files, service)
+	rep := verify(zipBag(t, root, files), pubOf(service))
+	if !rep.OK || !want.OK || rep.BatchesVerified != want.BatchesVerified || rep.ReadingsChecked != want.ReadingsChecked ||
+		rep.ChecksVerified != want.ChecksVerified || rep.BatchesVerified != rep.Batches {
+		t.Fatalf("earlier form: %+v\ncurrent form: %+v", rep, want)
+	}
 }

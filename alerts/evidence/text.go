@@ -15,13 +15,15 @@ const batchScript = `#!/bin/sh
 # Confere a assinatura ed25519 de cada lote dos gateways (data/batches.txt) e de cada
 # verificação de campo com calibrador (data/checks.txt) com a chave do gateway em vigor
 # quando foi recebido (data/keys/). Uso, na pasta do pacote: sh data/verificar-lotes.sh (OpenSSL 3)
+# Linha: gateway número recebido chave assinatura(base64) corpo (como enviado, ou "base64:"...)
 t=$(mktemp -d) || exit 2
 ok=0; falhas=0; sem=0
 for arq in batches checks; do
   [ -f "data/$arq.txt" ] || continue; nome=lote; [ "$arq" = checks ] && nome="verificação de campo"
-  while read -r gw seq rec chave corpo assin; do
+  while read -r gw seq rec chave assin corpo; do
     if [ "$assin" = "-" ] || [ "$chave" = "-" ]; then sem=$((sem+1)); echo "SEM ASSINATURA OU CHAVE: $nome $seq do gateway $gw"; continue; fi
-    printf '%s' "$corpo" | base64 -d > "$t/corpo"; printf '%s' "$assin" | base64 -d > "$t/assin"
+    case "$corpo" in base64:*) printf '%s' "${corpo#base64:}" | base64 -d ;; *) printf '%s' "$corpo" ;; esac > "$t/corpo"
+    printf '%s' "$assin" | base64 -d > "$t/assin"
     if openssl pkeyutl -verify -pubin -inkey "data/keys/$chave" -rawin -in "$t/corpo" -sigfile "$t/assin" >/dev/null 2>&1
     then ok=$((ok+1)); else falhas=$((falhas+1)); echo "FALHOU: $nome $seq do gateway $gw (recebido em $rec)"; fi
   done < "data/$arq.txt"
@@ -93,7 +95,7 @@ rule.json             a regra aplicada, com versão do código, artigo e texto c
 device.json           ponto de medição; medidor (modelo, série, classe, calibração, verificação de campo)
                       como cadastrado e como os lotes assinados o informam; sincronização do relógio
 METODO.txt            como a medição foi feita e o que ela estabelece e não estabelece
-batches.txt           os lotes assinados pelos gateways, byte a byte (base64), com a assinatura
+batches.txt           os lotes assinados pelos gateways, byte a byte, com a assinatura
 batches.ndjson        para cada lote: quando foi recebido, com que chave, se a assinatura confere
 checks.txt            as verificações de campo com calibrador acústico assinadas pelo gateway
                       (a última antes da janela e a primeira depois), byte a byte, com a assinatura

@@ -232,21 +232,25 @@ type batchChecker struct {
 	spans []recSpan // fastRecLines' scratch
 }
 
-// parse reads the lines: gateway seq received key body-base64 sig-base64.
-// The bodies and signatures of the part share one buffer.
+// parse reads the lines: gateway seq received key sig-base64 body (the
+// body as written, or base64: and its base64), or, as bags written before
+// have them, gateway seq received key body-base64 sig-base64. A body
+// written as it is stays where it is read; the base64 ones of the part
+// share one buffer.
 func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts []batchVerdict) {
-	var f [6][]byte
-	fields := make([][6][]byte, len(lines))
-	plain := make([]bool, len(lines))
+	split := make([]signedLine, len(lines))
 	size := 0
 	for i, l := range lines {
-		plain[i] = plainFields6(l.b, &f)
-		if !plain[i] && !fields6(l.b, &f) {
-			verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", c.kind.file, l.n)
+		sl, ok := splitSigned(l.b)
+		if !ok {
+			verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave assinatura corpo)", c.kind.file, l.n)
 			continue
 		}
-		fields[i] = f
-		size += base64.StdEncoding.DecodedLen(len(f[4])) + base64.StdEncoding.DecodedLen(len(f[5]))
+		split[i] = sl
+		size += base64.StdEncoding.DecodedLen(len(sl.sig))
+		if !sl.raw {
+			size += base64.StdEncoding.DecodedLen(len(sl.body))
+		}
 	}
 	buf := make([]byte, size)
 	arena := func(n int) []byte {
@@ -255,39 +259,101 @@ func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts [
 		return out
 	}
 	for i, l := range lines {
-		if fields[i][0] == nil {
+		if split[i].head[0] == nil {
 			continue
 		}
-		sb, ok := parseLine(l.n, &fields[i], plain[i], arena)
-		if !ok && plain[i] {
+		sb, ok := parseLine(l.n, &split[i], arena)
+		if !ok && split[i].exact && !split[i].current {
 			// The plain split may hide what strings.Fields sees (a
 			// carriage return base64 skips): the line the slow way.
 			var g [6][]byte
 			if !fields6(l.b, &g) {
-				verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave corpo assinatura)", c.kind.file, l.n)
+				verdicts[i].problem = fmt.Sprintf("%s, linha %d: formato inválido (esperado: gateway seq recebido chave assinatura corpo)", c.kind.file, l.n)
 				continue
 			}
-			sb, ok = parseLine(l.n, &g, false, func(n int) []byte { return make([]byte, n) })
+			slow := earlierLine(&g, false)
+			sb, ok = parseLine(l.n, &slow, func(n int) []byte { return make([]byte, n) })
 		}
 		if !ok {
-			verdicts[i].problem = fmt.Sprintf("%s, linha %d: campo ilegível (seq, data de recebimento ou base64)", c.kind.file, l.n)
+			verdicts[i].problem = fmt.Sprintf("%s, linha %d: campo ilegível (seq, data de recebimento, assinatura ou corpo)", c.kind.file, l.n)
 			continue
 		}
 		batches[i] = sb
 	}
 }
 
-// parseLine reads the six fields of a line, decoding into space from
-// alloc. exact: the base64 must decode to exactly the length its text
-// implies (nothing skipped), as it does when the plain split was right.
-func parseLine(n int, f *[6][]byte, exact bool, alloc func(int) []byte) (signedBatch, bool) {
+// signedLine is a line of a file of signed messages split into its
+// fields, the signature and the body still as written.
+type signedLine struct {
+	head    [4][]byte // gateway, seq, received, key file
+	sig     []byte    // base64, or "-": none
+	body    []byte    // base64, or the signed bytes themselves (raw)
+	raw     bool
+	current bool // the line is in Export's form (signature before the body)
+	exact   bool // split as Export writes: base64 must decode to exactly its length
+}
+
+// splitSigned splits a line in either form. Export's: five fields of
+// printable ASCII separated by single spaces, then the body, which begins
+// with '{' (the signed bytes) or bodyBase64Prefix. The earlier form: six
+// fields, body then signature, both base64, split by single spaces or
+// else as strings.Fields does.
+func splitSigned(line []byte) (signedLine, bool) {
+	var f [6][]byte
+	if head5(line, &f) {
+		rest := f[5]
+		switch {
+		case rest[0] == '{':
+			return signedLine{head: [4][]byte(f[:4]), sig: f[4], body: rest, raw: true, current: true, exact: true}, true
+		case bytes.HasPrefix(rest, []byte(bodyBase64Prefix)):
+			return signedLine{head: [4][]byte(f[:4]), sig: f[4], body: rest[len(bodyBase64Prefix):], current: true, exact: true}, true
+		}
+	}
+	if plainFields6(line, &f) {
+		return earlierLine(&f, true), true
+	}
+	if fields6(line, &f) {
+		return earlierLine(&f, false), true
+	}
+	return signedLine{}, false
+}
+
+// earlierLine is a line of the earlier form: body-base64 sig-base64.
+func earlierLine(f *[6][]byte, exact bool) signedLine {
+	return signedLine{head: [4][]byte(f[:4]), body: f[4], sig: f[5], exact: exact}
+}
+
+// head5 splits off the five short fields of a line in Export's form
+// (printable ASCII, no space, separated by single spaces); f[5] is the
+// rest, not empty.
+func head5(line []byte, f *[6][]byte) bool {
+	for i := range 5 {
+		k := bytes.IndexByte(line, ' ')
+		if k <= 0 {
+			return false
+		}
+		for _, c := range line[:k] {
+			if c <= ' ' || c >= 0x7f {
+				return false
+			}
+		}
+		f[i], line = line[:k], line[k+1:]
+	}
+	f[5] = line
+	return len(line) > 0
+}
+
+// parseLine reads a split line, decoding base64 into space from alloc.
+// exact: the base64 must decode to exactly the length its text implies
+// (nothing skipped), as it does when the plain split was right.
+func parseLine(n int, sl *signedLine, alloc func(int) []byte) (signedBatch, bool) {
 	decode := func(src []byte) ([]byte, bool) {
 		dst := alloc(base64.StdEncoding.DecodedLen(len(src)))
 		k, err := base64.StdEncoding.Decode(dst, src)
 		if err != nil {
 			return nil, false
 		}
-		if exact {
+		if sl.exact {
 			pad := len(src) - len(bytes.TrimRight(src, "="))
 			if len(src)%4 != 0 || k != len(src)/4*3-min(pad, 2) {
 				return nil, false
@@ -295,23 +361,26 @@ func parseLine(n int, f *[6][]byte, exact bool, alloc func(int) []byte) (signedB
 		}
 		return dst[:k:k], true
 	}
-	seq, err1 := strconv.ParseUint(string(f[1]), 10, 64)
-	rec, err2 := time.Parse(time.RFC3339Nano, string(f[2]))
-	body, ok3 := decode(f[4])
+	seq, err1 := strconv.ParseUint(string(sl.head[1]), 10, 64)
+	rec, err2 := time.Parse(time.RFC3339Nano, string(sl.head[2]))
+	body, ok3 := sl.body[:len(sl.body):len(sl.body)], true
+	if !sl.raw {
+		body, ok3 = decode(sl.body)
+	}
 	var sig []byte
 	ok4 := true
-	if string(f[5]) != "-" {
-		sig, ok4 = decode(f[5])
+	if string(sl.sig) != "-" {
+		sig, ok4 = decode(sl.sig)
 	}
 	if err1 != nil || err2 != nil || !ok3 || !ok4 {
 		return signedBatch{}, false
 	}
-	return signedBatch{line: n, gateway: string(f[0]), seq: seq, received: rec, key: string(f[3]), body: body, sig: sig, ok: true}, true
+	return signedBatch{line: n, gateway: string(sl.head[0]), seq: seq, received: rec, key: string(sl.head[3]), body: body, sig: sig, ok: true}, true
 }
 
-// plainFields6 splits a line of six fields separated by single spaces, the
-// way Export writes them: the short fields (all but the body) printable
-// ASCII without spaces. The body is checked by decoding it exactly.
+// plainFields6 splits a line of the earlier form, six fields separated by
+// single spaces: the short fields (all but the body) printable ASCII
+// without spaces. The body is checked by decoding it exactly.
 func plainFields6(line []byte, f *[6][]byte) bool {
 	for i := range 5 {
 		k := bytes.IndexByte(line, ' ')
