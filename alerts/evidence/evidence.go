@@ -20,7 +20,7 @@
 //	data/device.json            measuring point; the meter (model, serial, grade, calibration, field check)
 //	                            as registered and as the signed batches report it; clock-sync state
 //	data/batches.ndjson         one line per signed batch: received_at, key, verdicts, device, clock
-//	data/batches.txt            "gateway seq received_at key-file body-base64 signature-base64", one per batch
+//	data/batches.txt            "gateway seq received_at key-file signature-base64 body", one per batch (the body as signed, or "base64:" and its base64)
 //	data/keys/service.json      the service's public key, fingerprint and key history
 //	data/keys/service.pem       the service's public key for openssl
 //	data/keys/gateways.json     every gateway key as registered when the batches were received, with validity
@@ -430,8 +430,9 @@ func Export(out io.Writer, p *Package, key ed25519.PrivateKey, progress func(don
 	}
 	pub := key.Public().(ed25519.PublicKey)
 	zw := zip.NewWriter(out)
-	// Level 1: a 24-hour bag compresses in a fraction of the default's
-	// time, a few percent larger; deterministic like any level.
+	// Level 3: a 24-hour bag compresses in about the time level 1 takes
+	// (a fraction of the default's), ~15 % smaller, and inflates faster
+	// (longer matches); deterministic like any level.
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return kflate.NewWriter(w, 3) })
 	w := &writer{zw: zw, root: BagName(p.AlertID), mtime: p.Created.UTC().Truncate(2 * time.Second)}
 
