@@ -317,7 +317,13 @@ func (s *scanner) records(rec func(*rawRecord) bool) bool {
 	}
 	for {
 		s.rec = rawRecord{}
-		if !s.record(&s.rec) || !rec(&s.rec) {
+		if at := s.i; !s.plainRecord(&s.rec) {
+			s.i, s.rec = at, rawRecord{}
+			if !s.record(&s.rec) {
+				return false
+			}
+		}
+		if !rec(&s.rec) {
 			return false
 		}
 		if !s.lit(',') {
@@ -395,6 +401,65 @@ func (s *scanner) record(r *rawRecord) bool {
 			return s.lit('}')
 		}
 	}
+}
+
+// plainRecord reads a record written as a gateway writes it, members in
+// wire.Record's order without white space — {"t":"…","dur_ms":…,
+// "laeq_db":…,"lafmax_db":…,"lafmin_db":…[,"lcpeak_db":…][,"hist":…]
+// [,"overload":true]} — giving what record gives for it. Anything else
+// (another order, null, white space, other members) it declines, leaving
+// s.i anywhere: the caller then reads the record with record.
+func (s *scanner) plainRecord(r *rawRecord) bool {
+	lit := func(l string) bool {
+		if bytes.HasPrefix(s.b[s.i:], []byte(l)) {
+			s.i += len(l)
+			return true
+		}
+		return false
+	}
+	if !lit(`{"t":"`) {
+		return false
+	}
+	j := bytes.IndexByte(s.b[s.i:], '"')
+	if j < 0 || !plainUTC(s.b[s.i:s.i+j]) { // digits, '-', 'T', ':', '.', 'Z' only: no escape
+		return false
+	}
+	r.t = s.b[s.i : s.i+j]
+	s.i += j + 1
+	var ok bool
+	if !lit(`,"dur_ms":`) {
+		return false
+	}
+	if r.dur, ok = s.num(); !ok || !allDigits(bytes.TrimPrefix(r.dur, []byte("-"))) {
+		return false
+	}
+	for _, m := range [...]struct {
+		name string
+		v    *[]byte
+	}{{`,"laeq_db":`, &r.laeq}, {`,"lafmax_db":`, &r.lafmax}, {`,"lafmin_db":`, &r.lafmin}} {
+		if !lit(m.name) {
+			return false
+		}
+		if *m.v, ok = s.num(); !ok {
+			return false
+		}
+	}
+	if lit(`,"lcpeak_db":`) {
+		if r.lcpeak, ok = s.num(); !ok {
+			return false
+		}
+	}
+	if lit(`,"hist":`) {
+		end, ok := plainHist(s.b, s.i)
+		if !ok {
+			return false
+		}
+		s.i = end
+	}
+	if lit(`,"overload":true`) {
+		r.overload = true
+	}
+	return lit("}")
 }
 
 // knownMember is the bit of a record member that record reads (or the
