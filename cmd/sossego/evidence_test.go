@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
+	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -42,11 +44,39 @@ func TestMakeEvidenceBenchDir(t *testing.T) {
 	if dir == "" {
 		t.Skip("set SOSSEGO_EVIDENCE_BENCH_DIR to build the 24-hour data directory")
 	}
-	_, a := makeEvidenceDataDir(t, dir, 12*time.Hour-2*time.Minute)
+	shape := recordAsSimple
+	if os.Getenv("SOSSEGO_EVIDENCE_BENCH_SHAPE") == "gateway" {
+		shape = recordAsGateway
+	}
+	_, a := makeEvidenceDataDirShaped(t, dir, 12*time.Hour-2*time.Minute, shape)
 	t.Logf("alert %s", a.ID)
 }
 
+// recordAsSimple is a reading as a record with the values as they are and
+// nothing else.
+func recordAsSimple(t time.Time, laeq, lafmax, lafmin float64) wire.Record {
+	return wire.Record{T: t, DurMs: 1000, LAeq: laeq, LAFmax: lafmax, LAFmin: lafmin}
+}
+
+// recordAsGateway is a reading as the gateway's aggregator writes it:
+// values to two decimals, an LCpeak and the histogram of ten 100-ms LAF
+// samples.
+func recordAsGateway(t time.Time, laeq, lafmax, lafmin float64) wire.Record {
+	r2 := func(v float64) float64 { return math.Round(v*100) / 100 }
+	peak := r2(lafmax + 14.3)
+	h := level.Histogram{Bins: map[int]float64{}}
+	for k := range 10 {
+		h.Add(lafmin+(lafmax-lafmin)*float64(k*7%10)/9, 100)
+	}
+	return wire.Record{T: t, DurMs: 1000, LAeq: r2(laeq), LAFmax: r2(lafmax), LAFmin: r2(lafmin), LCpeak: &peak, Hist: &h}
+}
+
 func makeEvidenceDataDir(t *testing.T, dir string, margin time.Duration) (string, alerts.Alert) {
+	return makeEvidenceDataDirShaped(t, dir, margin, recordAsSimple)
+}
+
+func makeEvidenceDataDirShaped(t *testing.T, dir string, margin time.Duration,
+	shape func(t time.Time, laeq, lafmax, lafmin float64) wire.Record) (string, alerts.Alert) {
 	t.Helper()
 	ctx := context.Background()
 	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), registry.DemoYAML(), 0o600); err != nil {
@@ -64,7 +94,7 @@ func makeEvidenceDataDir(t *testing.T, dir string, margin time.Duration) (string
 		b := wire.Batch{V: 1, Kind: "levels", Municipality: "lapa", Gateway: "lapa-centro-01", Sensor: "lapa-bar-01", Seq: uint64(i/10 + 1),
 			SentAt: rs[i].T, Device: wire.Device{Model: "NSRT_mk4", Serial: "NSRT-0001", Grade: "class2"}, Clock: wire.Clock{Synced: true, Source: "ntp"}}
 		for _, r := range rs[i:min(i+10, len(rs))] {
-			b.Records = append(b.Records, wire.Record{T: r.T, DurMs: 1000, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin})
+			b.Records = append(b.Records, shape(r.T, r.LAeq, r.LAFmax, r.LAFmin))
 		}
 		body, _ := json.Marshal(&b)
 		w.Batches = append(w.Batches, store.Batch{Gateway: b.Gateway, Municipality: "lapa", Sensor: b.Sensor, Kind: "levels",
