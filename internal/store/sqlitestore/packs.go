@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,8 +193,8 @@ func decodePack(out []store.Record, m packMeta, data []byte) ([]store.Record, er
 				return out, bad(i, "histogram length")
 			}
 			if !m.withoutHists {
-				var h level.Histogram
-				if err := json.Unmarshal(p[:k], &h); err != nil {
+				h, err := decodeHist(p[:k])
+				if err != nil {
 					return out, bad(i, "histogram: "+err.Error())
 				}
 				r.Hist = &h
@@ -610,4 +612,88 @@ func readLevelRows(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]l
 		return nil, err
 	}
 	return got, rows.Close()
+}
+
+// decodeHist is json.Unmarshal of a stored histogram, with the form
+// encodePack writes ({"bins":{"612":100,"613":250.5}}: bins as decimal
+// digits, values as plain decimals) read in one pass; anything else goes
+// to json.Unmarshal. Either way the result is the same (FuzzDecodeHist).
+func decodeHist(b []byte) (level.Histogram, error) {
+	if h, ok := plainHist(b); ok {
+		return h, nil
+	}
+	var h level.Histogram
+	err := json.Unmarshal(b, &h)
+	return h, err
+}
+
+func plainHist(b []byte) (level.Histogram, bool) {
+	const head, tail = `{"bins":{`, `}}`
+	if !bytes.HasPrefix(b, []byte(head)) || !bytes.HasSuffix(b, []byte(tail)) {
+		return level.Histogram{}, false
+	}
+	body := b[len(head) : len(b)-len(tail)]
+	h := level.Histogram{Bins: make(map[int]float64, bytes.Count(body, []byte(":")))}
+	for len(body) > 0 {
+		// "digits":value then a comma unless last
+		if body[0] != '"' {
+			return level.Histogram{}, false
+		}
+		j := 1
+		bin := 0
+		for j < len(body) && j <= 7 && body[j] >= '0' && body[j] <= '9' {
+			bin = bin*10 + int(body[j]-'0')
+			j++
+		}
+		if j == 1 || j+1 >= len(body) || body[j] != '"' || body[j+1] != ':' {
+			return level.Histogram{}, false
+		}
+		body = body[j+2:]
+		end := bytes.IndexByte(body, ',')
+		if end < 0 {
+			end = len(body)
+		}
+		v, ok := plainNumber(body[:end])
+		if !ok {
+			return level.Histogram{}, false
+		}
+		h.Bins[bin] = v
+		body = body[end:]
+		if len(body) > 0 {
+			body = body[1:] // the comma
+			if len(body) == 0 {
+				return level.Histogram{}, false // a trailing comma
+			}
+		}
+	}
+	return h, true
+}
+
+// plainNumber reads a JSON number of the plain kinds: an integer of up to
+// 15 digits (exact in a float64) or digits '.' digits (ParseFloat).
+func plainNumber(s []byte) (float64, bool) {
+	if len(s) == 0 || len(s) > 24 || (s[0] == '0' && len(s) > 1 && s[1] != '.') {
+		return 0, false
+	}
+	var n uint64
+	for i, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n*10 + uint64(c-'0')
+		case c == '.' && i > 0 && i < len(s)-1:
+			for _, d := range s[i+1:] {
+				if d < '0' || d > '9' {
+					return 0, false
+				}
+			}
+			v, err := strconv.ParseFloat(string(s), 64)
+			return v, err == nil
+		default:
+			return 0, false
+		}
+	}
+	if len(s) > 15 {
+		return 0, false
+	}
+	return float64(n), true
 }

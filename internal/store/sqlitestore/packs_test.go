@@ -3,9 +3,11 @@ package sqlitestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -350,5 +352,42 @@ func TestRecentPacksMemory(t *testing.T) {
 	}
 	if res := apply(batch("gw", 1005, at(n), 80, 81)); res.RecordsIgnored != 0 {
 		t.Errorf("after retention deleted them: %d records ignored, want 0", res.RecordsIgnored)
+	}
+}
+
+// FuzzDecodeHist: a stored histogram decodes as json.Unmarshal decodes
+// it, whether the one-pass reader takes it or not.
+func FuzzDecodeHist(f *testing.F) {
+	for _, s := range []string{`{"bins":{"612":100,"613":250.5,"0":0}}`, `{"bins":{}}`, `{"bins":{"612":1,"612":2}}`,
+		`{"bins":{"0612":1}}`, `{"bins":{"1":1e3}}`, `{"bins":{"1":-1}}`, `{"bins":{"1":1.}}`, `{"bins":{"1":01}}`,
+		`{"bins":{"1":1,}}`, `{"bins": {"1":1}}`, `{"bins":null}`, `{"bins":{"1":{}}}`, `{"bins":{"12345678":1}}`,
+		`{"bins":{"1":1234567890123456}}`, `{"bins":{"1":0.1000000000000000055511151231257827}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeHist(b)
+		var want level.Histogram
+		werr := json.Unmarshal(b, &want)
+		if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+			t.Errorf("%s: decodeHist %v %v, json.Unmarshal %v %v", b, got, err, want, werr)
+		}
+	})
+}
+
+func TestDecodeHistPlain(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		plain bool
+	}{
+		{`{"bins":{"612":100,"613":250.5}}`, true},
+		{`{"bins":{}}`, true},
+		{`{"bins":{"1":1e3}}`, false},
+		{`{"bins": {"1":1}}`, false},
+		{`{"bins":{"1":1,}}`, false},
+	} {
+		_, ok := plainHist([]byte(c.in))
+		if ok != c.plain {
+			t.Errorf("%s: plain %v, want %v", c.in, ok, c.plain)
+		}
 	}
 }
