@@ -52,11 +52,15 @@ func fastBody(body []byte, out *bodyRecords) bool {
 // (recLines of fastBody's records, the same bytes) without decoding the
 // values: the text of each is rewritten in the CSV's form. It declines
 // (false) where fastBody does, and where a value needs a decoding that
-// fails; the caller then decodes with decodeBody.
-func fastRecLines(body []byte, scratch *[]recSpan) (gateway []byte, seq uint64, recs []recLine, ok bool) {
-	buf := make([]byte, 0, len(body)/2+64) // the CSV is about half the JSON
-	spans := (*scratch)[:0]
-	defer func() { *scratch = spans[:0] }()
+// fails; the caller then decodes with decodeBody. The records are cut
+// from sc's slabs.
+func fastRecLines(body []byte, sc *recScratch) (gateway []byte, seq uint64, recs []recLine, ok bool) {
+	if need := len(body)/2 + 64; cap(sc.text) < need { // the CSV is at most about half the JSON
+		sc.text = make([]byte, 0, max(recSlab, need))
+	}
+	buf := sc.text[:0]
+	spans := sc.spans[:0]
+	defer func() { sc.spans = spans[:0] }()
 	gateway, seq, ok = scanBody(body, func() {}, func(r *rawRecord) bool {
 		start := len(buf)
 		var tl int
@@ -68,7 +72,16 @@ func fastRecLines(body []byte, scratch *[]recSpan) (gateway []byte, seq uint64, 
 	if !ok {
 		return nil, 0, nil, false
 	}
-	recs = make([]recLine, len(spans))
+	if cap(buf) == cap(sc.text) { // still in the slab: what is left of it is the next one's
+		sc.text = sc.text[len(buf):len(buf)]
+	}
+	if len(spans) == 0 {
+		return gateway, seq, []recLine{}, true // a verified batch's records are never nil
+	}
+	if cap(sc.lines) < len(spans) {
+		sc.lines = make([]recLine, 0, max(recSlab/64, len(spans)))
+	}
+	recs, sc.lines = sc.lines[:len(spans):len(spans)], sc.lines[len(spans):len(spans)]
 	off := 0
 	for i, sp := range spans {
 		recs[i] = recLine{t: buf[off : off+sp.t : off+sp.t], vals: buf[off+sp.t : off+sp.t+sp.vals : off+sp.t+sp.vals]}
@@ -76,6 +89,18 @@ func fastRecLines(body []byte, scratch *[]recSpan) (gateway []byte, seq uint64, 
 	}
 	return gateway, seq, recs, true
 }
+
+// recScratch is fastRecLines' space: the lengths of the records being
+// read, and the slabs the records it returns are cut from (what is left
+// of each), so that a few allocations serve many batches.
+type recScratch struct {
+	spans []recSpan
+	text  []byte
+	lines []recLine
+}
+
+// recSlab is the size of a text slab.
+const recSlab = 64 << 10
 
 // recSpan is the lengths of a record's two parts in fastRecLines' buffer.
 type recSpan struct{ t, vals int }

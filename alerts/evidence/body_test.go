@@ -27,8 +27,8 @@ func sameAsLibrary(t *testing.T, body []byte) bool {
 	var fast, lib bodyRecords
 	took := fastBody(body, &fast)
 	err := jsonv2.Unmarshal(body, &lib)
-	var spans []recSpan
-	gw, seq, lines, tookLines := fastRecLines(body, &spans)
+	var sc recScratch
+	gw, seq, lines, tookLines := fastRecLines(body, &sc)
 	if tookLines != took {
 		t.Errorf("fastRecLines took %s: %v, fastBody: %v", body, tookLines, took)
 	}
@@ -141,6 +141,50 @@ func TestFastBodyAgreesWithLibrary(t *testing.T) {
 				t.Errorf("fastBody took it: %v, want %v", took, c.fast)
 			}
 		})
+	}
+}
+
+// TestRecLinesShareSlabs: records cut from one scratch's slabs for many
+// bodies (some declined, some larger than a slab) stay what they were
+// when a later body is read.
+func TestRecLinesShareSlabs(t *testing.T) {
+	var sc recScratch
+	type kept struct {
+		lines []recLine
+		want  string
+	}
+	var all []kept
+	for i := range 3000 {
+		n := 1 + i%12
+		if i%500 == 7 {
+			n = 900 // more than a slab holds
+		}
+		b := wire.Batch{V: 1, Kind: "levels", Gateway: "g", Seq: uint64(i + 1)}
+		for j := range n {
+			b.Records = append(b.Records, wire.Record{T: time.Date(2026, 3, 7, 2, 0, 0, 0, time.UTC).Add(time.Duration(i*1000+j) * time.Second),
+				DurMs: 1000, LAeq: 40 + float64(i%500)/7, LAFmax: 60.125, LAFmin: 30})
+		}
+		body, _ := json.Marshal(&b)
+		if i%9 == 4 {
+			body = append(body[:len(body)-1], `,"x":}`...) // declined: not JSON
+		}
+		_, _, lines, ok := fastRecLines(body, &sc)
+		if i%9 == 4 {
+			if ok {
+				t.Fatalf("body %d taken", i)
+			}
+			continue
+		}
+		var lib bodyRecords
+		if err := jsonv2.Unmarshal(body, &lib); err != nil || !ok {
+			t.Fatalf("body %d: %v %v", i, ok, err)
+		}
+		all = append(all, kept{lines, csvText(recLines(lib.Records))})
+	}
+	for i, k := range all {
+		if got := csvText(k.lines); got != k.want {
+			t.Fatalf("records %d changed:\n%s\nwant\n%s", i, got, k.want)
+		}
 	}
 }
 

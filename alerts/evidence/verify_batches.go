@@ -229,7 +229,7 @@ type batchChecker struct {
 	envs  []wire.Envelope
 	idx   []int
 	body  bodyRecords
-	spans []recSpan // fastRecLines' scratch
+	recs  recScratch // fastRecLines' space
 }
 
 // parse reads the lines: gateway seq received key sig-base64 body (the
@@ -499,7 +499,7 @@ func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
 // batchBody decodes a verified batch's records (fastRecLines, or the
 // decoder that gives the library's verdict).
 func (c *batchChecker) batchBody(sb *signedBatch, v *batchVerdict) bool {
-	if gw, seq, recs, ok := fastRecLines(sb.body, &c.spans); ok {
+	if gw, seq, recs, ok := fastRecLines(sb.body, &c.recs); ok {
 		if string(gw) != sb.gateway || seq != sb.seq {
 			return false
 		}
