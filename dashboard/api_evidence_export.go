@@ -294,6 +294,25 @@ func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Me
 	return m, nil
 }
 
+// custodyOf is an audit entry as custody.json shows it: a document's
+// change of state, or what was done to the alert itself.
+func custodyOf(e cases.Entry) evidence.Custody {
+	c := evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role, Action: e.Action,
+		Detail: e.DocumentID + ": " + string(e.From) + " → " + string(e.To)}
+	var d struct{ Assignee, Previous string }
+	switch e.Action {
+	case "ack":
+		c.Detail = "alerta " + e.DocumentID + " reconhecido"
+	case "assign":
+		_ = json.Unmarshal(e.Detail, &d)
+		c.Detail = "alerta " + e.DocumentID + " atribuído a " + d.Assignee
+		if d.Previous != "" {
+			c.Detail += " (antes, a " + d.Previous + ")"
+		}
+	}
+	return c
+}
+
 // caseRecords fills the acts, constatações, custody, notice and the bag's
 // date (the case's last act; without acts, the alert's last event).
 func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Package) error {
@@ -321,6 +340,15 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 			created = maxTime(created, c.At)
 		}
 	}
+	// The alert's own trail (acknowledged, assigned), then its documents'.
+	trail, err := s.Cases.Audit(ctx, a.ID)
+	if err != nil {
+		return fmt.Errorf("trilha de auditoria do alerta %s: %w", a.ID, err)
+	}
+	for _, e := range trail {
+		p.Custody = append(p.Custody, custodyOf(e))
+		created = maxTime(created, e.At)
+	}
 	doc, err := s.Cases.ForAlert(ctx, a.ID)
 	switch {
 	case err == nil:
@@ -337,8 +365,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 				return err
 			}
 			for _, e := range es {
-				p.Custody = append(p.Custody, evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role,
-					Action: e.Action, Detail: e.DocumentID + ": " + string(e.From) + " → " + string(e.To)})
+				p.Custody = append(p.Custody, custodyOf(e))
 				created = maxTime(created, e.At)
 			}
 		}
@@ -355,6 +382,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 		return err
 	}
 	p.Created = created
+	slices.SortStableFunc(p.Custody, func(x, y evidence.Custody) int { return x.At.Compare(y.At) })
 	if len(p.Acts) == 0 {
 		// Wiring point: until the case store gives the stored PDFs (Acts),
 		// the document is rendered from its record, as of the bag's date.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts/evidence"
+	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases/casesdb"
@@ -120,6 +121,14 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	// The alert acknowledged and assigned: the custody trail says so.
+	ana := notice.Actor{ID: "u-ana", Name: "Ana Souza", Role: "fiscal"}
+	if _, _, err := cs.Ack(ctx, a.ID, ana, a.WindowEnd.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cs.Assign(ctx, a.ID, "u-bruno", ana, a.WindowEnd.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	kr, err := evidence.LoadOrCreateKeyRing(dir, a.WindowStart)
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +173,15 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 	}
 	if !strings.Contains(files["data/env.csv"], ",18.25,77.50,,lapa-centro-01,") || !strings.Contains(files["bag-info.txt"], "Sossego-Margin: 5m0s") {
 		t.Errorf("env.csv:\n%s", files["data/env.csv"])
+	}
+	var custody []evidence.Custody
+	if err := json.Unmarshal([]byte(files["data/custody.json"]), &custody); err != nil || len(custody) != 2 ||
+		custody[0].Action != "ack" || custody[0].Detail != "alerta "+a.ID+" reconhecido" || custody[0].Actor != "u-ana Ana Souza" ||
+		custody[1].Action != "assign" || custody[1].Detail != "alerta "+a.ID+" atribuído a u-bruno" || !custody[1].At.Equal(a.WindowEnd.Add(2*time.Minute)) {
+		t.Errorf("custody.json (%v):\n%s", err, files["data/custody.json"])
+	}
+	if !strings.Contains(files["bag-info.txt"], "Sossego-Case-State-Time: "+a.WindowEnd.Add(2*time.Minute).UTC().Format(time.RFC3339)) {
+		t.Errorf("the bag's date is not the case's last act:\n%s", files["bag-info.txt"])
 	}
 	// Same state, same bytes.
 	var again bytes.Buffer
