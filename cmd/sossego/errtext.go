@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,6 +50,12 @@ func walk(err error, visit func(error) bool) {
 
 // translate renders the errors describe knows.
 func translate(e error) (string, bool) {
+	switch e {
+	case context.Canceled:
+		return "interrompido antes de terminar (Ctrl-C ou o serviço parando)", true
+	case context.DeadlineExceeded:
+		return "tempo esgotado", true
+	}
 	switch v := e.(type) {
 	case *fs.PathError:
 		return fmt.Sprintf("não foi possível %s %q: %s", pathOp(v.Op), v.Path, cause(v.Err)), true
@@ -141,6 +148,8 @@ func pathOp(op string) string {
 		return "listar"
 	case "truncate":
 		return "truncar"
+	case "create", "createtemp":
+		return "criar"
 	case "seek":
 		return "posicionar em"
 	}

@@ -224,6 +224,9 @@ func (c *exportCmd) write(ctx context.Context, svc *dashboard.WorkflowService) (
 		progress = progressBar(c.io.err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.out), ".evidencia-*.zip")
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = &fs.PathError{Op: "create", Path: c.out, Err: pe.Err} // the user's name, not the temporary one
+	}
 	if err != nil {
 		return evidence.Summary{}, err
 	}

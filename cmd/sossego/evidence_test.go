@@ -351,4 +351,12 @@ func TestEvidenceExportRefusals(t *testing.T) {
 			}
 		})
 	}
+	// An output folder that does not exist is named as the user gave it,
+	// not as the temporary file the bag is first written to.
+	dir, a := evidenceDataDir(t)
+	out := filepath.Join(t.TempDir(), "falta", "b.zip")
+	code, _, errs := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-q", "--data-dir", dir, "-o", out)
+	if code != 1 || !strings.Contains(errs, `não foi possível criar "`+out+`": o arquivo ou a pasta não existe`) || strings.Contains(errs, ".evidencia-") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
 }

@@ -153,6 +153,8 @@ func TestDescribe(t *testing.T) {
 		{"disk full", fmt.Errorf("gravar: %w", &fs.PathError{Op: "write", Path: "a.db", Err: syscall.ENOSPC}), `gravar: não foi possível gravar "a.db": disco cheio`},
 		{"port in use", listenErr, "não foi possível escutar em " + ln.Addr().String() + ": o endereço já está em uso"},
 		{"joined", errors.Join(errors.New("primeiro"), openErr), "primeiro\nnão foi possível abrir"},
+		{"interrupted", fmt.Errorf("casos: %w", context.Canceled), "casos: interrompido antes de terminar (Ctrl-C ou o serviço parando)"},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "x: tempo esgotado"},
 		{"unknown stays", errors.New("algo em português"), "algo em português"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +162,7 @@ func TestDescribe(t *testing.T) {
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("describe = %q, want %q", got, tc.want)
 			}
-			for _, en := range []string{"no such file", "permission denied", "address already in use", "no space left"} {
+			for _, en := range []string{"no such file", "permission denied", "address already in use", "no space left", "context canceled", "deadline exceeded"} {
 				if strings.Contains(got, en) {
 					t.Fatalf("English %q left in %q", en, got)
 				}
