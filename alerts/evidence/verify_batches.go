@@ -223,13 +223,13 @@ func (b *bagFiles) parallel(n, minPart int, fn func(lo, hi int)) {
 // batchChecker checks the lines of one part of batches.txt, with its own
 // scratch space.
 type batchChecker struct {
-	kind  *signedKind
-	keys  map[string]gwKey
-	bv    signature.BatchVerifier
-	envs  []wire.Envelope
-	idx   []int
-	body  bodyRecords
-	recs  recScratch // fastRecLines' space
+	kind *signedKind
+	keys map[string]gwKey
+	bv   signature.BatchVerifier
+	envs []wire.Envelope
+	idx  []int
+	body bodyRecords
+	recs recScratch // fastRecLines' space
 }
 
 // parse reads the lines: gateway seq received key sig-base64 body (the
