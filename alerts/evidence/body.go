@@ -533,7 +533,9 @@ func plainHist(b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	i += len(head)
-	var prev []byte
+	// Each name, up to 8 digits, left-aligned in a word: for digits (never
+	// a zero byte) the words' order is the names' byte order.
+	var prev uint64
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
@@ -543,11 +545,19 @@ func plainHist(b []byte, i int) (int, bool) {
 				return 0, false
 			}
 			k := i + 1
+			var name uint64
 			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+				if k-i > 8 {
+					return 0, false
+				}
+				name = name<<8 | uint64(b[k])
 				k++
 			}
-			name := b[i+1 : k]
-			if len(name) == 0 || k+1 >= len(b) || b[k] != '"' || b[k+1] != ':' || (prev != nil && bytes.Compare(prev, name) >= 0) {
+			n := k - i - 1
+			if n == 0 || k+1 >= len(b) || b[k] != '"' || b[k+1] != ':' {
+				return 0, false
+			}
+			if name <<= 8 * (8 - n); name <= prev {
 				return 0, false
 			}
 			prev = name
