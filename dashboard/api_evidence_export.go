@@ -294,21 +294,40 @@ func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Me
 	return m, nil
 }
 
-// custodyOf is an audit entry as custody.json shows it: a document's
-// change of state, or what was done to the alert itself.
-func custodyOf(e cases.Entry) evidence.Custody {
-	c := evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role, Action: e.Action,
-		Detail: e.DocumentID + ": " + string(e.From) + " → " + string(e.To)}
-	var d struct{ Assignee, Previous string }
-	switch e.Action {
-	case "ack":
+// custodyActions names the audit trail's actions in Portuguese, as
+// custody.json and bag-info.txt show them to a perito.
+var custodyActions = map[string]string{
+	"ack": "alerta reconhecido", "assign": "alerta atribuído", "create": "documento preparado",
+	string(notice.ActIssue): "documento emitido", string(notice.ActAcknowledge): "ciente registrado",
+	string(notice.ActRefuse): "recusa registrada", string(notice.ActRegularise): "regularização registrada",
+	string(notice.ActEscalate): "auto de infração lavrado", string(notice.ActCancel): "minuta descartada",
+	string(notice.ActDecide): "julgamento registrado", "edit": "minuta editada", "constatacao": "constatação registrada",
+	"correct": "ato corrigido por um novo ato", "revalue_fine": "multa atualizada",
+}
+
+// custodyOf is an audit entry as custody.json shows it, in Portuguese:
+// what was done to the alert itself, or a document's change of state (its
+// states agreeing with kind).
+func custodyOf(e cases.Entry, kind notice.Kind) evidence.Custody {
+	action, ok := custodyActions[e.Action]
+	if !ok {
+		action = e.Action
+	}
+	c := evidence.Custody{At: e.At, Actor: e.Actor.ID + " " + e.Actor.Name, Role: e.Actor.Role, Action: action, Detail: e.DocumentID}
+	switch {
+	case e.Action == "ack":
 		c.Detail = "alerta " + e.DocumentID + " reconhecido"
-	case "assign":
+	case e.Action == "assign":
+		var d struct{ Assignee, Previous string }
 		_ = json.Unmarshal(e.Detail, &d)
 		c.Detail = "alerta " + e.DocumentID + " atribuído a " + d.Assignee
 		if d.Previous != "" {
 			c.Detail += " (antes, a " + d.Previous + ")"
 		}
+	case e.From == "" && e.To != "", e.From == e.To && e.To != "":
+		c.Detail += ": " + e.To.LabelFor(kind)
+	case e.From != e.To:
+		c.Detail += ": " + e.From.LabelFor(kind) + " → " + e.To.LabelFor(kind)
 	}
 	return c
 }
@@ -346,7 +365,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 		return fmt.Errorf("trilha de auditoria do alerta %s: %w", a.ID, err)
 	}
 	for _, e := range trail {
-		p.Custody = append(p.Custody, custodyOf(e))
+		p.Custody = append(p.Custody, custodyOf(e, ""))
 		created = maxTime(created, e.At)
 	}
 	doc, err := s.Cases.ForAlert(ctx, a.ID)
@@ -356,16 +375,23 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 			doc = kids[len(kids)-1] // the auto, when there is one
 		}
 		p.NoticeID = doc.ID
-		for _, id := range []string{doc.Draft.RefersToID(), doc.ID} {
-			if id == "" {
-				continue
-			}
-			es, err := s.Cases.Audit(ctx, id)
+		trails := []struct {
+			id   string
+			kind notice.Kind
+		}{{doc.ID, doc.Draft.Kind}}
+		if r := doc.Draft.RefersTo; r != nil && r.ID != "" {
+			trails = append([]struct {
+				id   string
+				kind notice.Kind
+			}{{r.ID, r.Kind}}, trails...)
+		}
+		for _, tr := range trails {
+			es, err := s.Cases.Audit(ctx, tr.id)
 			if err != nil {
 				return err
 			}
 			for _, e := range es {
-				p.Custody = append(p.Custody, custodyOf(e))
+				p.Custody = append(p.Custody, custodyOf(e, tr.kind))
 				created = maxTime(created, e.At)
 			}
 		}

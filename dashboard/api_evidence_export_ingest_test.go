@@ -176,8 +176,8 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 	}
 	var custody []evidence.Custody
 	if err := json.Unmarshal([]byte(files["data/custody.json"]), &custody); err != nil || len(custody) != 2 ||
-		custody[0].Action != "ack" || custody[0].Detail != "alerta "+a.ID+" reconhecido" || custody[0].Actor != "u-ana Ana Souza" ||
-		custody[1].Action != "assign" || custody[1].Detail != "alerta "+a.ID+" atribuído a u-bruno" || !custody[1].At.Equal(a.WindowEnd.Add(2*time.Minute)) {
+		custody[0].Action != "alerta reconhecido" || custody[0].Detail != "alerta "+a.ID+" reconhecido" || custody[0].Actor != "u-ana Ana Souza" ||
+		custody[1].Action != "alerta atribuído" || custody[1].Detail != "alerta "+a.ID+" atribuído a u-bruno" || !custody[1].At.Equal(a.WindowEnd.Add(2*time.Minute)) {
 		t.Errorf("custody.json (%v):\n%s", err, files["data/custody.json"])
 	}
 	if !strings.Contains(files["bag-info.txt"], "Sossego-Case-State-Time: "+a.WindowEnd.Add(2*time.Minute).UTC().Format(time.RFC3339)) {

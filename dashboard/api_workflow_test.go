@@ -478,7 +478,8 @@ func TestLapaEndToEnd(t *testing.T) {
 	root := evidence.BagName(id) + "/"
 	info := string(files[root+"bag-info.txt"])
 	for _, s := range []string{"Sossego-Notice: " + aid, "Sossego-Gateway-Signatures: 144 lotes: 144 verificados, 0 falharam",
-		"| u-ana Ana Paula Ferreira (fiscal) | recusa |", "Sossego-Code-Version: " + lapa.Code.Version} {
+		"| u-ana Ana Paula Ferreira (fiscal) | recusa registrada | " + np + ": emitida → recusa testemunhada",
+		"| u-ana Ana Paula Ferreira (fiscal) | constatação registrada | " + id, "Sossego-Code-Version: " + lapa.Code.Version} {
 		if !strings.Contains(info, s) {
 			t.Errorf("bag-info lacks %q:\n%s", s, info)
 		}
