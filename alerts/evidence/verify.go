@@ -434,6 +434,7 @@ type bagFiles struct {
 	gwKeys   map[string]gwKey
 	gwKeysOK bool
 	stream   *batchStream // checks data/batches.txt as it is read
+	streamed bool         // and it was read whole
 }
 
 // indexZip takes the zip's members: one top directory (the bag's name),
@@ -805,16 +806,16 @@ func (b *bagFiles) checkContents() {
 	bt, ok := b.kept["data/batches.txt"]
 	var bodies map[BatchKey][]recLine
 	switch {
+	case b.stream != nil && b.streamed:
+		bodies = b.collectBatches(b.stream.wait()...)
+	case b.stream != nil:
+		b.stream.wait() // read in part, then unreadable: reported with its hash
+		return
 	case !ok:
-		if b.stream != nil {
-			b.stream.wait() // read in part, then unreadable: reported with its hash
-		}
 		if b.files["data/batches.txt"] == nil {
 			rep.add("falta o arquivo data/batches.txt (os lotes assinados pelos gateways)")
 		}
 		return
-	case b.stream != nil:
-		bodies = b.collectBatches(b.stream.wait()...)
 	default:
 		bodies = b.checkBatches(bt, keys)
 	}

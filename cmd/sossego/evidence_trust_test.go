@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,26 @@ func TestVerifyTrust(t *testing.T) {
 				t.Errorf("keys %v fingerprints %v, want %v %v", keys, trust.Fingerprints, c.wantKeys, c.wantFingerprints)
 			}
 		})
+	}
+}
+
+// TestQuietCollectorRestores: the collector is off while a bag is
+// verified, with the heap limit set, and both are as they were after.
+func TestQuietCollectorRestores(t *testing.T) {
+	gc := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(gc)
+	restore := quietCollector()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("during a verification GOGC is %d, want off (-1)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != verifyHeapLimit {
+		t.Errorf("during a verification the memory limit is %d, want %d", got, verifyHeapLimit)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after a verification GOGC is %d, want 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got == verifyHeapLimit {
+		t.Errorf("after a verification the memory limit is still %d", got)
 	}
 }

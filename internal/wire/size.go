@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sossego/sossego/internal/level"
@@ -25,12 +26,16 @@ import (
 //     MaxDurMs;
 //   - times: RFC 3339 with nanoseconds and a zone offset, 35 bytes;
 //   - a histogram: every bin 0–2000 present.
-var (
-	maxLevelRecord = mustLen(worstRecord())
-	maxEnvRecord   = mustLen(worstEnvRecord())
-	levelsOverhead = batchOverhead(KindLevels)
-	envOverhead    = batchOverhead(KindEnv)
-)
+//
+// They are worked out on first use (a few milliseconds of encoding), not
+// when the program starts: most commands never need them.
+var worstSizes = sync.OnceValue(func() sizes {
+	lr, er := mustLen(worstRecord()), mustLen(worstEnvRecord())
+	return sizes{levelRecord: lr, envRecord: er, levelsOverhead: batchOverhead(KindLevels, lr), envOverhead: batchOverhead(KindEnv, er)}
+})
+
+// sizes is the longest record of each kind and the rest of a batch.
+type sizes struct{ levelRecord, envRecord, levelsOverhead, envOverhead int }
 
 const worstFloat = -1.2345678901234567e-6
 
@@ -64,19 +69,18 @@ func mustLen(v any) int {
 }
 
 // batchOverhead is the envelope and body of a one-record batch of kind,
-// less that record: a batch of n records takes overhead + n records +
-// n−1 commas.
-func batchOverhead(kind string) int {
+// less that record (rec bytes at its longest): a batch of n records takes
+// overhead + n records + n−1 commas.
+func batchOverhead(kind string, rec int) int {
 	id := strings.Repeat("a", MaxIDLength)
 	text := strings.Repeat("<", MaxTextLen)
 	b := Batch{V: Version, Kind: kind, Municipality: id, Gateway: id, Sensor: id, Seq: MaxSeq, SentAt: worstTime(),
 		Device: Device{Model: text, Serial: text, Firmware: text, Grade: "screening", CalibratedAt: "2026-12-31"},
 		Clock:  Clock{Synced: false, OffsetMs: worstFloat, Source: text}}
-	rec := 0
 	if kind == KindEnv {
-		b.Env, rec = []EnvRecord{worstEnvRecord()}, maxEnvRecord
+		b.Env = []EnvRecord{worstEnvRecord()}
 	} else {
-		b.Records, rec = []Record{worstRecord()}, maxLevelRecord
+		b.Records = []Record{worstRecord()}
 	}
 	body, err := json.Marshal(b)
 	if err != nil {
@@ -92,9 +96,10 @@ func MaxMessageSize(kind string, n int) int {
 	if n < 1 {
 		n = 1
 	}
-	over, rec := levelsOverhead, maxLevelRecord
+	ws := worstSizes()
+	over, rec := ws.levelsOverhead, ws.levelRecord
 	if kind == KindEnv {
-		over, rec = envOverhead, maxEnvRecord
+		over, rec = ws.envOverhead, ws.envRecord
 	}
 	if n > (MaxPayload-over)/(rec+1)+1 {
 		return MaxPayload
