@@ -258,6 +258,22 @@ func TestTamperSuite(t *testing.T) {
 			f["data/readings.csv"] = bytes.Replace(f["data/readings.csv"], []byte(",68."), []byte(",58."), 1)
 			reseal(f, service)
 		}), []string{"data/readings.csv não confere com os lotes assinados pelos gateways em 1 linhas", "difere do lote assinado"}},
+		// A batch taken out of batches.txt (the bag re-signed by the
+		// service's key): its rows in readings.csv are named.
+		tc{"batch removed, its rows left", edited(func(f map[string][]byte) {
+			lines := strings.Split(string(f["data/batches.txt"]), "\n")
+			f["data/batches.txt"] = []byte(strings.Join(append(lines[:1:1], lines[2:]...), "\n"))
+			reseal(f, service)
+		}), []string{"o lote 1001 do gateway lapa-centro-01 não está em data/batches.txt"}},
+		// A row moved to a second its batch has no record of.
+		tc{"row at a second its batch does not have", edited(func(f map[string][]byte) {
+			rows := strings.Split(string(f["data/readings.csv"]), "\n")
+			fields := strings.Split(rows[1], ",")
+			fields[0] = strings.Replace(fields[0], ".000Z", ".500Z", 1)
+			rows[1] = strings.Join(fields, ",")
+			f["data/readings.csv"] = []byte(strings.Join(rows, "\n"))
+			reseal(f, service)
+		}), []string{"não tem registro em " + strings.Split(strings.Split(string(files["data/readings.csv"]), "\n")[1], ",")[0][:19] + ".500Z"}},
 		// A gateway key swapped for the forger's, the batches re-signed with
 		// it and the bag re-signed: untrusted.
 		tc{"gateway key swapped and bag re-signed", edited(func(f map[string][]byte) {

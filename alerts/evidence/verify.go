@@ -425,9 +425,7 @@ type bagFiles struct {
 	total atomic.Int64
 	kept  map[string][]byte // payload files parsed after hashing
 	sizes map[string]int64  // declared sizes (zip) or file sizes (directory), to size buffers
-	// listed is every batch batches.txt holds.
-	listed map[BatchKey]bool
-	mu     sync.Mutex // kept, while payload files are hashed in parallel
+	mu    sync.Mutex        // kept and streamed, while payload files are hashed in parallel
 
 	// Set by prepare, before the payload is hashed.
 	prepared bool

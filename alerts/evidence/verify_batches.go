@@ -131,14 +131,15 @@ type checkedPart struct {
 	verdicts []batchVerdict
 }
 
-// collectBatches gathers the verdicts in line order (the parts in order).
+// collectBatches gathers the verdicts in line order (the parts in order)
+// and returns the records of each batch batches.txt holds: nil for one
+// that was not verified (unsigned, or its signature or body refused).
 func (b *bagFiles) collectBatches(parts ...checkedPart) map[BatchKey][]recLine {
 	rep := b.rep
 	n := 0
 	for _, p := range parts {
 		n += len(p.batches)
 	}
-	b.listed = make(map[BatchKey]bool, n)
 	out := make(map[BatchKey][]recLine, n)
 	unsigned := 0
 	for _, p := range parts {
@@ -154,10 +155,6 @@ func (b *bagFiles) collectPart(p checkedPart, out map[BatchKey][]recLine, unsign
 	rep := b.rep
 	for i, v := range p.verdicts {
 		sb := &p.batches[i]
-		if sb.ok {
-			rep.Batches++
-			b.listed[BatchKey{sb.gateway, sb.seq}] = true
-		}
 		if v.problem != "" {
 			rep.Problems = append(rep.Problems, v.problem)
 		}
@@ -167,9 +164,16 @@ func (b *bagFiles) collectPart(p checkedPart, out map[BatchKey][]recLine, unsign
 				rep.Warnings = append(rep.Warnings, v.warn)
 			}
 		}
+		if !sb.ok {
+			continue
+		}
+		rep.Batches++
+		k := BatchKey{sb.gateway, sb.seq}
 		if v.recs != nil {
 			rep.BatchesVerified++
-			out[BatchKey{sb.gateway, sb.seq}] = v.recs
+			out[k] = v.recs
+		} else if _, ok := out[k]; !ok {
+			out[k] = nil // listed, not verified
 		}
 	}
 }
@@ -650,13 +654,13 @@ func (b *bagFiles) checkReadingsPart(data []byte, ln int, bodies map[BatchKey][]
 			last, lastOK = bodies[BatchKey{gw, seq}]
 			lastSeq = seq
 		}
-		recs, ok := last, lastOK
-		if !ok {
-			if b.unsignedOrFailed(gw, seq) {
-				continue // reported with the batch
-			}
+		recs := last
+		switch {
+		case !lastOK:
 			fail(ln, fmt.Sprintf("o lote %d do gateway %s não está em data/batches.txt", seq, gw))
 			continue
+		case recs == nil:
+			continue // not verified: reported with the batch
 		}
 		t := field(0)
 		j := nextRec(recs, t, hint)
@@ -718,10 +722,4 @@ func parseSeq(s []byte) (uint64, bool) {
 		v = v*10 + uint64(c-'0')
 	}
 	return v, true
-}
-
-// unsignedOrFailed: the batch is in batches.txt but was not verified (a
-// warning or a problem of its own).
-func (b *bagFiles) unsignedOrFailed(gateway string, seq uint64) bool {
-	return b.listed[BatchKey{gateway, seq}]
 }
