@@ -33,7 +33,8 @@ func decodeBody(body []byte, out *bodyRecords) error {
 func fastBody(body []byte, out *bodyRecords) bool {
 	recs := out.Records[:0]
 	*out = bodyRecords{}
-	gw, seq, ok := scanBody(body, func() {
+	var r rawRecord
+	gw, seq, ok := scanBody(body, &r, func() {
 		if recs == nil {
 			recs = []batchRecord{} // an empty array is an empty, non-nil slice
 		}
@@ -61,7 +62,7 @@ func fastRecLines(body []byte, sc *recScratch) (gateway []byte, seq uint64, recs
 	buf := sc.text[:0]
 	spans := sc.spans[:0]
 	defer func() { sc.spans = spans[:0] }()
-	gateway, seq, ok = scanBody(body, func() {}, func(r *rawRecord) bool {
+	gateway, seq, ok = scanBody(body, &sc.rec, func() {}, func(r *rawRecord) bool {
 		start := len(buf)
 		var tl int
 		var ok bool
@@ -97,6 +98,7 @@ type recScratch struct {
 	spans []recSpan
 	text  []byte
 	lines []recLine
+	rec   rawRecord // the record being read
 }
 
 // recSlab is the size of a text slab.
@@ -106,10 +108,11 @@ const recSlab = 64 << 10
 type recSpan struct{ t, vals int }
 
 // scanBody reads a batch body's members in one pass: gateway and seq it
-// returns, each record of "records" it hands to rec, calling empty when
-// "records" is there (an empty array is an empty list, not none); it
-// skips (checking) the others.
-func scanBody(body []byte, empty func(), rec func(*rawRecord) bool) (gateway []byte, seq uint64, ok bool) {
+// returns, each record of "records" it reads into r and hands to rec,
+// calling empty when "records" is there (an empty array is an empty list,
+// not none); it skips (checking) the others. (r is the caller's so that
+// the scanner, which rec never sees, stays on the stack.)
+func scanBody(body []byte, r *rawRecord, empty func(), rec func(*rawRecord) bool) (gateway []byte, seq uint64, ok bool) {
 	s := scanner{b: body}
 	if !s.lit('{') {
 		return nil, 0, false
@@ -140,7 +143,7 @@ func scanBody(body []byte, empty func(), rec func(*rawRecord) bool) (gateway []b
 			seq = n
 		case "records":
 			empty()
-			if !s.records(rec) {
+			if !s.records(r, rec) {
 				return nil, 0, false
 			}
 		default:
@@ -157,9 +160,8 @@ func scanBody(body []byte, empty func(), rec func(*rawRecord) bool) (gateway []b
 
 // scanner reads JSON from b at i.
 type scanner struct {
-	b   []byte
-	i   int
-	rec rawRecord // the record being read
+	b []byte
+	i int
 }
 
 func (s *scanner) ws() {
@@ -332,8 +334,9 @@ func (s *scanner) skip(depth int) bool {
 	}
 }
 
-// records reads the records array, handing each record to rec.
-func (s *scanner) records(rec func(*rawRecord) bool) bool {
+// records reads the records array, reading each record into r and
+// handing it to rec.
+func (s *scanner) records(r *rawRecord, rec func(*rawRecord) bool) bool {
 	if !s.lit('[') {
 		return false
 	}
@@ -341,14 +344,14 @@ func (s *scanner) records(rec func(*rawRecord) bool) bool {
 		return true
 	}
 	for {
-		s.rec = rawRecord{}
-		if at := s.i; !s.plainRecord(&s.rec) {
-			s.i, s.rec = at, rawRecord{}
-			if !s.record(&s.rec) {
+		*r = rawRecord{}
+		if at := s.i; !s.plainRecord(r) {
+			s.i, *r = at, rawRecord{}
+			if !s.record(r) {
 				return false
 			}
 		}
-		if !rec(&s.rec) {
+		if !rec(r) {
 			return false
 		}
 		if !s.lit(',') {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +90,7 @@ func (b *bagFiles) checkBatches(data []byte, keys map[string]gwKey) map[BatchKey
 // checkSigned parses and checks the lines of a file of signed messages in
 // contiguous parts, one per processor.
 func (b *bagFiles) checkSigned(kind *signedKind, data []byte, keys map[string]gwKey) ([]signedBatch, []batchVerdict) {
-	lines := splitLines(data, 1)
+	lines := splitLines(nil, data, 1)
 	batches := make([]signedBatch, len(lines))
 	verdicts := make([]batchVerdict, len(lines))
 	b.parallel(len(lines), 64, func(lo, hi int) {
@@ -185,9 +186,9 @@ type numbered struct {
 }
 
 // splitLines splits data into its non-empty lines, the first numbered
-// first.
-func splitLines(data []byte, first int) []numbered {
-	out := make([]numbered, 0, len(data)/1024+1) // a batch's line is a few kB
+// first, appending them to out[:0].
+func splitLines(out []numbered, data []byte, first int) []numbered {
+	out = slices.Grow(out[:0], len(data)/1024+1) // a batch's line is a few kB
 	for n := first; len(data) > 0; n++ {
 		line := data
 		if k := bytes.IndexByte(data, '\n'); k >= 0 {
@@ -227,13 +228,15 @@ func (b *bagFiles) parallel(n, minPart int, fn func(lo, hi int)) {
 // batchChecker checks the lines of one part of batches.txt, with its own
 // scratch space.
 type batchChecker struct {
-	kind *signedKind
-	keys map[string]gwKey
-	bv   signature.BatchVerifier
-	envs []wire.Envelope
-	idx  []int
-	body bodyRecords
-	recs recScratch // fastRecLines' space
+	kind  *signedKind
+	keys  map[string]gwKey
+	bv    signature.BatchVerifier
+	envs  []wire.Envelope
+	idx   []int
+	split []signedLine // parse's
+	lines []numbered   // the lines of the segment being checked (batchStream)
+	body  bodyRecords
+	recs  recScratch // fastRecLines' space
 }
 
 // parse reads the lines: gateway seq received key sig-base64 body (the
@@ -242,7 +245,9 @@ type batchChecker struct {
 // written as it is stays where it is read; the base64 ones of the part
 // share one buffer.
 func (c *batchChecker) parse(lines []numbered, batches []signedBatch, verdicts []batchVerdict) {
-	split := make([]signedLine, len(lines))
+	c.split = slices.Grow(c.split[:0], len(lines))[:len(lines)]
+	split := c.split
+	clear(split)
 	size := 0
 	for i, l := range lines {
 		sl, ok := splitSigned(l.b)
@@ -455,7 +460,10 @@ func asciiSpace(c byte) bool {
 // their signatures in one batch equation, then each verified body.
 func (c *batchChecker) verify(batches []signedBatch, verdicts []batchVerdict) {
 	c.idx = c.idx[:0]
-	c.envs = make([]wire.Envelope, len(batches)) // the verifier holds pointers until Verify
+	// The verifier holds pointers to the envelopes until Verify, which
+	// drops them: the next part may use the same space.
+	c.envs = slices.Grow(c.envs[:0], len(batches))[:len(batches)]
+	clear(c.envs)
 	for i := range batches {
 		c.idx = append(c.idx, -1)
 		sb, v := &batches[i], &verdicts[i]

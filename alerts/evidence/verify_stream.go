@@ -230,7 +230,8 @@ func (s *batchStream) work() {
 					s.mu.Unlock()
 				}
 			}()
-			lines := splitLines(seg.data, seg.first)
+			c.lines = splitLines(c.lines, seg.data, seg.first)
+			lines := c.lines
 			seg.batches, seg.verdicts = make([]signedBatch, len(lines)), make([]batchVerdict, len(lines))
 			for start := 0; start < len(lines); start += verifyChunk {
 				end := min(start+verifyChunk, len(lines))
