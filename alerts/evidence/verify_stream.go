@@ -210,10 +210,10 @@ func (s *batchStream) close() {
 	}
 }
 
-// work checks segments until there are no more, then gives each buffer
-// back. The bodies are read only here: once a segment is checked, its
-// batches keep no slice of the buffer. A panic is a problem of the
-// report, and the worker goes on with the next segment.
+// work checks segments until there are no more, giving each segment's
+// buffer back once it is checked: the bodies are read only here, and the
+// segment's batches then keep no slice of the buffer. A panic is a
+// problem of the report, and the worker goes on with the next segment.
 func (s *batchStream) work() {
 	c := batchChecker{keys: s.keys, kind: batchKind}
 	for seg := range s.segs {
