@@ -6,6 +6,7 @@
 //	sossego slm analyze …      software sound-level meter over a WAV file
 //	sossego evidence …         export and verify evidence packages
 //	sossego users add …        create dashboard users
+//	sossego backup …           copy the data folder while the service runs
 //
 // main stays thin: it turns signals into a context and hands the arguments to
 // the sub-command, each of which lives in its own file of this package.

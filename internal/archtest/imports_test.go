@@ -58,6 +58,7 @@ var rules = []rule{
 	{"internal/wire/signature", []string{"internal/wire"}, []string{"github.com/oasisprotocol/curve25519-voi/"}},
 	{"internal/mqttnet", nil, []string{"github.com/eclipse/paho.mqtt.golang"}},
 	{"internal/sqlitedb", nil, []string{"modernc.org/sqlite"}},
+	{"internal/backup", []string{"internal/sqlitedb"}, nil},
 
 	// The central service's parts.
 	{"internal/broker", []string{"internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},

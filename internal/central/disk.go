@@ -111,18 +111,18 @@ func (w *diskWatch) check() {
 	switch next {
 	case diskLow:
 		w.log.Warn("pouco espaço livre no disco de dados: libere espaço ou aumente o volume; sem espaço a ingestão para de confirmar leituras",
-			"pasta", w.dir, "livre", formatBytes(free), "total", formatBytes(total), "limite", formatBytes(w.min))
+			"pasta", w.dir, "livre", FormatBytes(free), "total", FormatBytes(total), "limite", FormatBytes(w.min))
 	case diskFailing:
 		w.log.Warn("não foi possível medir o espaço livre do disco de dados", "pasta", w.dir, "erro", err)
 	case diskUnsupported:
 		w.log.Info("espaço livre do disco de dados não é medido neste sistema", "pasta", w.dir)
 	case diskOK:
 		if prev == diskLow {
-			w.log.Info("espaço livre do disco de dados de volta acima do limite", "pasta", w.dir, "livre", formatBytes(free),
-				"total", formatBytes(total), "limite", formatBytes(w.min))
+			w.log.Info("espaço livre do disco de dados de volta acima do limite", "pasta", w.dir, "livre", FormatBytes(free),
+				"total", FormatBytes(total), "limite", FormatBytes(w.min))
 		} else {
-			w.log.Info("espaço livre do disco de dados medido de novo", "pasta", w.dir, "livre", formatBytes(free),
-				"total", formatBytes(total))
+			w.log.Info("espaço livre do disco de dados medido de novo", "pasta", w.dir, "livre", FormatBytes(free),
+				"total", FormatBytes(total))
 		}
 	}
 }
@@ -133,7 +133,7 @@ func (w *diskWatch) report(h *dashboard.HealthReport) {
 	w.mu.Lock()
 	state, free, total, err := w.state, w.free, w.total, w.err
 	w.mu.Unlock()
-	space := formatBytes(free) + " livres de " + formatBytes(total) + percent(free, total)
+	space := FormatBytes(free) + " livres de " + FormatBytes(total) + percent(free, total)
 	switch state {
 	case diskOK:
 		h.Components["disco"] = "ok; " + space
@@ -141,7 +141,7 @@ func (w *diskWatch) report(h *dashboard.HealthReport) {
 		h.Components["disco"] = "abaixo do mínimo; " + space
 		h.Problems = append(h.Problems, fmt.Sprintf("disco de dados (%s) com %s livres%s, abaixo do mínimo de %s (--min-free-disk): "+
 			"libere espaço ou aumente o volume — sem espaço o SQLite não grava, a ingestão para de confirmar leituras "+
-			"e os gateways passam a acumulá-las", w.dir, formatBytes(free), percent(free, total), formatBytes(w.min)))
+			"e os gateways passam a acumulá-las", w.dir, FormatBytes(free), percent(free, total), FormatBytes(w.min)))
 	case diskFailing:
 		h.Components["disco"] = "não medido: " + err.Error()
 		h.Problems = append(h.Problems, fmt.Sprintf("não foi possível medir o espaço livre do disco de dados (%s): %v; "+
@@ -179,8 +179,9 @@ func (w *diskWatch) Collect(ch chan<- prometheus.Metric) {
 
 var _ prometheus.Collector = (*diskWatch)(nil)
 
-// formatBytes writes n in binary units the pt-BR way: "812 MiB", "1,5 GiB".
-func formatBytes(n uint64) string {
+// FormatBytes writes n in binary units the pt-BR way: "812 MiB", "1,5 GiB"
+// (the disk watch's messages, the backup command's summary).
+func FormatBytes(n uint64) string {
 	if n < 1024 {
 		return strconv.FormatUint(n, 10) + " B"
 	}

@@ -327,8 +327,8 @@ func TestFormatBytes(t *testing.T) {
 		{math.MaxUint64, "16 EiB"},
 	}
 	for _, tc := range tests {
-		if got := formatBytes(tc.n); got != tc.want {
-			t.Errorf("formatBytes(%d) = %q, want %q", tc.n, got, tc.want)
+		if got := FormatBytes(tc.n); got != tc.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

@@ -18,9 +18,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Sync is SQLite's synchronous level.
@@ -321,4 +324,117 @@ func adoptLegacy(ctx context.Context, db *sql.DB, sc Scheme, steps []Step) error
 		return fmt.Errorf("migrate: adopt %s: %w", legacy, err)
 	}
 	return nil
+}
+
+// Snapshot writes a consistent copy of the SQLite database at src to dst,
+// which must not exist, while other connections may go on writing src:
+// VACUUM INTO reads one committed state (what the write-ahead log holds
+// included) and writes it compacted into a file of its own. The copy is
+// then checked with PRAGMA quick_check. The handle on src runs that one
+// statement, which writes only dst (SQLite refuses VACUUM INTO on a
+// query-only handle, so src is opened as a plain one).
+func Snapshot(ctx context.Context, src, dst string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("sqlite %s: not a regular file", src)
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("sqlite %s: snapshot into %s: %w", src, dst, fs.ErrExist)
+	}
+	db, err := sql.Open("sqlite", dsn(src, false))
+	if err != nil {
+		return fmt.Errorf("sqlite %s: open: %w", src, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
+		os.Remove(dst) // what a failed VACUUM INTO left
+		return fmt.Errorf("sqlite %s: snapshot: %w", src, classify(err))
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("sqlite %s: close: %w", src, err)
+	}
+	return QuickCheck(ctx, dst)
+}
+
+// ErrDamaged is what a *DamagedError is: a file SQLite finds damaged, or
+// that is not a database although it starts like one.
+var ErrDamaged = errors.New("sqlite: the file is damaged")
+
+// DamagedError carries SQLite's own words on a damaged file.
+type DamagedError struct{ Detail string }
+
+func (e *DamagedError) Error() string        { return ErrDamaged.Error() + ": " + e.Detail }
+func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+
+// classify joins SQLite's errors that have a meaning of their own to that
+// meaning: a damaged file becomes a *DamagedError, a full disk
+// syscall.ENOSPC.
+func classify(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return &DamagedError{Detail: err.Error()}
+	case sqlite3.SQLITE_FULL:
+		return diskFull{err}
+	}
+	return err
+}
+
+// diskFull is SQLite's SQLITE_FULL said as the operating system says it,
+// which callers already translate; SQLite's own error stays in the chain.
+type diskFull struct{ err error }
+
+func (e diskFull) Error() string   { return syscall.ENOSPC.Error() }
+func (e diskFull) Unwrap() []error { return []error{syscall.ENOSPC, e.err} }
+
+// QuickCheck runs PRAGMA quick_check on the database at path, opened
+// query-only, and returns ErrDamaged with SQLite's first findings when it
+// is not "ok".
+func QuickCheck(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return fmt.Errorf("sqlite %s: open: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return fmt.Errorf("sqlite %s: quick_check: %w", path, classify(err))
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("sqlite %s: quick_check: %w", path, err)
+		}
+		if s != "ok" {
+			found = append(found, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite %s: quick_check: %w", path, err)
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("sqlite %s: %w", path, &DamagedError{Detail: strings.Join(found, "; ")})
+	}
+	return nil
+}
+
+// dsn is the data source of a handle on path with the busy timeout and
+// nothing else, query-only if asked.
+func dsn(path string, queryOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
+	if queryOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,5 +311,61 @@ func TestOpenMigrated(t *testing.T) {
 				t.Fatalf("error %q: want the file, %q, newer %v", err, tc.wantErr, tc.newer)
 			}
 		})
+	}
+}
+
+// TestSnapshotRefusals: a snapshot never writes over a file, says which
+// source is missing, and names a damaged one as such, leaving no copy.
+func TestSnapshotRefusals(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	db, err := Open(good, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE t (x)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	damaged := filepath.Join(dir, "damaged.db")
+	if err := os.WriteFile(damaged, append([]byte("SQLite format 3\x00"), make([]byte, 4000)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	taken := filepath.Join(dir, "taken.db")
+	if err := os.WriteFile(taken, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, src, dst string
+		want           func(error) bool
+	}{
+		{"destination exists", good, taken, func(err error) bool { return errors.Is(err, fs.ErrExist) }},
+		{"no source", filepath.Join(dir, "none.db"), filepath.Join(dir, "a.db"), func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+		{"damaged source", damaged, filepath.Join(dir, "b.db"), func(err error) bool {
+			var d *DamagedError
+			return errors.As(err, &d) && errors.Is(err, ErrDamaged) && d.Detail != ""
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Snapshot(context.Background(), tc.src, tc.dst)
+			if err == nil || !tc.want(err) {
+				t.Fatalf("Snapshot: %v", err)
+			}
+			if tc.dst != taken {
+				if _, err := os.Stat(tc.dst); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a failed snapshot left %s (%v)", tc.dst, err)
+				}
+			} else if b, _ := os.ReadFile(taken); string(b) != "x" {
+				t.Errorf("the file in the way was changed: %q", b)
+			}
+		})
+	}
+	out := filepath.Join(dir, "copy.db")
+	if err := Snapshot(context.Background(), good, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := QuickCheck(context.Background(), out); err != nil {
+		t.Errorf("QuickCheck of a fresh snapshot: %v", err)
 	}
 }
