@@ -2,11 +2,14 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard/dashtest"
 	"github.com/sossego/sossego/internal/monetary"
@@ -15,14 +18,16 @@ import (
 
 // TestUIAdmin: in a real browser the admin adds a fiscal (refused without
 // matrícula, then accepted with the whole profile), disables an operador
-// and sets Lapa's VRM for 2026 (a negative value refused first); a fiscal
-// then sees the units read-only and no users.
+// and sets Lapa's VRM for 2026 (a negative value refused first), and reads
+// the evidence key's fingerprint and history; a fiscal then sees the units
+// read-only and no users.
 func TestUIAdmin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
 	u, units, _ := newAdminUIServer(t)
 	ctx := context.Background()
+	current, retired := serveEvidenceKey(t, u)
 
 	typeIn := func(form, name, text string) chromedp.Action[chromedp.Void] {
 		return chromedp.SendKeys(chromedp.CSS(`[data-form="`+form+`"] [name="`+name+`"]`), text)
@@ -70,6 +75,14 @@ func TestUIAdmin(t *testing.T) {
 		dashtest.WaitText(`[data-unit="lapa/VRM"] [data-current="VRM"]`, "VRM: R$ 4.938,24"),
 		dashtest.WaitText(`[data-unit="lapa/VRM"] [data-table="periods"]`, "adm"),
 		dashtest.WaitText(`[data-unit="entre-rios-de-minas/VR"] [data-current="VR"]`, "nenhum valor vigente hoje"),
+
+		// The evidence key as the notices print it, with its history.
+		dashtest.WaitJS(`document.querySelector('[data-evidence-fingerprint]')?.dataset.evidenceFingerprint === '`+current+`'`, "the current evidence key's fingerprint"),
+		dashtest.WaitText(`[data-evidence-fingerprint]`, evidence.GroupedFingerprint(current)),
+		dashtest.WaitText(`#evidence-key`, "sossego evidence verify pacote.zip --impressao "+current),
+		dashtest.WaitText(`[data-table="evidence-keys"] [data-key="`+retired+`"]`, "substituída: troca anual — o que ela assinou antes continua válido"),
+		dashtest.WaitText(`[data-table="evidence-keys"] [data-key="`+current+`"]`, "em vigor"),
+		dashtest.WaitText(`[data-table="evidence-keys"] [data-key="`+retired+`"]`, "01/06/2026"),
 	)
 	// For the picture: no toasts over the tables, the sticky header once at the top.
 	still := chromedp.Evaluate[chromedp.Void](`document.querySelector('#toasts').replaceChildren(); document.querySelector('.top').style.position = 'static'`)
@@ -96,6 +109,32 @@ func TestUIAdmin(t *testing.T) {
 		dashtest.WaitJS(`!document.querySelector('#admin-users') && !document.querySelector('[data-new-value]')`, "no user list, no value form for a fiscal"))
 	dashtest.Run(t, b, still)
 	dashtest.Screenshot(t, b, "admin-fiscal")
+}
+
+// serveEvidenceKey mounts GET /api/v1/evidence/key on u with a real key
+// ring whose first key was rotated away on 2026-06-01, and returns the
+// fingerprints of the current and the retired key.
+func serveEvidenceKey(t *testing.T, u *uiServer) (current, retired string) {
+	t.Helper()
+	dir := t.TempDir()
+	first, err := evidence.LoadOrCreateKeyRing(dir, time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := evidence.RotateKey(dir, time.Date(2026, 6, 1, 15, 0, 0, 0, time.UTC), false, "troca anual")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(evidence.PublishedKey(kr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k EvidenceKey
+	if err := json.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	u.mux.Handle("GET /api/v1/evidence/key", EvidenceKeyHandler(func() (EvidenceKey, error) { return k, nil }, nil))
+	return kr.Fingerprint(), first.Fingerprint()
 }
 
 // newAdminUIServer is the browser tests' server with the Administração

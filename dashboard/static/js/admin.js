@@ -3,8 +3,10 @@
 // code's monetary units with their values per period of validity (admins
 // add values; fiscais and operadores read) and the municipal holidays
 // (holidays.js), after the calibration certificates' reminders
-// (calibration.js). API: /api/v1/admin/users, /api/v1/units,
-// /api/v1/admin/units (docs/users.md), /api/v1/calibration.
+// (calibration.js), and the key that signs the evidence packages, with
+// its fingerprint and history, for anyone to compare with a package. API:
+// /api/v1/admin/users, /api/v1/units, /api/v1/admin/units (docs/users.md),
+// /api/v1/calibration, /api/v1/evidence/key (docs/evidence.md).
 import { TZ, api, fill as put, h, toast } from "./lib.js";
 import { field } from "./forms.js";
 import { S } from "./state.js";
@@ -163,18 +165,57 @@ async function loadReminders(box) {
     h("div", {}, h("a", { href: "#/metrologia" }, "Ver a Metrologia"))));
 }
 
+// ---- the evidence signing key ---------------------------------------------
+// keyState names a key of the history the way the perito reads it.
+function keyState(k, current) {
+  if (k.revoked) return "revogada" + (k.reason ? `: ${k.reason}` : "") + " — nada do que ela assinou é confiável";
+  if (current) return "em vigor";
+  return "substituída" + (k.reason ? `: ${k.reason}` : "") + " — o que ela assinou antes continua válido";
+}
+
+async function loadEvidenceKey(box) {
+  let k;
+  try {
+    k = await api("/api/v1/evidence/key", { feature: "A chave das evidências" });
+  } catch (e) {
+    put(box, h("p", { class: "muted", id: "evidence-key-missing" }, e.message));
+    return;
+  }
+  const hist = k.history || [];
+  const when = (t) => t ? fmtDT.format(new Date(t)) : "—";
+  put(box,
+    h("p", {}, "Impressão digital (a mesma impressa nas notificações e autos e gravada em ", h("code", {}, "bag-info.txt"), " de cada pacote):"),
+    h("p", {}, h("code", { class: "fingerprint", "data-evidence-fingerprint": k.fingerprint }, k.fingerprint_grouped)),
+    h("p", {}, "Chave pública (", k.algorithm, ", base64): ", h("code", { "data-evidence-public-key": "" }, k.public_key), " · ",
+      h("a", { href: "/api/v1/evidence/key?formato=pem", download: "chave-evidencias.pem" }, "baixar em PEM"), " · ",
+      h("a", { href: "/api/v1/evidence/key" }, "JSON com o histórico"), " (endereços públicos, sem login)"),
+    h("p", { class: "muted" }, "Um perito confere um pacote com esta chave: ",
+      h("code", {}, `sossego evidence verify pacote.zip --impressao ${k.fingerprint}`), ", ou só com sha256sum e openssl, como diz o VERIFICAR.txt do pacote."),
+    hist.length ? h("div", { class: "table-wrap" }, h("table", { "data-table": "evidence-keys" },
+      h("thead", {}, h("tr", {}, ["Impressão digital", "Válida desde", "Válida até", "Situação"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, hist.map((e, i) => h("tr", { "data-key": e.fingerprint },
+        h("td", {}, h("code", {}, e.fingerprint)), h("td", {}, when(e.valid_from)), h("td", {}, e.valid_until ? when(e.valid_until) : "—"),
+        h("td", {}, keyState(e, i === hist.length - 1 && !e.valid_until))))))) : null);
+}
+
 function page(root) {
   const remindersBox = h("div", { id: "admin-reminders" });
   const usersBox = h("div", { id: "admin-users" });
   const unitsBox = h("div", { id: "admin-units" }, "carregando…");
+  const keyBox = h("div", { id: "evidence-key" }, "carregando…");
   const admin = me().role === "admin";
   put(root, h("h1", {}, "Administração"), remindersBox,
     admin ? [h("h2", {}, "Usuários"), h("p", { class: "muted" }, "O nome completo e a matrícula do fiscal são os que a notificação, o auto, a trilha de auditoria e a evidência imprimem."), usersBox] : null,
     h("h2", { id: "units-heading" }, "Unidades monetárias"),
     h("p", { class: "muted" }, "Valor de cada unidade por vigência, com o ato legal que o fixou: a multa é calculada com o valor vigente na data do ato."),
     unitsBox,
-    holidaysSection());
+    holidaysSection(),
+    h("h2", { id: "evidence-key-heading" }, "Chave que assina os pacotes de evidências"),
+    h("p", { class: "muted" }, "Troca de chave: ", h("code", {}, "sossego evidence key rotate"),
+      " (a antiga fica no histórico; com ", h("code", {}, "--revogar"), ", o que ela assinou deixa de ser confiável); depois, reinicie o serviço."),
+    keyBox);
   loadReminders(remindersBox);
+  loadEvidenceKey(keyBox);
   if (admin) loadUsers(usersBox);
   loadUnits(unitsBox);
   return { live() {} };
