@@ -12,12 +12,6 @@ import (
 	"github.com/sossego/sossego/internal/testenv"
 )
 
-// smallFS is a real file system of size that fills up (testenv.SmallFS).
-func smallFS(t *testing.T, size string) string {
-	t.Helper()
-	return testenv.SmallFS(t, size)
-}
-
 // fill creates (or grows) a file in dir until the file system has no room
 // left, and returns its path.
 func fill(t *testing.T, dir, name string) string {
@@ -66,7 +60,7 @@ func payload(seq uint64, size int) []byte {
 // and once room comes back it stores again.
 func TestOutboxFullDiskRealFS(t *testing.T) {
 	ctx := context.Background()
-	dir := smallFS(t, "2m")
+	dir := testenv.SmallFS(t, "2m")
 	path := filepath.Join(dir, "outbox.db")
 	opts := OutboxOptions{CapacityRecords: 1_000_000, Reserve: 256 << 10}
 	o, err := OpenOutboxOptions(path, opts)
@@ -175,7 +169,7 @@ func TestOutboxFullDiskRealFS(t *testing.T) {
 // not grow with the outbox: it is checkpointed at its bound.
 func TestOutboxWALStaysBounded(t *testing.T) {
 	ctx := context.Background()
-	dir := smallFS(t, "8m")
+	dir := testenv.SmallFS(t, "8m")
 	path := filepath.Join(dir, "outbox.db")
 	o, err := OpenOutboxOptions(path, OutboxOptions{CapacityRecords: 1_000_000, Reserve: -1})
 	if err != nil {

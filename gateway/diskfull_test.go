@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
+	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -130,7 +131,7 @@ func (c *central) lastStatus() (wire.Status, bool) {
 // checks that every record the meter produced is stored at the central
 // service or counted as dropped, exactly once.
 func TestGatewayFullDiskLosesNothing(t *testing.T) {
-	dir := smallFS(t, "3m")
+	dir := testenv.SmallFS(t, "3m")
 	path := filepath.Join(dir, "outbox.db")
 	bopts := OutboxOptions{CapacityRecords: 1_000_000, Reserve: 256 << 10}
 	pub, key, _ := ed25519.GenerateKey(nil)

@@ -101,7 +101,7 @@ func checkPlaces(src, dst string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("pasta de dados %q não é uma pasta", src)
 	}
-	if dst == src || strings.HasPrefix(dst, src+string(filepath.Separator)) {
+	if inside(dst, src) || inside(resolved(dst), resolved(src)) {
 		return fmt.Errorf("o destino %q está dentro da pasta de dados %q: escolha uma pasta fora dela (de preferência em outro disco)", dst, src)
 	}
 	if st, err := os.Stat(dst); err == nil {
@@ -119,6 +119,28 @@ func checkPlaces(src, dst string) error {
 		return fmt.Errorf("destino: %w", err)
 	}
 	return nil
+}
+
+// inside reports whether p is dir or lies under it.
+func inside(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// resolved is p with its symbolic links followed, as far as the path
+// exists: the part that does not exist yet is kept as written.
+func resolved(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // copyTree walks src and writes its copy under tmp.

@@ -204,6 +204,14 @@ func TestBackupRefusals(t *testing.T) {
 				writeFile(t, filepath.Join(d, "x"), "x", 0o600)
 				return d
 			}, "não está vazio"},
+		{"destination inside the data folder through a link", func(*testing.T) string { return good },
+			func(t *testing.T, data string) string {
+				link := filepath.Join(t.TempDir(), "atalho")
+				if err := os.Symlink(data, link); err != nil {
+					t.Fatal(err)
+				}
+				return filepath.Join(link, "copia")
+			}, "está dentro da pasta de dados"},
 		{"destination is a file", func(*testing.T) string { return good },
 			func(t *testing.T, _ string) string {
 				p := filepath.Join(t.TempDir(), "arquivo")
