@@ -9,8 +9,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,12 +16,10 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
-	mochi "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 
 	bridge "github.com/sossego/sossego/firmware-bridge"
 	"github.com/sossego/sossego/gateway/mqttconn"
+	"github.com/sossego/sossego/internal/mochitest"
 	"github.com/sossego/sossego/internal/wire"
 	"github.com/sossego/sossego/internal/wire/signature"
 )
@@ -65,66 +61,6 @@ func (m *Meter) Count() int64 { return m.n.Load() }
 func (m *Meter) Halt() error { return nil }
 
 func (m *Meter) String() string { return "gatewaytest.Meter" }
-
-// Mochi is an in-process mochi-mqtt broker on a fixed loopback port.
-type Mochi struct {
-	Addr, URL string
-	mu        sync.Mutex
-	srv       *mochi.Server
-}
-
-// StartMochi starts a broker (allow-all auth, as in a test) and stops it at
-// the end of the test.
-func StartMochi(t testing.TB) *Mochi {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	m := &Mochi{Addr: addr, URL: "tcp://" + addr}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
-	return m
-}
-
-// Start (re)starts the broker on its port. Sessions and queued messages of
-// the previous instance are gone, as after a crash without persistence.
-func (m *Mochi) Start() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.srv != nil {
-		return nil
-	}
-	var err error
-	for range 100 { // the old listener may still hold the port for a moment
-		srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.DiscardHandler)})
-		if err = srv.AddHook(new(auth.AllowHook), nil); err != nil {
-			return err
-		}
-		if err = srv.AddListener(listeners.NewTCP(listeners.Config{ID: "t", Address: m.Addr})); err == nil {
-			go func() { _ = srv.Serve() }()
-			m.srv = srv
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("gatewaytest: mochi listen %s: %w", m.Addr, err)
-}
-
-// Stop closes the broker and every connection (no Will is sent for clients
-// of a closing server — a broker crash, from the clients' point of view).
-func (m *Mochi) Stop() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.srv != nil {
-		_ = m.srv.Close()
-		m.srv = nil
-	}
-}
 
 // Stored is one batch as Central keeps it.
 type Stored struct {
@@ -398,3 +334,11 @@ func WaitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Mochi is the in-process test broker (internal/mochitest): allow-all,
+// restartable on its port, with a shutdown safe under the race detector.
+type Mochi = mochitest.Broker
+
+// StartMochi starts a broker on a free port and stops it at the end of the
+// test.
+func StartMochi(t testing.TB) *Mochi { return mochitest.Start(t) }

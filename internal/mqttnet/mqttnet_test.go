@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -22,10 +21,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
-	mochi "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 
+	"github.com/sossego/sossego/internal/mochitest"
 	"github.com/sossego/sossego/internal/testenv"
 )
 
@@ -417,20 +414,11 @@ type testBroker struct {
 // with TLS when cert is set, and stops it at the end of the test.
 func startMochi(t *testing.T, cert *tls.Certificate) string {
 	t.Helper()
-	srv := mochi.New(&mochi.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg := listeners.Config{ID: "t", Address: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
+	var cfg *tls.Config
 	if cert != nil {
-		cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}}
+		cfg = &tls.Config{Certificates: []tls.Certificate{*cert}}
 	}
-	if err := srv.AddListener(listeners.NewTCP(cfg)); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve() }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return cfg.Address
+	return mochitest.StartTLS(t, cfg).Addr
 }
 
 func brokers() []struct {

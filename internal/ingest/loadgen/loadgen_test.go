@@ -2,35 +2,15 @@ package loadgen
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/sossego/sossego/internal/mochitest"
 )
 
 // openBroker starts an in-process broker that admits anyone.
-func openBroker(t *testing.T) string {
-	t.Helper()
-	srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.DiscardHandler)})
-	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve() }()
-	t.Cleanup(func() { srv.Close() })
-	return "tcp://" + ln.Addr().String()
-}
+func openBroker(t *testing.T) string { return mochitest.Start(t).URL }
 
 // With Spread, paced gateways start one after the other across a period
 // (gateway i at i/N of it); without, they all publish on the same tick.
