@@ -76,8 +76,8 @@ func newRegister(ctx context.Context, db *sql.DB, o Options) (*Register, error) 
 
 // OpenReadOnly opens the register at path for reading only: nothing is
 // created or migrated, and every write fails (SQLite's query_only). A
-// missing file is an error wrapping fs.ErrNotExist; a file at another
-// schema version than this build's is refused.
+// missing file is an error wrapping fs.ErrNotExist; a file from a newer
+// release (sqlitedb.ErrNewerSchema) or older than readableFrom is refused.
 func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
@@ -91,15 +91,22 @@ func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error
 		db.Close()
 		return nil, fmt.Errorf("calibration: open %s: %w", path, err)
 	}
-	if have != len(migrations) {
+	if have > len(migrations) {
 		db.Close()
-		if have > len(migrations) {
-			return nil, fmt.Errorf("calibration: open %s: %w: it is at schema version %d, this build knows %d", path, sqlitedb.ErrNewerSchema, have, len(migrations))
-		}
-		return nil, fmt.Errorf("calibration: open %s: schema version %d, this build writes %d: open it once for writing (the central service does) to migrate it", path, have, len(migrations))
+		return nil, fmt.Errorf("calibration: open %s: %w: it is at schema version %d, this build knows %d", path, sqlitedb.ErrNewerSchema, have, len(migrations))
+	}
+	if have < readableFrom {
+		db.Close()
+		return nil, fmt.Errorf("calibration: %s está na versão de esquema %d e esta versão do programa lê a partir da %d: "+
+			"inicie o serviço central uma vez com esta pasta de dados para atualizá-lo", path, have, readableFrom)
 	}
 	return newRegister(ctx, db, o)
 }
+
+// readableFrom is the oldest schema version the read path (OpenReadOnly)
+// reads: the steps after it add only what the writer uses (the catch-up
+// cursors), so a file the service has not yet migrated reads as it is.
+const readableFrom = 1
 
 // Close closes the file.
 func (r *Register) Close() error { return r.db.Close() }

@@ -298,6 +298,57 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 }
 
+// TestOpenReadOnlyEarlierSchema: a register the service has not migrated
+// yet (schema 1: no catch-up cursors) reads as it is, and stays at its
+// version; a file without any schema step is refused in Portuguese.
+func TestOpenReadOnlyEarlierSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), calibration.FileName)
+	c := &clock{at("2026-06-10 12:00")}
+	w := openTest(t, path, c)
+	if _, err := w.Add(ctx, cert(0, "RBC-1", "2026-01-10", "2027-01-10", "A2A-1"), nil, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	setSchema := func(sql string) {
+		t.Helper()
+		db, err := sqlitedb.Open(path, sqlitedb.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a schema-1 file is: step 2 not applied.
+	setSchema(`DROP TABLE cursors; DELETE FROM calibration_migrations WHERE version = 2`)
+	r, err := OpenReadOnly(ctx, path, Options{Now: c.Now})
+	if err != nil {
+		t.Fatalf("schema-1 file, read-only: %v", err)
+	}
+	h, err := r.History(ctx, "m1")
+	r.Close()
+	if err != nil || len(h) != 1 || h[0].Number != "RBC-1" {
+		t.Fatalf("schema-1 history: %+v %v", h, err)
+	}
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have int
+	err = db.QueryRow(`SELECT max(version) FROM calibration_migrations`).Scan(&have)
+	db.Close()
+	if err != nil || have != 1 {
+		t.Fatalf("the read-only open changed the schema: version %d, %v", have, err)
+	}
+	setSchema(`DELETE FROM calibration_migrations`)
+	_, err = OpenReadOnly(ctx, path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "inicie o serviço central uma vez") {
+		t.Fatalf("file without schema steps: %v", err)
+	}
+}
+
 // TestSignedChecks: the checks that bracket a measurement, with the bytes
 // the gateway signed, for the evidence package.
 func TestSignedChecks(t *testing.T) {
