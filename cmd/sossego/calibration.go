@@ -105,21 +105,9 @@ func runCalibration(ctx context.Context, args []string, io stdio) int {
 }
 
 // dataDir makes the data folder for the commands that write (add,
-// policy); the others read the service's folder, which must exist: a
-// mistyped --data-dir is an error, not an empty register made there.
+// policy); the others read the service's folder, which must exist.
 func (c *calibrationCmd) dataDir() (int, bool) {
-	if c.sub == "add" || c.sub == "policy" {
-		if err := os.MkdirAll(c.dir, 0o700); err != nil {
-			fmt.Fprintf(c.io.err, "sossego calibration: %s\n", describe(err))
-			return 1, false
-		}
-		return 0, true
-	}
-	if st, err := os.Stat(c.dir); err != nil || !st.IsDir() {
-		fmt.Fprintf(c.io.err, "sossego calibration %s: a pasta de dados %s não existe ou não é uma pasta (informe em --data-dir a pasta de dados do serviço central)\n", c.sub, c.dir)
-		return 1, false
-	}
-	return 0, true
+	return dataFolder("sossego calibration "+c.sub, c.dir, c.sub == "add" || c.sub == "policy", c.io)
 }
 
 // parseCalibration reads the options of sub (every sub-command takes the

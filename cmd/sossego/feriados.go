@@ -165,9 +165,8 @@ func (c *feriadosCmd) resolve() (int, bool) {
 
 // open opens the register of municipal holidays in the data folder.
 func (c *feriadosCmd) open(ctx context.Context) (int, bool) {
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		fmt.Fprintf(c.io.err, "%s: %s\n", c.name, describe(err))
-		return 1, false
+	if code, ok := dataFolder(c.name, c.dir, c.sub == "add", c.io); !ok {
+		return code, false
 	}
 	st, err := holidaysdb.OpenDir(ctx, c.dir)
 	if err != nil {

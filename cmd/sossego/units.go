@@ -56,9 +56,8 @@ func runUnits(ctx context.Context, args []string, io stdio) int {
 	if code, ok := c.checkArgs(); !ok {
 		return code
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		fmt.Fprintf(io.err, "sossego units: %s\n", describe(err))
-		return 1
+	if code, ok := dataFolder("sossego units "+c.sub, c.dir, c.sub == "set", io); !ok {
+		return code
 	}
 	st, err := monetarydb.OpenDir(ctx, c.dir)
 	if err != nil {

@@ -105,9 +105,8 @@ func runUsers(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "sossego users %s: a opção --role não se aplica aqui (use \"sossego users edit --role\")\n", sub)
 		return 2
 	}
-	if err := os.MkdirAll(f.dir, 0o700); err != nil {
-		fmt.Fprintf(io.err, "sossego users: %s\n", describe(err))
-		return 1
+	if code, ok := dataFolder("sossego users "+sub, f.dir, sub == "add", io); !ok {
+		return code
 	}
 	switch sub {
 	case "add":
