@@ -97,7 +97,7 @@ func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error
 	}
 	if have < readableFrom {
 		db.Close()
-		return nil, fmt.Errorf("calibration: %s está na versão de esquema %d e esta versão do programa lê a partir da %d: "+
+		return nil, fmt.Errorf("%s está na versão de esquema %d e esta versão do programa lê a partir da %d: "+
 			"inicie o serviço central uma vez com esta pasta de dados para atualizá-lo", path, have, readableFrom)
 	}
 	return newRegister(ctx, db, o)
