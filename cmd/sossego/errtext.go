@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
 // describe renders err for the terminal in pt-BR: the English messages of
@@ -57,6 +59,9 @@ func translate(e error) (string, bool) {
 		return "tempo esgotado", true
 	}
 	switch v := e.(type) {
+	case *sqlitedb.DamagedError:
+		return fmt.Sprintf("o arquivo não é um banco de dados SQLite ou está danificado (SQLite: %q): "+
+			"restaure-o da cópia de segurança mais recente (feita com sossego backup)", v.Detail), true
 	case *fs.PathError:
 		return fmt.Sprintf("não foi possível %s %q: %s", pathOp(v.Op), v.Path, cause(v.Err)), true
 	case *os.LinkError:

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/sqlitedb"
 )
 
 // cli runs `sossego args…` with an already cancelled context (nothing
@@ -155,6 +156,8 @@ func TestDescribe(t *testing.T) {
 		{"joined", errors.Join(errors.New("primeiro"), openErr), "primeiro\nnão foi possível abrir"},
 		{"interrupted", fmt.Errorf("casos: %w", context.Canceled), "casos: interrompido antes de terminar (Ctrl-C ou o serviço parando)"},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "x: tempo esgotado"},
+		{"damaged database", fmt.Errorf("casos: sqlite cases.db: open: %w", &sqlitedb.DamagedError{Detail: "file is not a database (26)"}),
+			`casos: sqlite cases.db: open: o arquivo não é um banco de dados SQLite ou está danificado (SQLite: "file is not a database (26)"): restaure-o da cópia de segurança mais recente`},
 		{"unknown stays", errors.New("algo em português"), "algo em português"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

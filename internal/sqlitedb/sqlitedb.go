@@ -153,7 +153,7 @@ func open(path string, o Options) (*sql.DB, error) {
 	var mode string
 	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite %s: open: %w", path, err)
+		return nil, fmt.Errorf("sqlite %s: open: %w", path, classify(err)) // a file that is not a database: ErrDamaged
 	}
 	if mode != "wal" {
 		db.Close()

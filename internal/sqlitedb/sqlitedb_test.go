@@ -369,3 +369,37 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Errorf("QuickCheck of a fresh snapshot: %v", err)
 	}
 }
+
+// TestOpenNotADatabase: a file that is not a SQLite database, or whose
+// header is a database's and the rest is not, is ErrDamaged with SQLite's
+// words, at Open; the file is left as it was.
+func TestOpenNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"text", []byte("garbage\n")},
+		{"zeros", make([]byte, 8192)},
+		{"header only", append([]byte("SQLite format 3\x00"), make([]byte, 4000)...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".db")
+			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(path, Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("opened a file that is not a database")
+			}
+			var d *DamagedError
+			if !errors.As(err, &d) || d.Detail == "" || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Open: %v, want a *DamagedError naming the file", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != string(tc.data) {
+				t.Error("the file was changed")
+			}
+		})
+	}
+}
