@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -16,7 +17,9 @@ import (
 // describe renders err for the terminal in pt-BR: the English messages of
 // the operating system and the network stack inside it ("open x: no such
 // file or directory", "bind: address already in use") are replaced by what
-// happened and what to fix; the rest of the chain is kept.
+// happened and what to fix; the names of the program's own packages that
+// wrap them ("casestore: ", "sqlite cases.db: open: ") are dropped, the
+// file's name kept; the rest of the chain is kept.
 func describe(err error) string {
 	if err == nil {
 		return ""
@@ -31,7 +34,22 @@ func describe(err error) string {
 		}
 		return true
 	})
-	return msg
+	return stripPackages(msg)
+}
+
+// packagePrefix is one of the program's package names as its errors begin
+// ("store: ", "casestore: "…): a developer's signpost, meaningless to the
+// user, at the start of the message or of a cause (after ": " or a line
+// break). Portuguese context ("cadastro: ", "destino: ") is not matched.
+var packagePrefix = regexp.MustCompile(`(^|: |\n)(?:(?:alerts|broker|calibration|cases|casestore|central|codes|evidence|holidays|influx|ingest|level|loadgen|longterm|migrate|monetary|mqttnet|notice|notify|pack|pdf|registry|retention|run|signature|store|users|wire): )+`)
+
+// sqlitePrefix is how the database layer names a file: "sqlite PATH: open: "
+// says no more to a user than "PATH: ".
+var sqlitePrefix = regexp.MustCompile(`sqlite (\S+): (?:open|create|migrate|quick_check): `)
+
+func stripPackages(msg string) string {
+	msg = sqlitePrefix.ReplaceAllString(msg, "$1: ")
+	return packagePrefix.ReplaceAllString(msg, "$1")
 }
 
 // walk visits err's tree outermost first; visit returns false to skip the

@@ -331,9 +331,9 @@ func TestEvidenceExportRefusals(t *testing.T) {
 		{"no register", map[string]string{"readings.db": "", "cases.db": ""}, "cadastro: não foi possível abrir"},
 		{"broken register", map[string]string{"readings.db": "", "cases.db": "", "registry.yaml": "x: [\n"}, "registry.yaml: cadastro: linha 1"},
 		{"readings not a database", map[string]string{"readings.db": "isto não é SQLite", "cases.db": "",
-			"registry.yaml": string(registry.DemoYAML())}, "readings.db: open: o arquivo não é um banco de dados SQLite ou está danificado"},
+			"registry.yaml": string(registry.DemoYAML())}, "/readings.db: o arquivo não é um banco de dados SQLite ou está danificado"},
 		{"cases not a database", map[string]string{"readings.db": "", "cases.db": "isto não é SQLite",
-			"registry.yaml": string(registry.DemoYAML())}, "cases.db: open: o arquivo não é um banco de dados SQLite ou está danificado"},
+			"registry.yaml": string(registry.DemoYAML())}, "/cases.db: o arquivo não é um banco de dados SQLite ou está danificado"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "dados")
