@@ -7,17 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sossego/sossego/internal/users"
 )
 
 // TestDataFolder: the commands that read or change a register refuse a
 // data folder that does not exist (or is a file) and make nothing there;
 // the ones that add the first entry make it.
 func TestDataFolder(t *testing.T) {
-	old := usersOptions
-	usersOptions = users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}}
-	t.Cleanup(func() { usersOptions = old })
+	cheapPasswords(t)
 	base := t.TempDir()
 	file := filepath.Join(base, "um-arquivo")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {

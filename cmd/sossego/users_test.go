@@ -10,10 +10,16 @@ import (
 	"github.com/sossego/sossego/internal/users/usersdb"
 )
 
-func TestUsersCLI(t *testing.T) {
+// cheapPasswords makes the users commands hash with the cheapest argon2id
+// parameters for the rest of the test.
+func cheapPasswords(t *testing.T) {
 	old := usersOptions
 	usersOptions = users.Options{Params: users.Params{Time: 1, MemKiB: 64, Threads: 1}}
 	t.Cleanup(func() { usersOptions = old })
+}
+
+func TestUsersCLI(t *testing.T) {
+	cheapPasswords(t)
 	dir := t.TempDir()
 	steps := []struct {
 		name     string
