@@ -142,8 +142,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) internal(w http.ResponseWriter, err error) {
-	a.o.Log.Error("erro na API", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, a.o.Log, "painel", err)
 }
 
 // HealthReport is the service's state for /api/v1/health.

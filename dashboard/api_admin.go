@@ -78,8 +78,7 @@ func (a *AdminAPI) Register(mux *http.ServeMux, auth *Auth) {
 }
 
 func (a *AdminAPI) internal(w http.ResponseWriter, err error) {
-	a.o.Log.Error("administração: erro na API", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, a.o.Log, "administração", err)
 }
 
 func problems(w http.ResponseWriter, list []string) {

@@ -77,8 +77,7 @@ func (c *CalibrationAPI) Register(mux *http.ServeMux, auth *Auth) {
 }
 
 func (c *CalibrationAPI) internal(w http.ResponseWriter, err error) {
-	c.o.Log.Error("calibração: erro na API", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, c.o.Log, "calibração", err)
 }
 
 // checkJSON is a field check with its drift.

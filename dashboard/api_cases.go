@@ -235,8 +235,7 @@ func (c *CasesAPI) list(w http.ResponseWriter, r *http.Request) {
 	now := c.o.Now()
 	total, cs, err := c.o.Source.Cases(r.Context(), f, now)
 	if err != nil {
-		c.o.Log.Error("casos: erro na API", "erro", err)
-		apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+		serverError(w, c.o.Log, "casos", err)
 		return
 	}
 	apiJSON(w, http.StatusOK, map[string]any{"now": now.UTC(), "total": total, "page": page, "page_size": size,
@@ -255,8 +254,7 @@ func (c *CasesAPI) party(w http.ResponseWriter, r *http.Request) {
 	}
 	h, err := c.o.Source.Party(r.Context(), doc)
 	if err != nil {
-		c.o.Log.Error("casos: erro na API", "erro", err)
-		apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+		serverError(w, c.o.Log, "casos", err)
 		return
 	}
 	apiJSON(w, http.StatusOK, h)

@@ -43,8 +43,7 @@ func EvidenceKeyHandler(key func() (EvidenceKey, error), log *slog.Logger) http.
 		}
 		k, err := key()
 		if err != nil {
-			log.Error("chave de evidências ilegível", "erro", err)
-			apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+			serverError(w, log, "chave de evidências", err)
 			return
 		}
 		switch f := r.URL.Query().Get("formato"); f {

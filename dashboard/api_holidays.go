@@ -110,8 +110,7 @@ func (h *HolidaysAPI) municipality(w http.ResponseWriter, r *http.Request) (stri
 }
 
 func (h *HolidaysAPI) internal(w http.ResponseWriter, err error) {
-	h.o.Log.Error("feriados municipais: erro na API", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, h.o.Log, "feriados municipais", err)
 }
 
 func (h *HolidaysAPI) list(w http.ResponseWriter, r *http.Request) {

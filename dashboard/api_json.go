@@ -6,12 +6,16 @@ package dashboard
 // fix).
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"syscall"
 )
 
 // apiJSON writes v as the JSON answer, never cached.
@@ -37,6 +41,38 @@ func apiProblems(w http.ResponseWriter, status int, msg string, problems []strin
 		return
 	}
 	apiJSON(w, status, map[string]any{"erro": msg, "problemas": problems})
+}
+
+// serverError answers a failure the user cannot mend from the request (a
+// store that failed, a file that could not be read or written). The whole
+// error goes to the service's log under a short reference, and the answer
+// gives that reference in Portuguese, never the error's own words: those
+// name the program's packages, paths and SQLite's codes. A full disk is
+// said as such (507), since the administrator can act on it.
+func serverError(w http.ResponseWriter, log *slog.Logger, area string, err error) {
+	ref := logFailure(log, area, err)
+	if errors.Is(err, syscall.ENOSPC) {
+		apiJSON(w, http.StatusInsufficientStorage, map[string]string{
+			"erro": "o disco do servidor está cheio e a operação não foi concluída: libere espaço na pasta de dados " +
+				"e tente de novo (referência " + ref + " no log do serviço)",
+			"referencia": ref})
+		return
+	}
+	apiJSON(w, http.StatusInternalServerError, map[string]string{
+		"erro":       "erro interno do serviço; a operação não foi concluída. O administrador encontra os detalhes no log do serviço pela referência " + ref,
+		"referencia": ref})
+}
+
+// logFailure logs err under a new reference and returns it: eight hex
+// digits an operator can read over the phone and find with grep.
+func logFailure(log *slog.Logger, area string, err error) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	ref := hex.EncodeToString(b[:])
+	if log != nil {
+		log.Error(area+": erro na API", "referencia", ref, "erro", err)
+	}
+	return ref
 }
 
 // httpError carries a status and a pt-BR message.

@@ -1,10 +1,16 @@
 package dashboard
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,6 +56,43 @@ func TestReadJSON(t *testing.T) {
 			var he *httpError
 			if !errors.As(err, &he) || he.status != http.StatusBadRequest || !strings.Contains(he.msg, tc.want) {
 				t.Fatalf("readJSON = %v; want 400 with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestServerError: a failure inside the service answers in Portuguese with a
+// fresh reference the log also carries; a full disk — as the OS or SQLite
+// says it, wrapped however deep — is a 507 that says so.
+func TestServerError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		want   string
+	}{
+		{"store error", errors.New("casestore: sqlite /dados/cases.db: database is locked (5)"), 500, "erro interno do serviço"},
+		{"disk full", fmt.Errorf("gravar: %w", &os.PathError{Op: "write", Path: "/dados/x", Err: syscall.ENOSPC}), 507,
+			"o disco do servidor está cheio"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			refs := map[string]bool{}
+			for range 3 {
+				rec := httptest.NewRecorder()
+				serverError(rec, slog.New(slog.NewTextHandler(&logs, nil)), "teste", tc.err)
+				var ans struct{ Erro, Referencia string }
+				if err := json.Unmarshal(rec.Body.Bytes(), &ans); err != nil {
+					t.Fatal(err)
+				}
+				if rec.Code != tc.status || !strings.HasPrefix(ans.Erro, tc.want) || strings.Contains(ans.Erro, "/dados") ||
+					!strings.Contains(ans.Erro, ans.Referencia) || !strings.Contains(logs.String(), "referencia="+ans.Referencia) {
+					t.Errorf("HTTP %d %+v; log %s", rec.Code, ans, logs.String())
+				}
+				refs[ans.Referencia] = true
+			}
+			if len(refs) != 3 {
+				t.Errorf("references repeat: %v", refs)
 			}
 		})
 	}

@@ -89,8 +89,7 @@ func (n *NotifyAPI) Register(mux *http.ServeMux, auth *Auth) {
 }
 
 func (n *NotifyAPI) internal(w http.ResponseWriter, err error) {
-	n.o.Log.Error("notificações: erro na API", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, n.o.Log, "notificações", err)
 }
 
 // invalid answers 400 with every problem.

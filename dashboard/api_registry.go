@@ -57,7 +57,7 @@ func (h *RegistryAPI) Register(mux *http.ServeMux, auth *Auth) {
 func (h *RegistryAPI) get(w http.ResponseWriter, _ *http.Request) {
 	data, err := os.ReadFile(h.reg.Path())
 	if err != nil {
-		apiError(w, http.StatusInternalServerError, "não foi possível ler o cadastro: "+err.Error())
+		serverError(w, h.log, "cadastro", fmt.Errorf("ler o cadastro: %w", err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
@@ -95,11 +95,17 @@ func (h *RegistryAPI) put(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := writeAtomic(h.reg.Path(), data); err != nil {
-		apiError(w, http.StatusInternalServerError, "não foi possível gravar o cadastro: "+err.Error())
+		serverError(w, h.log, "cadastro", fmt.Errorf("gravar o cadastro (nada foi alterado): %w", err))
 		return
 	}
 	if err := h.reg.Reload(); err != nil {
-		apiError(w, http.StatusInternalServerError, "cadastro gravado mas não recarregado: "+err.Error())
+		// The file is written; the service keeps the register it had and
+		// its watcher reads the file again on its next look.
+		ref := logFailure(h.log, "cadastro", fmt.Errorf("recarregar o cadastro gravado: %w", err))
+		apiJSON(w, http.StatusInternalServerError, map[string]string{
+			"erro": "o cadastro foi gravado, mas o serviço não conseguiu relê-lo e segue com o anterior; ele tenta de novo " +
+				"na próxima verificação do arquivo. Se persistir, o administrador encontra os detalhes no log do serviço pela referência " + ref,
+			"referencia": ref})
 		return
 	}
 	user := ""

@@ -98,8 +98,7 @@ func (rp *Reports) Register(mux *http.ServeMux) {
 }
 
 func (rp *Reports) internal(w http.ResponseWriter, err error) {
-	rp.o.Log.Error("erro em relatório ou exportação", "erro", err)
-	apiError(w, http.StatusInternalServerError, "erro interno; consulte o log do serviço")
+	serverError(w, rp.o.Log, "relatórios e exportações", err)
 }
 
 // acquire takes a slot or answers 503.

@@ -107,10 +107,7 @@ func (h *WorkflowAPI) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 			case errors.Is(err, cases.ErrNotFound), errors.Is(err, ErrNotFound):
 				apiError(w, http.StatusNotFound, err.Error())
 			default:
-				if h.svc.Log != nil {
-					h.svc.Log.Error("fiscalização: erro na API", "path", r.URL.Path, "erro", err)
-				}
-				apiError(w, http.StatusInternalServerError, "erro interno: "+err.Error())
+				serverError(w, h.svc.Log, "fiscalização "+r.Method+" "+r.URL.Path, err)
 			}
 		}
 	}

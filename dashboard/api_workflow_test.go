@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -587,18 +588,25 @@ func (brokenAlerts) GetAlert(context.Context, string) (alerts.Alert, error) {
 
 // TestAlertStoreFailureIsNotNotFound: an unknown alert is a 404 that names
 // it; a failing alerts store is a 500, never "não encontrado" (a fiscal
-// told an alert does not exist while the database was only busy).
+// told an alert does not exist while the database was only busy). The 500
+// gives a reference the log holds with the store's own words, which the
+// answer does not show.
 func TestAlertStoreFailureIsNotNotFound(t *testing.T) {
 	e := newEnv(t, fakeAlerts{})
 	paths := []string{"/api/v1/alerts/lapa-x/notice", "/api/v1/alerts/lapa-x/constatacoes"}
 	for _, p := range paths {
 		e.refused(t, "ana", "GET", p, nil, 404, "não encontrado: alerta")
 	}
+	logs := &dashboard.SyncBuffer{}
 	e.svc.Alerts = brokenAlerts{}
+	e.svc.Log = slog.New(slog.NewTextHandler(logs, nil))
 	for _, p := range paths {
 		code, b := e.do(t, "ana", "GET", p, nil)
-		if code != 500 || !strings.Contains(string(b), "database is locked") || strings.Contains(string(b), "não encontrado") {
-			t.Errorf("GET %s with a failing store: %d %s", p, code, b)
+		var ans struct{ Erro, Referencia string }
+		_ = json.Unmarshal(b, &ans)
+		if code != 500 || !strings.HasPrefix(ans.Erro, "erro interno do serviço") || strings.Contains(ans.Erro, "database is locked") ||
+			ans.Referencia == "" || !regexp.MustCompile(`referencia=`+ans.Referencia+` .*database is locked`).MatchString(logs.String()) {
+			t.Errorf("GET %s with a failing store: %d %s; log %s", p, code, b, logs.String())
 		}
 	}
 }
