@@ -40,7 +40,7 @@ var rules = []rule{
 	{"internal/docid", nil, nil},
 	{"internal/archtest", nil, nil},
 	{"internal/testenv", nil, nil},
-	{"internal/mochitest", nil, []string{"github.com/mochi-mqtt/server/v2"}},
+	{"internal/mochitest", []string{"internal/conntrack"}, []string{"github.com/mochi-mqtt/server/v2"}},
 
 	// The edge: drivers and the gateway link nothing of the central service.
 	{"firmware-bridge/...", []string{"firmware-bridge/...", "internal/level", "internal/tz"},
@@ -60,9 +60,10 @@ var rules = []rule{
 	{"internal/mqttnet", nil, []string{"github.com/eclipse/paho.mqtt.golang"}},
 	{"internal/sqlitedb", nil, []string{"modernc.org/sqlite"}},
 	{"internal/backup", []string{"internal/sqlitedb"}, nil},
+	{"internal/conntrack", nil, nil},
 
 	// The central service's parts.
-	{"internal/broker", []string{"internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
+	{"internal/broker", []string{"internal/conntrack", "internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
 	{"internal/registry", []string{"internal/calibration", "internal/docid", "internal/wire", "internal/wire/signature"}, []string{"go.yaml.in/yaml/v3"}},
 	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire", "internal/wire/signature"},
 		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},

@@ -47,6 +47,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/sossego/sossego/internal/conntrack"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -124,7 +125,7 @@ type connectDeadline struct {
 	d   time.Duration
 	log *slog.Logger
 	// conns, when set, tracks the accepted connections (shutdown.go).
-	conns *connSet
+	conns *conntrack.Set
 }
 
 func (l connectDeadline) Accept() (net.Conn, error) {
@@ -145,7 +146,7 @@ func (l connectDeadline) Accept() (net.Conn, error) {
 			continue
 		}
 		if l.conns != nil {
-			return l.conns.add(c), nil
+			return l.conns.Track(c), nil
 		}
 		return c, nil
 	}
@@ -164,7 +165,7 @@ type Broker struct {
 	// raw are the TCP listeners under mochi's, closed first at shutdown;
 	// conns the connections they accepted.
 	raw     []net.Listener
-	conns   *connSet
+	conns   *conntrack.Set
 	closing atomic.Bool
 	grace   time.Duration
 	log     *slog.Logger
@@ -204,7 +205,7 @@ func New(o Options) (*Broker, error) {
 	if err := srv.AddHook(h, nil); err != nil {
 		return nil, fmt.Errorf("broker: add auth hook: %w", err)
 	}
-	b := &Broker{srv: srv, hook: h, conns: newConnSet(), grace: o.ShutdownGrace, log: o.Log}
+	b := &Broker{srv: srv, hook: h, conns: conntrack.New(), grace: o.ShutdownGrace, log: o.Log}
 	h.closing = &b.closing
 	if o.Listen != "" {
 		ln, err := net.Listen("tcp", o.Listen)

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"log/slog"
-	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,8 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/sossego/sossego/internal/conntrack"
 )
 
 // Why the broker bounds its own shutdown: mochi v2.7.9's Close can wait
@@ -32,72 +33,9 @@ import (
 //
 // So the broker closes its listeners itself first, refuses a CONNECT that
 // arrives while it stops, waits until every accepted connection's
-// goroutine has started, disconnects the clients concurrently, and after
+// goroutine has started (internal/conntrack), disconnects the clients concurrently, and after
 // ShutdownGrace closes whatever connection is left; if mochi still has not
 // returned after another ShutdownGrace, Run returns without it and says so.
-
-// connSet is the set of connections the broker's listeners accepted and
-// that are not closed yet.
-type connSet struct {
-	mu sync.Mutex
-	m  map[*trackedConn]struct{}
-}
-
-func newConnSet() *connSet { return &connSet{m: map[*trackedConn]struct{}{}} }
-
-func (s *connSet) add(c net.Conn) *trackedConn {
-	t := &trackedConn{Conn: c, set: s}
-	s.mu.Lock()
-	s.m[t] = struct{}{}
-	s.mu.Unlock()
-	return t
-}
-
-func (s *connSet) remove(t *trackedConn) {
-	s.mu.Lock()
-	delete(s.m, t)
-	s.mu.Unlock()
-}
-
-func (s *connSet) list() []*trackedConn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*trackedConn, 0, len(s.m))
-	for t := range s.m {
-		out = append(out, t)
-	}
-	return out
-}
-
-// started reports whether mochi's goroutine has begun reading every open
-// connection (it joins mochi's wait group before its first read).
-func (s *connSet) started() bool {
-	for _, t := range s.list() {
-		if !t.read.Load() {
-			return false
-		}
-	}
-	return true
-}
-
-// trackedConn is an accepted connection that leaves its set when closed
-// and records its first read.
-type trackedConn struct {
-	net.Conn
-	set  *connSet
-	read atomic.Bool
-	once sync.Once
-}
-
-func (t *trackedConn) Read(p []byte) (int, error) {
-	t.read.Store(true)
-	return t.Conn.Read(p)
-}
-
-func (t *trackedConn) Close() error {
-	t.once.Do(func() { t.set.remove(t) })
-	return t.Conn.Close()
-}
 
 // DefaultShutdownGrace is Options.ShutdownGrace's default.
 const DefaultShutdownGrace = 5 * time.Second
@@ -109,9 +47,7 @@ func (b *Broker) shutdown() {
 		_ = ln.Close() // no new connection; mochi's accept loop ends
 	}
 	deadline := time.Now().Add(b.grace)
-	for !b.conns.started() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // goroutines mochi has just started, microseconds away
-	}
+	b.conns.WaitStarted(deadline)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -130,7 +66,7 @@ func (b *Broker) shutdown() {
 		return
 	case <-t.C:
 	}
-	cut := b.conns.list()
+	cut := b.conns.Open()
 	who := b.describe(cut)
 	for _, c := range cut {
 		_ = c.Close()
@@ -166,7 +102,7 @@ func (b *Broker) disconnectAll(listener string) {
 // describe names the clients on conns (every connected client when conns
 // is nil), at most 20: client id and remote address, or the address alone
 // for a connection that never finished CONNECT.
-func (b *Broker) describe(conns []*trackedConn) []string {
+func (b *Broker) describe(conns []*conntrack.Conn) []string {
 	byRemote := map[string]string{}
 	for _, cl := range b.srv.Clients.GetAll() {
 		if !cl.Net.Inline && !cl.Closed() {

@@ -207,9 +207,9 @@ func TestShutdownBounded(t *testing.T) {
 	}
 	// Wait until the broker has accepted them all (plus the stuck one).
 	deadline := time.Now().Add(30 * time.Second)
-	for len(b.conns.list()) < len(pending)+1 {
+	for len(b.conns.Open()) < len(pending)+1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the broker accepted %d connections, want %d", len(b.conns.list()), len(pending)+1)
+			t.Fatalf("the broker accepted %d connections, want %d", len(b.conns.Open()), len(pending)+1)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -235,7 +235,7 @@ func TestShutdownBounded(t *testing.T) {
 		t.Fatalf("Run has not returned 60 s after ctx ended (grace %s):\n%s", o.ShutdownGrace, buf[:runtime.Stack(buf, true)])
 	}
 	// Nothing is left open on the broker's side.
-	if left := b.conns.list(); len(left) > 0 {
+	if left := b.conns.Open(); len(left) > 0 {
 		t.Errorf("%d connections still open after Run", len(left))
 	}
 	for _, cl := range b.srv.Clients.GetAll() {

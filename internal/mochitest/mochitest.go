@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/sossego/sossego/internal/conntrack"
 )
 
 // Broker is an in-process mochi-mqtt broker (allow-all auth, as in a test)
@@ -34,16 +35,17 @@ import (
 // connection's goroutine has started reading (it joined the wait group
 // before its first read), disconnects the clients with one read of the
 // map, and only then closes the server. internal/broker does the same for
-// the product's embedded broker.
+// the product's embedded broker, with the same internal/conntrack.
 type Broker struct {
 	Addr, URL string
 	// TLS, when set before Start, serves MQTT over TLS with this
 	// configuration (URL then starts with ssl://).
 	TLS *tls.Config
 
-	mu  sync.Mutex
-	srv *mochi.Server
-	ln  *trackingListener
+	mu    sync.Mutex
+	srv   *mochi.Server
+	raw   net.Listener
+	conns *conntrack.Set
 }
 
 // Start starts a plain-TCP broker on a free port and stops it at the end of
@@ -100,10 +102,10 @@ func (m *Broker) Start() error {
 	if err != nil {
 		return fmt.Errorf("mochitest: listen %s: %w", m.Addr, err)
 	}
-	tl := &trackingListener{Listener: raw}
-	var ln net.Listener = tl
+	conns := conntrack.New()
+	ln := conns.Listener(raw)
 	if m.TLS != nil {
-		ln = tls.NewListener(tl, m.TLS)
+		ln = tls.NewListener(ln, m.TLS)
 	}
 	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: slog.New(slog.DiscardHandler)})
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
@@ -115,7 +117,7 @@ func (m *Broker) Start() error {
 		return err
 	}
 	go func() { _ = srv.Serve() }()
-	m.srv, m.ln = srv, tl
+	m.srv, m.raw, m.conns = srv, raw, conns
 	return nil
 }
 
@@ -129,8 +131,8 @@ func (m *Broker) Stop() {
 	}
 	srv := m.srv
 	m.srv = nil
-	_ = m.ln.Close() // no new connection; mochi's accept loop ends
-	m.ln.waitStarted(10 * time.Second)
+	_ = m.raw.Close() // no new connection; mochi's accept loop ends
+	m.conns.WaitStarted(time.Now().Add(10 * time.Second))
 	srv.Listeners.CloseAll(func(listener string) {
 		for _, cl := range srv.Clients.GetAll() {
 			if cl.Net.Listener == listener && !cl.Closed() {
@@ -139,55 +141,4 @@ func (m *Broker) Stop() {
 		}
 	})
 	_ = srv.Close()
-}
-
-// trackingListener records the connections it accepted.
-type trackingListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []*trackedConn
-}
-
-func (l *trackingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	t := &trackedConn{Conn: c}
-	l.mu.Lock()
-	l.conns = append(l.conns, t)
-	l.mu.Unlock()
-	return t, nil
-}
-
-// waitStarted waits until mochi has read from every accepted connection,
-// at most d (a goroutine it has just started is microseconds away).
-func (l *trackingListener) waitStarted(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		all := true
-		for _, c := range l.conns {
-			if !c.read.Load() {
-				all = false
-				break
-			}
-		}
-		l.mu.Unlock()
-		if all {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// trackedConn records its first read.
-type trackedConn struct {
-	net.Conn
-	read atomic.Bool
-}
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	c.read.Store(true)
-	return c.Conn.Read(p)
 }
