@@ -41,7 +41,8 @@ func describe(err error) string {
 // ("store: ", "casestore: "…): a developer's signpost, meaningless to the
 // user, at the start of the message or of a cause (after ": " or a line
 // break). Portuguese context ("cadastro: ", "destino: ") is not matched.
-var packagePrefix = regexp.MustCompile(`(^|: |\n)(?:(?:alerts|broker|calibration|cases|casestore|central|codes|evidence|holidays|influx|ingest|level|loadgen|longterm|migrate|monetary|mqttnet|notice|notify|pack|pdf|registry|retention|run|signature|store|users|wire): )+`)
+// TestPackagePrefixesKnown finds a package missing from the list.
+var packagePrefix = regexp.MustCompile(`(^|: |\n)(?:(?:alerts|bme280|broker|calibration|cases|casestore|central|codes|dashboard|evidence|gateway|holidays|influx|ingest|level|loadgen|longterm|migrate|monetary|mqttconn|mqttnet|notice|notify|nsrtmk4|pack|pcbadbm|pdf|registry|retention|run|sen0232|signature|sim|slm|stats|store|users|wire|xl2): )+`)
 
 // sqlitePrefix is how the database layer names a file: "sqlite PATH: open: "
 // says no more to a user than "PATH: ".
