@@ -13,7 +13,7 @@
 //     lifecycle lives there and is documented on it.
 //   - [Monitor] holds one [SensorState] per sensor, looks up the limit in force
 //     through the consumer-side [Limits] interface, persists state and events
-//     through [StateStore] (internal/casestore implements it on SQLite) and
+//     through [StateStore] (internal/alertstore implements it on SQLite) and
 //     hands events to a [Notifier] (dashboard hub, MQTT).
 //
 // # Evaluation rules

@@ -11,8 +11,8 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 )
@@ -41,7 +41,7 @@ func BenchmarkExportDataDir(b *testing.B) {
 	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{})
 	must(err)
 	defer st.Close()
-	al, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	al, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	must(err)
 	defer al.Close()
 	cs, err := casesdb.Open(ctx, filepath.Join(dir, "cases.db"))

@@ -71,7 +71,7 @@ func TestServerError(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"store error", errors.New("casestore: sqlite /dados/cases.db: database is locked (5)"), 500, "erro interno do serviço"},
+		{"store error", errors.New("alertstore: sqlite /dados/cases.db: database is locked (5)"), 500, "erro interno do serviço"},
 		{"disk full", fmt.Errorf("gravar: %w", &os.PathError{Op: "write", Path: "/dados/x", Err: syscall.ENOSPC}), 507,
 			"o disco do servidor está cheio"},
 	} {

@@ -31,7 +31,7 @@ import (
 	"github.com/sossego/sossego/internal/store"
 )
 
-// Alerts finds an alert (internal/casestore.Store satisfies it).
+// Alerts finds an alert (internal/alertstore.Store satisfies it).
 type AlertFinder interface {
 	GetAlert(ctx context.Context, id string) (alerts.Alert, error)
 }

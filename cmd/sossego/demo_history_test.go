@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"path/filepath"
+
 	"github.com/sossego/sossego/internal/longterm"
 	"github.com/sossego/sossego/internal/stats"
-	"path/filepath"
 )
 
 // TestBackfillDemo: a week of every demo sensor's simulated minutes lands

@@ -18,7 +18,7 @@ import (
 // the operating system and the network stack inside it ("open x: no such
 // file or directory", "bind: address already in use") are replaced by what
 // happened and what to fix; the names of the program's own packages that
-// wrap them ("casestore: ", "sqlite cases.db: open: ") are dropped, the
+// wrap them ("alertstore: ", "sqlite cases.db: open: ") are dropped, the
 // file's name kept; the rest of the chain is kept.
 func describe(err error) string {
 	if err == nil {
@@ -38,11 +38,11 @@ func describe(err error) string {
 }
 
 // packagePrefix is one of the program's package names as its errors begin
-// ("store: ", "casestore: "…): a developer's signpost, meaningless to the
+// ("store: ", "alertstore: "…): a developer's signpost, meaningless to the
 // user, at the start of the message or of a cause (after ": " or a line
 // break). Portuguese context ("cadastro: ", "destino: ") is not matched.
 // TestPackagePrefixesKnown finds a package missing from the list.
-var packagePrefix = regexp.MustCompile(`(^|: |\n)(?:(?:alerts|bme280|broker|calibration|cases|casestore|central|codes|dashboard|evidence|gateway|holidays|influx|ingest|level|loadgen|longterm|migrate|monetary|mqttconn|mqttnet|notice|notify|nsrtmk4|pack|pcbadbm|pdf|registry|retention|run|sen0232|signature|sim|slm|stats|store|users|wire|xl2): )+`)
+var packagePrefix = regexp.MustCompile(`(^|: |\n)(?:(?:alerts|alertstore|bme280|broker|calibration|cases|central|codes|dashboard|evidence|gateway|holidays|influx|ingest|level|loadgen|longterm|migrate|monetary|mqttconn|mqttnet|notice|notify|nsrtmk4|pack|pcbadbm|pdf|registry|retention|run|sen0232|signature|sim|slm|stats|store|users|wire|xl2): )+`)
 
 // sqlitePrefix is how the database layer names a file: "sqlite PATH: open: "
 // says no more to a user than "PATH: ".

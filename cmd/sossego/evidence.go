@@ -20,10 +20,10 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -173,7 +173,7 @@ func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, k
 		return nil, nil, nil, err
 	}
 	closers = append(closers, func() { st.Close() })
-	al, err := casestore.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
+	al, err := alertstore.Open(ctx, filepath.Join(c.dataDir, "cases.db"))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
@@ -159,7 +159,7 @@ func servicePath(t *testing.T, dir, alertID string) []byte {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	al, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	al, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/registry"
@@ -105,7 +105,7 @@ func makeEvidenceDataDirShaped(t *testing.T, dir string, margin time.Duration,
 		t.Fatal(err)
 	}
 	st.Close()
-	cs, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func TestDescribe(t *testing.T) {
 		{"joined", errors.Join(errors.New("primeiro"), openErr), "primeiro\nnão foi possível abrir"},
 		{"interrupted", fmt.Errorf("casos: %w", context.Canceled), "casos: interrompido antes de terminar (Ctrl-C ou o serviço parando)"},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "x: tempo esgotado"},
-		{"damaged database", fmt.Errorf("casestore: sqlite /dados/cases.db: open: %w", &sqlitedb.DamagedError{Detail: "file is not a database (26)"}),
+		{"damaged database", fmt.Errorf("alertstore: sqlite /dados/cases.db: open: %w", &sqlitedb.DamagedError{Detail: "file is not a database (26)"}),
 			`/dados/cases.db: o arquivo não é um banco de dados SQLite ou está danificado (SQLite: "file is not a database (26)"): restaure-o da cópia de segurança mais recente`},
 		{"package names dropped", fmt.Errorf("cadastro: %w", fmt.Errorf("calibration: store: %w", errors.New("o medidor m1 não existe"))),
 			"cadastro: o medidor m1 não existe"},

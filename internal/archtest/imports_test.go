@@ -70,7 +70,7 @@ var rules = []rule{
 	{"internal/store", []string{"internal/level", "internal/wire"}, nil},
 	{"internal/store/sqlitestore", []string{"internal/level", "internal/sqlitedb", "internal/store", "internal/wire"}, nil},
 	{"internal/store/influxstore", []string{"internal/store"}, []string{"github.com/influxdata/influxdb-client-go/v2"}},
-	{"internal/casestore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
+	{"internal/alertstore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
 	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, nil},
 	{"internal/calibration", []string{"internal/tz", "internal/wire"}, nil},
 	{"internal/calibration/calibrationdb", []string{"internal/calibration", "internal/ingest", "internal/sqlitedb"},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/dashboard"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
@@ -101,10 +101,10 @@ var (
 )
 
 // alertLister adapts the case store to the API.
-type alertLister struct{ cs *casestore.Store }
+type alertLister struct{ cs *alertstore.Store }
 
 func (l alertLister) ListAlerts(ctx context.Context, f dashboard.AlertFilter) (any, error) {
-	cf := casestore.Filter{Municipality: f.Municipality, Sensor: f.Sensor, Limit: f.Limit}
+	cf := alertstore.Filter{Municipality: f.Municipality, Sensor: f.Sensor, Limit: f.Limit}
 	if f.State == "no_data" {
 		cf.Kind = alerts.KindNoData
 	} else {
@@ -138,7 +138,7 @@ func limitFunc(l alerts.Limits) dashboard.LimitFunc {
 }
 
 // alertGauge exports alert counts by state from the case store.
-type alertGauge struct{ cases *casestore.Store }
+type alertGauge struct{ cases *alertstore.Store }
 
 var alertDesc = prometheus.NewDesc("sossego_alerts", "Alerts in the case store, by state.", []string{"state"}, nil)
 

@@ -9,8 +9,8 @@ import (
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 )
 
@@ -41,7 +41,7 @@ func caseStates() []dashboard.CaseState {
 
 // firedAlerts is what openAlerts needs of the alerts store.
 type firedAlerts interface {
-	ListAlerts(ctx context.Context, f casestore.Filter) ([]alerts.Alert, error)
+	ListAlerts(ctx context.Context, f alertstore.Filter) ([]alerts.Alert, error)
 }
 
 // openAlerts lists the alerts that open cases for the case list: the
@@ -52,7 +52,7 @@ func openAlerts(as firedAlerts, reg func() *registry.Registry, set *codes.Set) c
 		var out []cases.OpenAlert
 		r := reg()
 		for _, st := range []alerts.State{alerts.StateFiring, alerts.StateResolved} {
-			list, err := as.ListAlerts(ctx, casestore.Filter{State: st, Kind: alerts.KindExceedance, Limit: 1000})
+			list, err := as.ListAlerts(ctx, alertstore.Filter{State: st, Kind: alerts.KindExceedance, Limit: 1000})
 			if err != nil {
 				return nil, fmt.Errorf("alertas %s: %w", st, err)
 			}

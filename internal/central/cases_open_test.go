@@ -10,8 +10,8 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/registry"
 )
 
@@ -19,11 +19,11 @@ import (
 // store filters, and records the filters it was asked.
 type fakeFired struct {
 	list []alerts.Alert
-	asks []casestore.Filter
+	asks []alertstore.Filter
 	err  error
 }
 
-func (f *fakeFired) ListAlerts(_ context.Context, flt casestore.Filter) ([]alerts.Alert, error) {
+func (f *fakeFired) ListAlerts(_ context.Context, flt alertstore.Filter) ([]alerts.Alert, error) {
 	f.asks = append(f.asks, flt)
 	var out []alerts.Alert
 	for _, a := range f.list {

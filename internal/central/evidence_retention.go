@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/alerts/notice"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/retention"
 )
 
-// caseSpans gives retention every exceedance alert's span (casestore's
+// caseSpans gives retention every exceedance alert's span (alertstore's
 // EvidenceSpans: all of them, whatever their number) with when its
 // protection ends: retention.Expiry from the alert's end and its case —
 // never while the alert or its case (notice, auto, constatação) is open,
 // legal after the case closed or, without a case, after the alert ended.
-func caseSpans(cs *casestore.Store, docs *casesdb.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
+func caseSpans(cs *alertstore.Store, docs *casesdb.Store, legal time.Duration) func(context.Context) ([]retention.Span, error) {
 	return func(ctx context.Context) ([]retention.Span, error) {
 		spans, err := cs.EvidenceSpans(ctx)
 		if err != nil {

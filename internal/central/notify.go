@@ -13,7 +13,7 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notify"
 	"github.com/sossego/sossego/dashboard"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
@@ -21,7 +21,7 @@ import (
 
 // openNotify opens the notifications (e-mail, webhooks, push) over the
 // case store, the users and the register.
-func openNotify(ctx context.Context, o Options, wb *web, cases *casestore.Store, reg *registry.Live, promReg prometheus.Registerer,
+func openNotify(ctx context.Context, o Options, wb *web, cases *alertstore.Store, reg *registry.Live, promReg prometheus.Registerer,
 	log *slog.Logger) (*inotify.Service, error) {
 	return inotify.Open(ctx, inotify.Options{
 		Path: filepath.Join(o.DataDir, inotify.FileName), ConfigFile: o.NotifyConfig, Defaults: o.NotifyDefaults,
@@ -70,10 +70,10 @@ func openNotify(ctx context.Context, o Options, wb *web, cases *casestore.Store,
 
 // notifyAlerts adapts the case store for the notifications' start-up
 // reconciliation.
-type notifyAlerts struct{ cs *casestore.Store }
+type notifyAlerts struct{ cs *alertstore.Store }
 
 func (n notifyAlerts) OpenAlerts(ctx context.Context) ([]alerts.Alert, error) {
-	return n.cs.ListAlerts(ctx, casestore.Filter{State: alerts.StateFiring, Limit: 1000})
+	return n.cs.ListAlerts(ctx, alertstore.Filter{State: alerts.StateFiring, Limit: 1000})
 }
 
 func (n notifyAlerts) Alert(ctx context.Context, id string) (alerts.Alert, bool, error) {

@@ -12,8 +12,8 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
@@ -54,7 +54,7 @@ func TestUpgradeRetentionCases(t *testing.T) {
 	}
 	st.Close()
 
-	cs, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/retention"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -55,7 +55,7 @@ func TestRetentionManyAlerts(t *testing.T) {
 		}
 	}
 
-	cs, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	cs, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRetentionManyAlerts(t *testing.T) {
 			}
 		}
 	}
-	if n, err := cs.ListAlerts(ctx, casestore.Filter{Kind: alerts.KindExceedance, Limit: 5000}); err != nil || len(n) >= 1200 {
+	if n, err := cs.ListAlerts(ctx, alertstore.Filter{Kind: alerts.KindExceedance, Limit: 5000}); err != nil || len(n) >= 1200 {
 		t.Fatalf("a list page holds %d alerts (%v): the test needs more alerts than a page", len(n), err)
 	}
 

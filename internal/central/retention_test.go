@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/sossego/sossego/alerts"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
@@ -49,7 +49,7 @@ func TestRetentionKeepsAlertEvidence(t *testing.T) {
 		}
 	}
 	st.Close()
-	cases, err := casestore.Open(ctx, filepath.Join(dir, "cases.db"))
+	cases, err := alertstore.Open(ctx, filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/broker"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/longterm"
 	inotify "github.com/sossego/sossego/internal/notify"
@@ -59,7 +59,7 @@ type service struct {
 	observers []ingest.Observer
 	monitor   *alerts.Monitor   // nil with alerts off
 	notifier  *inotify.Service  // nil with alerts off
-	cases     *casestore.Store  // nil with alerts off
+	cases     *alertstore.Store // nil with alerts off
 	pruner    *retention.Pruner // nil with retention off
 	brk       *broker.Broker    // nil with an external broker
 	mqttURL   string
@@ -272,7 +272,7 @@ func (s *service) openAlerts(ctx context.Context) error {
 	if o.AlertConfig != nil {
 		cfg = *o.AlertConfig
 	}
-	cases, err := casestore.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
+	cases, err := alertstore.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
 	if err != nil {
 		return fmt.Errorf("central: %w", err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/cases/casesdb"
-	"github.com/sossego/sossego/internal/casestore"
 	"github.com/sossego/sossego/internal/holidays"
 	"github.com/sossego/sossego/internal/holidays/holidaysdb"
 	"github.com/sossego/sossego/internal/ingest"
@@ -117,7 +117,7 @@ func (w *web) decreedDays(ctx context.Context, set *codes.Set, log *slog.Logger)
 
 // workflow opens the case store of notices and autos (tables prefixed
 // cases_ in cases.db, beside the alerts) and the evidence key.
-func (w *web) workflow(ctx context.Context, o Options, cs *casestore.Store, reg *registry.Live, st *sqlitestore.Store,
+func (w *web) workflow(ctx context.Context, o Options, cs *alertstore.Store, reg *registry.Live, st *sqlitestore.Store,
 	set *codes.Set, log *slog.Logger) error {
 	c, err := casesdb.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
 	if err != nil {

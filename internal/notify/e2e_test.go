@@ -9,7 +9,7 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notify"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/testenv"
 )
 
@@ -21,10 +21,10 @@ func (fixedLimit) LimitAt(code, zone, est, mech string, t time.Time) (alerts.Lim
 }
 
 // caseAlerts adapts the case store for reconciliation (as internal/central does).
-type caseAlerts struct{ cs *casestore.Store }
+type caseAlerts struct{ cs *alertstore.Store }
 
 func (c caseAlerts) OpenAlerts(ctx context.Context) ([]alerts.Alert, error) {
-	fir, err := c.cs.ListAlerts(ctx, casestore.Filter{State: alerts.StateFiring, Limit: 1000})
+	fir, err := c.cs.ListAlerts(ctx, alertstore.Filter{State: alerts.StateFiring, Limit: 1000})
 	return fir, err
 }
 
@@ -43,7 +43,7 @@ func (c caseAlerts) Alert(ctx context.Context, id string) (alerts.Alert, bool, e
 func TestEndToEndEscalationAndAck(t *testing.T) {
 	mp := testenv.StartMailpit(t, testenv.MailpitOpts{STARTTLS: true, Users: map[string]string{"sossego": "senha-smtp-123"}})
 	dir := t.TempDir()
-	cs, err := casestore.Open(context.Background(), filepath.Join(dir, "cases.db"))
+	cs, err := alertstore.Open(context.Background(), filepath.Join(dir, "cases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 // not).
 //
 // Tables are prefixed with cases_ and the schema is versioned in its own
-// table, so the store may share a database file with internal/casestore.
+// table, so the store may share a database file with internal/alertstore.
 // The types it answers with, the audit trail's hash chain and the case list
 // over this store are internal/cases.
 package casesdb

@@ -1,4 +1,4 @@
-package casestore_test
+package alertstore_test
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"github.com/sossego/sossego/alerts/alertstest"
 )
 
-// BenchmarkObserveCaseStore is BenchmarkObserve (package alerts) with the
+// BenchmarkObserveAlertStore is BenchmarkObserve (package alerts) with the
 // real SQLite case store behind the monitor: every transition is committed
 // at once (synchronous=FULL) and a Tick per simulated second saves the
 // snapshots older than SnapshotEvery (10 s) in one transaction.
-func BenchmarkObserveCaseStore(b *testing.B) {
+func BenchmarkObserveAlertStore(b *testing.B) {
 	const sensors = 1000
-	s, err := casestoreOpen(b, filepath.Join(b.TempDir(), "cases.db"))
+	s, err := openStore(b, filepath.Join(b.TempDir(), "cases.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package casestore_test
+package alertstore_test
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/alertstest"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 )
 
 var loc = alertstest.NewLimits().Loc
 
-func open(t *testing.T, path string) *casestore.Store {
+func open(t *testing.T, path string) *alertstore.Store {
 	t.Helper()
-	s, err := casestore.Open(t.Context(), path)
+	s, err := alertstore.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,22 +101,22 @@ func TestSaveGetListIdempotent(t *testing.T) {
 	if fmt.Sprint(kinds) != "[pending firing]" {
 		t.Errorf("events %v, want [pending firing] once each", kinds)
 	}
-	if _, err := s.GetAlert(ctx, "nope"); !errors.Is(err, casestore.ErrNotFound) {
+	if _, err := s.GetAlert(ctx, "nope"); !errors.Is(err, alertstore.ErrNotFound) {
 		t.Errorf("GetAlert(nope) = %v, want ErrNotFound", err)
 	}
 
 	tests := []struct {
-		f    casestore.Filter
+		f    alertstore.Filter
 		want []string
 	}{
-		{casestore.Filter{}, []string{"lapa-bar-01/A", "lapa-bar-02/B"}},
-		{casestore.Filter{State: alerts.StateFiring}, []string{"lapa-bar-01/A"}},
-		{casestore.Filter{State: alerts.StatePending}, []string{"lapa-bar-02/B"}},
-		{casestore.Filter{Municipality: "macabu"}, []string{"lapa-bar-02/B"}},
-		{casestore.Filter{Sensor: "lapa-bar-01", State: alerts.StateFiring}, []string{"lapa-bar-01/A"}},
-		{casestore.Filter{Sensor: "lapa-bar-01", State: alerts.StateResolved}, nil},
-		{casestore.Filter{Kind: alerts.KindNoData}, nil},
-		{casestore.Filter{Limit: 1}, []string{"lapa-bar-01/A"}},
+		{alertstore.Filter{}, []string{"lapa-bar-01/A", "lapa-bar-02/B"}},
+		{alertstore.Filter{State: alerts.StateFiring}, []string{"lapa-bar-01/A"}},
+		{alertstore.Filter{State: alerts.StatePending}, []string{"lapa-bar-02/B"}},
+		{alertstore.Filter{Municipality: "macabu"}, []string{"lapa-bar-02/B"}},
+		{alertstore.Filter{Sensor: "lapa-bar-01", State: alerts.StateFiring}, []string{"lapa-bar-01/A"}},
+		{alertstore.Filter{Sensor: "lapa-bar-01", State: alerts.StateResolved}, nil},
+		{alertstore.Filter{Kind: alerts.KindNoData}, nil},
+		{alertstore.Filter{Limit: 1}, []string{"lapa-bar-01/A"}},
 	}
 	for _, tc := range tests {
 		as, err := s.ListAlerts(ctx, tc.f)
@@ -166,7 +166,7 @@ type harness struct {
 	t     *testing.T
 	path  string
 	cfg   alerts.Config
-	store *casestore.Store
+	store *alertstore.Store
 	mon   *alerts.Monitor
 	rec   *alertstest.Recorder
 	mu    sync.Mutex
@@ -253,7 +253,7 @@ type dump struct {
 
 func (h *harness) dump() dump {
 	h.t.Helper()
-	as, err := h.store.ListAlerts(h.t.Context(), casestore.Filter{Limit: 1000})
+	as, err := h.store.ListAlerts(h.t.Context(), alertstore.Filter{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestRestartKeepsFiringAlert(t *testing.T) {
 	if len(evs) != 1 || evs[0].Kind != alerts.EventResolved || evs[0].Alert.ID != id {
 		t.Fatalf("after restart notified %+v, want one resolved for %s", evs, id)
 	}
-	all, err := h.store.ListAlerts(t.Context(), casestore.Filter{})
+	all, err := h.store.ListAlerts(t.Context(), alertstore.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestNoDataSurvivesRestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", st)
 	}
 	h.feed(readings("10:05:00", 1, 50))
-	gaps, err := h.store.ListAlerts(ctx, casestore.Filter{Kind: alerts.KindNoData})
+	gaps, err := h.store.ListAlerts(ctx, alertstore.Filter{Kind: alerts.KindNoData})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,6 +385,6 @@ func TestNoDataSurvivesRestart(t *testing.T) {
 	}
 }
 
-func casestoreOpen(tb testing.TB, path string) (*casestore.Store, error) {
-	return casestore.Open(tb.Context(), path)
+func openStore(tb testing.TB, path string) (*alertstore.Store, error) {
+	return alertstore.Open(tb.Context(), path)
 }

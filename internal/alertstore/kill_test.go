@@ -1,4 +1,4 @@
-package casestore_test
+package alertstore_test
 
 import (
 	"bufio"

@@ -1,8 +1,10 @@
-// Package casestore is the central service's case store: a SQLite database
-// (modernc.org/sqlite, WAL, synchronous=FULL) holding everything that must
-// not be lost — alerts, their transition history (audit) and the alert
-// monitor's per-sensor state snapshots, so that alert state survives a
-// restart without duplicates or losses.
+// Package alertstore is the central service's alert store, in cases.db
+// (SQLite through internal/sqlitedb, WAL, synchronous=FULL): the alerts,
+// their transition history (audit) and the alert monitor's per-sensor
+// state snapshots, so that alert state survives a restart without
+// duplicates or losses. The fiscal's cases (notices, autos, their audit
+// trail) are internal/cases/casesdb's, in tables of their own in the same
+// file.
 //
 // It implements alerts.StateStore. Idempotency rules:
 //
@@ -16,9 +18,9 @@
 // Events and the snapshot of one alerts.Change are written in one
 // transaction, so after a crash the stored state and the stored alerts agree.
 //
-// The schema is versioned (table schema_migrations); later features (cases,
-// notices, their audit trail) add tables by appending to migrations.
-package casestore
+// The schema is versioned: numbered steps recorded in schema_migrations
+// (casesdb keeps its own version table beside it).
+package alertstore
 
 import (
 	"context"
@@ -120,7 +122,7 @@ ALTER TABLE alerts ADD COLUMN unsynced_records INTEGER NOT NULL DEFAULT 0;
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := sqlitedb.Open(path, sqlitedb.Options{ForeignKeys: true, MaxOpenConns: 4})
 	if err != nil {
-		return nil, fmt.Errorf("casestore: %w", err)
+		return nil, fmt.Errorf("alertstore: %w", err)
 	}
 	s := &Store{db: db, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
@@ -142,14 +144,14 @@ func (s *Store) Close() error {
 		}
 	}
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("casestore: close: %w", err)
+		return fmt.Errorf("alertstore: close: %w", err)
 	}
 	return nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {
 	if err := sqlitedb.Migrate(ctx, s.db, sqlitedb.Scheme{Table: "schema_migrations"}, migrations); err != nil {
-		return fmt.Errorf("casestore: %w", err)
+		return fmt.Errorf("alertstore: %w", err)
 	}
 	return nil
 }
@@ -184,17 +186,17 @@ func (s *Store) prepare(ctx context.Context) error {
 		WHERE excluded.state_rank >= alerts.state_rank`
 	var err error
 	if s.upsertAlert, err = s.db.PrepareContext(ctx, upsertAlert); err != nil {
-		return fmt.Errorf("casestore: prepare: %w", err)
+		return fmt.Errorf("alertstore: prepare: %w", err)
 	}
 	if s.insertEvent, err = s.db.PrepareContext(ctx, `INSERT INTO alert_events (alert_id, kind, at, sensor, alert_json, recorded_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (alert_id, kind) DO NOTHING`); err != nil {
-		return fmt.Errorf("casestore: prepare: %w", err)
+		return fmt.Errorf("alertstore: prepare: %w", err)
 	}
 	if s.upsertState, err = s.db.PrepareContext(ctx, `INSERT INTO monitor_state (sensor, seq, state_json, updated_at)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (sensor) DO UPDATE SET seq = excluded.seq, state_json = excluded.state_json, updated_at = excluded.updated_at
 		WHERE excluded.seq >= monitor_state.seq`); err != nil {
-		return fmt.Errorf("casestore: prepare: %w", err)
+		return fmt.Errorf("alertstore: prepare: %w", err)
 	}
 	return nil
 }
@@ -217,14 +219,14 @@ func fromMS(v sql.NullInt64) time.Time {
 func (s *Store) SaveStates(ctx context.Context, changes []alerts.Change) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("casestore: save: %w", err)
+		return fmt.Errorf("alertstore: save: %w", err)
 	}
 	defer tx.Rollback()
 	now := s.now().UnixMilli()
 	upA, insE, upS := tx.StmtContext(ctx, s.upsertAlert), tx.StmtContext(ctx, s.insertEvent), tx.StmtContext(ctx, s.upsertState)
 	putAlert := func(a *alerts.Alert) error {
 		if _, err := upA.ExecContext(ctx, append(alertArgs(a), now, now)...); err != nil {
-			return fmt.Errorf("casestore: save alert %s: %w", a.ID, err)
+			return fmt.Errorf("alertstore: save alert %s: %w", a.ID, err)
 		}
 		return nil
 	}
@@ -237,10 +239,10 @@ func (s *Store) SaveStates(ctx context.Context, changes []alerts.Change) error {
 			}
 			js, err := json.Marshal(ev.Alert)
 			if err != nil {
-				return fmt.Errorf("casestore: save event: %w", err)
+				return fmt.Errorf("alertstore: save event: %w", err)
 			}
 			if _, err := insE.ExecContext(ctx, ev.Alert.ID, string(ev.Kind), ev.At.UnixMilli(), ev.Alert.Sensor, string(js), now); err != nil {
-				return fmt.Errorf("casestore: save event %s %s: %w", ev.Alert.ID, ev.Kind, err)
+				return fmt.Errorf("alertstore: save event %s %s: %w", ev.Alert.ID, ev.Kind, err)
 			}
 		}
 		if c.State.Sensor == "" {
@@ -248,11 +250,11 @@ func (s *Store) SaveStates(ctx context.Context, changes []alerts.Change) error {
 		}
 		js, err := json.Marshal(&c.State)
 		if err != nil {
-			return fmt.Errorf("casestore: save state %s: %w", c.State.Sensor, err)
+			return fmt.Errorf("alertstore: save state %s: %w", c.State.Sensor, err)
 		}
 		res, err := upS.ExecContext(ctx, c.State.Sensor, int64(c.State.Seq), string(js), now)
 		if err != nil {
-			return fmt.Errorf("casestore: save state %s: %w", c.State.Sensor, err)
+			return fmt.Errorf("alertstore: save state %s: %w", c.State.Sensor, err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			continue // an older snapshot: keep the stored one and its alerts
@@ -267,7 +269,7 @@ func (s *Store) SaveStates(ctx context.Context, changes []alerts.Change) error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("casestore: save: %w", err)
+		return fmt.Errorf("alertstore: save: %w", err)
 	}
 	return nil
 }
@@ -276,23 +278,23 @@ func (s *Store) SaveStates(ctx context.Context, changes []alerts.Change) error {
 func (s *Store) LoadStates(ctx context.Context) ([]alerts.SensorState, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT sensor, state_json FROM monitor_state ORDER BY sensor`)
 	if err != nil {
-		return nil, fmt.Errorf("casestore: load states: %w", err)
+		return nil, fmt.Errorf("alertstore: load states: %w", err)
 	}
 	defer rows.Close()
 	var out []alerts.SensorState
 	for rows.Next() {
 		var sensor, js string
 		if err := rows.Scan(&sensor, &js); err != nil {
-			return nil, fmt.Errorf("casestore: load states: %w", err)
+			return nil, fmt.Errorf("alertstore: load states: %w", err)
 		}
 		var st alerts.SensorState
 		if err := json.Unmarshal([]byte(js), &st); err != nil {
-			return nil, fmt.Errorf("casestore: load state of %s: %w", sensor, err)
+			return nil, fmt.Errorf("alertstore: load state of %s: %w", sensor, err)
 		}
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("casestore: load states: %w", err)
+		return nil, fmt.Errorf("alertstore: load states: %w", err)
 	}
 	return out, nil
 }
@@ -351,19 +353,19 @@ func (s *Store) ListAlerts(ctx context.Context, f Filter) ([]alerts.Alert, error
 	args = append(args, limit)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("casestore: list alerts: %w", err)
+		return nil, fmt.Errorf("alertstore: list alerts: %w", err)
 	}
 	defer rows.Close()
 	out := []alerts.Alert{}
 	for rows.Next() {
 		a, err := scanAlert(rows)
 		if err != nil {
-			return nil, fmt.Errorf("casestore: list alerts: %w", err)
+			return nil, fmt.Errorf("alertstore: list alerts: %w", err)
 		}
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("casestore: list alerts: %w", err)
+		return nil, fmt.Errorf("alertstore: list alerts: %w", err)
 	}
 	return out, nil
 }
@@ -375,7 +377,7 @@ func (s *Store) GetAlert(ctx context.Context, id string) (alerts.Alert, error) {
 		return alerts.Alert{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
-		return alerts.Alert{}, fmt.Errorf("casestore: get alert %s: %w", id, err)
+		return alerts.Alert{}, fmt.Errorf("alertstore: get alert %s: %w", id, err)
 	}
 	return a, nil
 }
@@ -384,7 +386,7 @@ func (s *Store) GetAlert(ctx context.Context, id string) (alerts.Alert, error) {
 func (s *Store) AlertEvents(ctx context.Context, id string) ([]alerts.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT kind, at, alert_json FROM alert_events WHERE alert_id = ? ORDER BY seq`, id)
 	if err != nil {
-		return nil, fmt.Errorf("casestore: alert events %s: %w", id, err)
+		return nil, fmt.Errorf("alertstore: alert events %s: %w", id, err)
 	}
 	defer rows.Close()
 	var out []alerts.Event
@@ -392,16 +394,16 @@ func (s *Store) AlertEvents(ctx context.Context, id string) ([]alerts.Event, err
 		var kind, js string
 		var at int64
 		if err := rows.Scan(&kind, &at, &js); err != nil {
-			return nil, fmt.Errorf("casestore: alert events %s: %w", id, err)
+			return nil, fmt.Errorf("alertstore: alert events %s: %w", id, err)
 		}
 		ev := alerts.Event{Kind: alerts.EventKind(kind), At: time.UnixMilli(at).UTC()}
 		if err := json.Unmarshal([]byte(js), &ev.Alert); err != nil {
-			return nil, fmt.Errorf("casestore: alert events %s: %w", id, err)
+			return nil, fmt.Errorf("alertstore: alert events %s: %w", id, err)
 		}
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("casestore: alert events %s: %w", id, err)
+		return nil, fmt.Errorf("alertstore: alert events %s: %w", id, err)
 	}
 	return out, nil
 }
@@ -410,7 +412,7 @@ func (s *Store) AlertEvents(ctx context.Context, id string) ([]alerts.Event, err
 func (s *Store) CountAlerts(ctx context.Context) (map[alerts.State]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM alerts GROUP BY state`)
 	if err != nil {
-		return nil, fmt.Errorf("casestore: count alerts: %w", err)
+		return nil, fmt.Errorf("alertstore: count alerts: %w", err)
 	}
 	defer rows.Close()
 	out := map[alerts.State]int{}
@@ -418,12 +420,12 @@ func (s *Store) CountAlerts(ctx context.Context) (map[alerts.State]int, error) {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("casestore: count alerts: %w", err)
+			return nil, fmt.Errorf("alertstore: count alerts: %w", err)
 		}
 		out[alerts.State(st)] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("casestore: count alerts: %w", err)
+		return nil, fmt.Errorf("alertstore: count alerts: %w", err)
 	}
 	return out, nil
 }
@@ -444,7 +446,7 @@ func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, sensor, state, window_start, window_end, pending_at, resolved_at
 		FROM alerts WHERE kind = ?`, string(alerts.KindExceedance))
 	if err != nil {
-		return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+		return nil, fmt.Errorf("alertstore: evidence spans: %w", err)
 	}
 	defer rows.Close()
 	var out []Span
@@ -453,7 +455,7 @@ func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
 		var state string
 		var ws, we, pa, ra sql.NullInt64
 		if err := rows.Scan(&sp.AlertID, &sp.Sensor, &state, &ws, &we, &pa, &ra); err != nil {
-			return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+			return nil, fmt.Errorf("alertstore: evidence spans: %w", err)
 		}
 		sp.From = earliest(fromMS(ws), fromMS(pa))
 		if st := alerts.State(state); st != alerts.StatePending && st != alerts.StateFiring {
@@ -462,7 +464,7 @@ func (s *Store) EvidenceSpans(ctx context.Context) ([]Span, error) {
 		out = append(out, sp)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("casestore: evidence spans: %w", err)
+		return nil, fmt.Errorf("alertstore: evidence spans: %w", err)
 	}
 	return out, nil
 }

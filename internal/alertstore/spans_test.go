@@ -1,4 +1,4 @@
-package casestore_test
+package alertstore_test
 
 import (
 	"path/filepath"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sossego/sossego/alerts"
-	"github.com/sossego/sossego/internal/casestore"
+	"github.com/sossego/sossego/internal/alertstore"
 )
 
 // EvidenceSpans covers every exceedance alert (with its id), open-ended while it is
@@ -37,8 +37,8 @@ func TestEvidenceSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(got, func(a, b casestore.Span) int { return strings.Compare(a.Sensor, b.Sensor) })
-	want := []casestore.Span{
+	slices.SortFunc(got, func(a, b alertstore.Span) int { return strings.Compare(a.Sensor, b.Sensor) })
+	want := []alertstore.Span{
 		{AlertID: firing.ID, Sensor: "lapa-bar-01", From: firing.WindowStart.UTC()},
 		{AlertID: resolved.ID, Sensor: "lapa-bar-02", From: resolved.WindowStart.UTC(), To: resolved.ResolvedAt.UTC()},
 	}

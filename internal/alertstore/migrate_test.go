@@ -1,4 +1,4 @@
-package casestore
+package alertstore
 
 import (
 	"database/sql"
