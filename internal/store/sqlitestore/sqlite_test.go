@@ -17,7 +17,7 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
 
-func openTest(t *testing.T) (*Store, string) {
+func openTest(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sossego.db")
 	s, err := Open(path, Options{})
