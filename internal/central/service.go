@@ -223,10 +223,10 @@ func (s *service) openMetrics(context.Context) error {
 
 // openCalibration opens the calibration register: certificates, field
 // checks, the meters the signed batches report (docs/metrology.md). Before
-// ingest starts, the register catches up with the field checks the readings
-// store holds that it never observed (a stop between the two); a failure
-// is logged and retried at the next start, the checks being safe in the
-// readings store.
+// ingest starts, the register catches up with the field checks and the
+// meters of the levels batches the readings store holds that it never
+// observed (a stop between the two); a failure is logged and retried at the
+// next start, the batches being safe in the readings store.
 func (s *service) openCalibration(ctx context.Context) error {
 	cal, err := openCalibration(ctx, s.o.DataDir, s.reg, s.promReg, s.log)
 	if err != nil {
@@ -235,7 +235,7 @@ func (s *service) openCalibration(ctx context.Context) error {
 	s.onClose(func() { cal.Close() })
 	s.cal = cal
 	if _, err := cal.CatchUp(ctx, s.st); err != nil {
-		s.log.Error("registro de calibração: não foi possível conferir as verificações de campo do banco de leituras; nova tentativa na próxima partida",
+		s.log.Error("registro de calibração: não foi possível conferir as verificações de campo e os medidores dos lotes do banco de leituras; nova tentativa na próxima partida",
 			"erro", err)
 	}
 	return nil

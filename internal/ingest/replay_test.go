@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -27,6 +28,20 @@ func (f fakeChecks) ChecksAfter(_ context.Context, after, upTo int64, fn func(in
 	return nil
 }
 
+// sealed is b signed by its gateway's test key, as ingest opened it.
+func sealed(t *testing.T, b *wire.Batch) *wire.Envelope {
+	t.Helper()
+	p, err := wire.Seal(b, loadgen.Key(seed, b.Gateway))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _, err := wire.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
 // checksSeen is a CheckObserver keeping what it gets.
 type checksSeen []CheckReading
 
@@ -42,14 +57,7 @@ func TestReplayChecks(t *testing.T) {
 		Device: wire.Device{Model: "NTi XL2", Serial: "A2A-1", Grade: "class1"}, Clock: wire.Clock{Synced: true, Source: "ntp"},
 		Check: &wire.Check{T: now.Add(-time.Minute), ReferenceDB: 114, MeasuredDB: 113.8, FrequencyHz: 1000, CalibratorModel: "B&K 4231",
 			CalibratorSerial: "2671834", Note: "antes da campanha"}}
-	p, err := wire.Seal(b, loadgen.Key(seed, "gw-a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, _, err := wire.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := sealed(t, b)
 	good := store.StoredBatch{Gateway: "gw-a", Municipality: "lapa", Seq: 7, Sensor: "gw-a-s", Kind: wire.KindCheck, Body: env.Body,
 		Sig: env.Sig, Verified: true, ReceivedAt: now}
 	bad := good
@@ -75,5 +83,62 @@ func TestReplayChecks(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "verificação de campo guardada ilegível") || !strings.Contains(logs.String(), "seq=8") {
 		t.Fatalf("log %s", logs.String())
+	}
+}
+
+// fakeLevels is a readings store holding some stored levels batches.
+type fakeLevels []store.StoredBatch
+
+func (f fakeLevels) LevelBatchesAfter(_ context.Context, after, upTo int64, fn func(int64, store.StoredBatch) error) error {
+	return fakeChecks(f).ChecksAfter(context.Background(), after, upTo, fn)
+}
+
+// TestReplayLevels: the stored levels batches in the range reach fn batch
+// by batch with the meter, clock and records of their signed body and the
+// batch's gateway, seq, municipality, sensor and receipt; a body that no
+// longer decodes, or a check stored where levels were asked for, is logged
+// and skipped; fn's error stops the replay.
+func TestReplayLevels(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	b := &wire.Batch{V: 1, Kind: wire.KindLevels, Municipality: "lapa", Gateway: "gw-a", Sensor: "gw-a-s", Seq: 7, SentAt: now,
+		Device: wire.Device{Model: "NTi XL2", Serial: "A2A-1", Grade: "class1"}, Clock: wire.Clock{Synced: true, Source: "ntp"},
+		Records: []wire.Record{{T: now.Add(-2 * time.Second), DurMs: 1000, LAeq: 61.5, LAFmax: 64, LAFmin: 58},
+			{T: now.Add(-time.Second), DurMs: 1000, LAeq: 62, LAFmax: 65, LAFmin: 59}}}
+	env := sealed(t, b)
+	good := store.StoredBatch{Gateway: "gw-a", Municipality: "lapa", Seq: 7, Sensor: "gw-a-s", Kind: wire.KindLevels, Body: env.Body,
+		Sig: env.Sig, Verified: true, ReceivedAt: now}
+	bad := good
+	bad.Seq, bad.Body = 8, []byte(`{"v":1,"kind":"levels","extra":true}`)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	src := fakeLevels{good, bad, good}
+	for _, tc := range []struct {
+		after, upTo int64
+		want        int
+	}{{0, 2, 1}, {1, 3, 1}, {0, 3, 2}, {3, 3, 0}} {
+		var got int
+		n, err := ReplayLevels(context.Background(), src, tc.after, tc.upTo, func(rs []Reading) error {
+			got++
+			if len(rs) != 2 {
+				t.Fatalf("%d readings, want 2", len(rs))
+			}
+			for i, r := range rs {
+				if r.Gateway != "gw-a" || r.Seq != 7 || r.Municipality != "lapa" || r.Sensor != "gw-a-s" || r.Device != b.Device ||
+					r.Clock != b.Clock || !r.Verified || !r.ReceivedAt.Equal(now) || !r.Record.T.Equal(b.Records[i].T) || r.Record.LAeq != b.Records[i].LAeq {
+					t.Fatalf("replayed %+v", r)
+				}
+			}
+			return nil
+		}, log)
+		if err != nil || n != tc.want || got != tc.want {
+			t.Fatalf("(%d, %d]: %d handed over (%v), fn called %d times, want %d", tc.after, tc.upTo, n, err, got, tc.want)
+		}
+	}
+	if !strings.Contains(logs.String(), "lote de níveis guardado ilegível") || !strings.Contains(logs.String(), "seq=8") {
+		t.Fatalf("log %s", logs.String())
+	}
+	stop := errors.New("parar")
+	if _, err := ReplayLevels(context.Background(), src, 0, 3, func([]Reading) error { return stop }, log); !errors.Is(err, stop) {
+		t.Fatalf("fn's error: %v", err)
 	}
 }

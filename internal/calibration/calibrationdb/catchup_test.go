@@ -3,7 +3,9 @@ package calibrationdb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,17 @@ import (
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
+
+// openReadings opens a readings store in dir, closed at the test's end.
+func openReadings(t *testing.T, dir string) *sqlitestore.Store {
+	t.Helper()
+	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
 
 // stored commits a signed batch to the readings store as ingest does
 // (its signed body and signature, the device it reports), without handing
@@ -49,11 +62,7 @@ func stored(t *testing.T, st *sqlitestore.Store, b *wire.Batch) {
 func TestCatchUpReplaysUnobservedChecks(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openReadings(t, dir)
 	now := time.Now().UTC().Truncate(time.Second)
 	dev := wire.Device{Model: "NTi XL2", Serial: "A2A-1", Grade: "class1"}
 	batch := func(gw string, seq uint64, kind string, measured float64) *wire.Batch {
@@ -157,11 +166,7 @@ func TestCursorsStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Close()
-	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openReadings(t, dir)
 	now := time.Now().UTC().Truncate(time.Second)
 	stored(t, st, &wire.Batch{V: 1, Kind: wire.KindCheck, Municipality: "lapa", Gateway: "gw1", Sensor: "gw1-m", Seq: 2, SentAt: now,
 		Device: wire.Device{Model: "NTi XL2", Serial: "A2A-1", Grade: "class1"}, Clock: wire.Clock{Synced: true, Source: "ntp"},
@@ -188,5 +193,122 @@ func TestCursorsStep(t *testing.T) {
 	}
 	if p, err := r.cursor(ctx, cursorChecks); err != nil || p == 0 {
 		t.Fatalf("cursor after the catch-up: %d %v", p, err)
+	}
+}
+
+// TestCatchUpReplaysUnobservedDevices: the meters reported by levels
+// batches committed to a real readings store but never handed to the
+// observer (the process died in between, or a sighting could not be
+// written) are recorded at the next start from the batch that first
+// reported them, not from the next batch ingest happens to deliver; a
+// batch the observer had handled, or a second catch-up, adds nothing.
+func TestCatchUpReplaysUnobservedDevices(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openReadings(t, dir)
+	t0 := time.Date(2026, 3, 6, 14, 0, 0, 0, time.UTC)
+	c := &clock{t0}
+	devA := wire.Device{Model: "NTi XL2", Serial: "A2A-1", Grade: "class1"}
+	devB := wire.Device{Model: "NTi XL2", Serial: "A2A-2", Grade: "class1"}
+	levels := func(gw string, seq uint64, dev wire.Device) *wire.Batch {
+		start := t0.Add(time.Duration(seq) * 10 * time.Second)
+		b := &wire.Batch{V: 1, Kind: wire.KindLevels, Municipality: "lapa", Gateway: gw, Sensor: gw + "-m", Seq: seq,
+			SentAt: start.Add(10 * time.Second), Device: dev, Clock: wire.Clock{Synced: true, Source: "ntp"}}
+		for i := range 10 {
+			b.Records = append(b.Records, wire.Record{T: start.Add(time.Duration(i) * time.Second), DurMs: 1000, LAeq: 60, LAFmax: 62, LAFmin: 58})
+		}
+		return b
+	}
+	// live stores a batch and hands it to the observer, as ingest does.
+	live := func(r *Register, b *wire.Batch) {
+		t.Helper()
+		stored(t, st, b)
+		var rs []ingest.Reading
+		for _, rec := range b.Records {
+			rs = append(rs, ingest.Reading{Sensor: b.Sensor, Gateway: b.Gateway, Municipality: b.Municipality, Device: b.Device,
+				Clock: b.Clock, Verified: true, Seq: b.Seq, ReceivedAt: b.SentAt, Record: rec})
+		}
+		r.Observer().ObserveBatch(ctx, rs)
+	}
+	path := filepath.Join(dir, calibration.FileName)
+	open := func() *Register {
+		t.Helper()
+		r, err := Open(ctx, path, Options{Now: c.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.CatchUp(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// crash ends a register without Close: what it has not saved is lost.
+	crash := func(r *Register) { r.db.Close() }
+	sightings := func(r *Register, sensor string) string {
+		t.Helper()
+		ss, err := r.Sightings(ctx, sensor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range ss {
+			out = append(out, fmt.Sprintf("%s@%s/%d %s", s.Serial, s.Gateway, s.Seq, s.At.Sub(t0)))
+		}
+		return strings.Join(out, " ")
+	}
+
+	r := open()
+	live(r, levels("gw1", 1, devA)) // saved as handled: the first save is due at once
+	c.t = c.t.Add(10 * time.Second)
+	live(r, levels("gw1", 2, devA))       // handled, not saved yet (every 30 s)
+	stored(t, st, levels("gw1", 3, devB)) // the meter was swapped; the process dies
+	stored(t, st, levels("gw1", 4, devB))
+	stored(t, st, levels("gw2", 1, devA)) // a new gateway's first batch
+	crash(r)
+
+	r = open()
+	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s"; got != want {
+		t.Fatalf("gw1's meters after the catch-up: %q, want %q", got, want)
+	}
+	if got, want := sightings(r, "gw2-m"), "A2A-1@gw2/1 10s"; got != want {
+		t.Fatalf("gw2's meters after the catch-up: %q, want %q", got, want)
+	}
+	// The observer's cache follows: the next live batch of B is no change.
+	live(r, levels("gw1", 5, devB))
+	if _, err := r.CatchUp(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s"; got != want {
+		t.Fatalf("after a live batch and a second catch-up: %q, want %q", got, want)
+	}
+
+	// A sighting that cannot be written (a full disk, say) freezes what is
+	// saved as handled: the next start reads the batches from there again,
+	// and records the change from the batch that reported it.
+	if _, err := r.db.ExecContext(ctx, `CREATE TRIGGER fail BEFORE INSERT ON devices_seen BEGIN SELECT RAISE(ABORT, 'disco cheio'); END`); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Minute)
+	live(r, levels("gw1", 6, devA)) // the change back to A is not written
+	if _, err := r.db.ExecContext(ctx, `DROP TRIGGER fail`); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Minute)
+	live(r, levels("gw1", 7, devA)) // written, at 7's instant
+	live(r, levels("gw1", 8, devA))
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = open()
+	defer r.Close()
+	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s A2A-1@gw1/6 1m0s A2A-1@gw1/7 1m10s"; got != want {
+		t.Fatalf("after a failed write: %q, want %q", got, want)
+	}
+	v, err := r.Verdict(ctx, "gw1-m", t0.Add(65*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Device == nil || v.Device.Serial != "A2A-1" {
+		t.Errorf("the meter in force in batch 6: %+v", v.Device)
 	}
 }

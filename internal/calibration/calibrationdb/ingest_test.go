@@ -22,7 +22,6 @@ import (
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
-	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
 )
 
@@ -92,11 +91,7 @@ sensors:
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	st, err := sqlitestore.Open(filepath.Join(dir, "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openReadings(t, dir)
 	logs := &logBuffer{}
 	now := time.Now().UTC().Truncate(time.Second)
 	cal, err := Open(ctx, filepath.Join(dir, calibration.FileName), Options{Log: slogTo(logs), Sensors: func() []calibration.Sensor {

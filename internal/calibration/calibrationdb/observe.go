@@ -2,6 +2,8 @@ package calibrationdb
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/ingest"
@@ -25,24 +27,41 @@ func (o Observer) Observe(ctx context.Context, rd ingest.Reading) {
 
 // ObserveBatch takes a stored batch's readings: they share one device.
 func (o Observer) ObserveBatch(ctx context.Context, rs []ingest.Reading) {
-	if len(rs) == 0 || !rs[0].Verified {
+	if len(rs) == 0 {
 		return
 	}
 	rd := rs[0]
-	o.saw(ctx, calibration.Sighting{Sensor: rd.Sensor, Model: rd.Device.Model, Serial: rd.Device.Serial, At: rd.Record.T.UTC(),
-		Gateway: rd.Gateway, Seq: rd.Seq})
+	ok := true
+	if rd.Verified {
+		ok = o.saw(ctx, sightingOf(rd))
+	}
+	o.r.handled(ctx, rd.Gateway, rd.Seq, ok)
 }
 
-func (o Observer) saw(ctx context.Context, s calibration.Sighting) {
+// sightingOf is the device a levels batch reports, from its first reading.
+func sightingOf(rd ingest.Reading) calibration.Sighting {
+	return calibration.Sighting{Sensor: rd.Sensor, Model: rd.Device.Model, Serial: rd.Device.Serial, At: rd.Record.T.UTC(),
+		Gateway: rd.Gateway, Seq: rd.Seq}
+}
+
+// saw records s if it is a change; false when it could not be written.
+func (o Observer) saw(ctx context.Context, s calibration.Sighting) bool {
 	r := o.r
 	changed, err := r.Saw(ctx, s)
 	if err != nil {
-		r.o.Log.Error("registro de calibração: não foi possível guardar o medidor informado", "sensor", s.Sensor, "erro", err)
-		return
+		r.o.Log.Error("registro de calibração: não foi possível guardar o medidor informado; a próxima partida relê os lotes guardados a partir deste",
+			"sensor", s.Sensor, "gateway", s.Gateway, "seq", s.Seq, "erro", err)
+		return false
 	}
-	if !changed {
-		return
+	if changed {
+		r.warnMismatch(ctx, s)
 	}
+	return true
+}
+
+// warnMismatch logs and counts a new sighting whose device differs from
+// the certificate in force.
+func (r *Register) warnMismatch(ctx context.Context, s calibration.Sighting) {
 	v, err := r.Verdict(ctx, s.Sensor, s.At)
 	if err != nil {
 		r.o.Log.Error("registro de calibração ilegível", "sensor", s.Sensor, "erro", err)
@@ -75,7 +94,65 @@ func (o Observer) ObserveCheck(ctx context.Context, c ingest.CheckReading) {
 		r.o.Log.Info("verificação de campo com calibrador recebida", "sensor", c.Sensor, "gateway", c.Gateway,
 			"referencia_db", k.ReferenceDB, "medido_db", k.MeasuredDB, "desvio_db", k.Drift())
 	}
+	ok := true
 	if c.Verified {
-		o.saw(ctx, calibration.Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
+		ok = o.saw(ctx, calibration.Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
 	}
+	r.handled(ctx, c.Gateway, c.Seq, ok)
+}
+
+// observedEvery is how often the observer saves the last batch it handled:
+// a stop reads again at most this much of the readings store at the next
+// start (plus what ingest had stored but not yet handed over).
+const observedEvery = 30 * time.Second
+
+// seenBatch is the last batch the observer handled.
+type seenBatch struct {
+	gateway string
+	seq     uint64
+	savedAt time.Time
+	// dirty: not saved yet. frozen: a sighting could not be written (or
+	// the catch-up failed), so what is saved stays where it is and the
+	// next start reads the batches after it again.
+	dirty, frozen bool
+}
+
+// handled notes that the observer is done with gateway/seq: ok false when
+// the device it reports could not be recorded.
+func (r *Register) handled(ctx context.Context, gateway string, seq uint64, ok bool) {
+	r.seenMu.Lock()
+	defer r.seenMu.Unlock()
+	if r.seen.frozen {
+		return
+	}
+	if !ok {
+		r.seen.frozen = true
+		r.saveSeenLocked(ctx) // the batch before this one
+		return
+	}
+	r.seen.gateway, r.seen.seq, r.seen.dirty = gateway, seq, true
+	if now := r.o.Now(); now.Sub(r.seen.savedAt) >= observedEvery || now.Before(r.seen.savedAt) {
+		r.saveSeenLocked(ctx)
+	}
+}
+
+// saveSeenLocked writes the last batch handled, if not written yet; a
+// failure is logged and the next call tries again.
+func (r *Register) saveSeenLocked(ctx context.Context) {
+	if !r.seen.dirty {
+		return
+	}
+	if err := r.saveObserved(ctx, r.seen.gateway, r.seen.seq); err != nil {
+		r.o.Log.Error("registro de calibração: não foi possível guardar o último lote visto", "erro", err)
+		return
+	}
+	r.seen.dirty, r.seen.savedAt = false, r.o.Now()
+}
+
+func (r *Register) saveObserved(ctx context.Context, gateway string, seq uint64) error {
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO observed(id, gateway, seq) VALUES (1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET gateway = excluded.gateway, seq = excluded.seq`, gateway, int64(seq)); err != nil {
+		return fmt.Errorf("calibration: last batch handled: %w", err)
+	}
+	return nil
 }

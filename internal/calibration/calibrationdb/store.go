@@ -44,6 +44,10 @@ type Register struct {
 	mu  sync.Mutex
 	dev map[string]calibration.Sighting // last sighting per sensor (the observer's cache)
 
+	// seen is the last batch the observer handled (observe.go).
+	seenMu sync.Mutex
+	seen   seenBatch
+
 	mismatches prometheus.Counter
 }
 
@@ -108,8 +112,13 @@ func OpenReadOnly(ctx context.Context, path string, o Options) (*Register, error
 // cursors), so a file the service has not yet migrated reads as it is.
 const readableFrom = 1
 
-// Close closes the file.
-func (r *Register) Close() error { return r.db.Close() }
+// Close saves the last batch the observer handled and closes the file.
+func (r *Register) Close() error {
+	r.seenMu.Lock()
+	r.saveSeenLocked(context.Background())
+	r.seenMu.Unlock()
+	return r.db.Close()
+}
 
 // migrationScheme is where the register records its schema steps.
 var migrationScheme = sqlitedb.Scheme{Table: "calibration_migrations"}
@@ -119,7 +128,20 @@ var migrationScheme = sqlitedb.Scheme{Table: "calibration_migrations"}
 var migrations = []sqlitedb.Step{
 	{Name: "certificates, files, checks, devices, policy", SQL: schema},
 	{Name: "cursors into the readings store", SQL: cursorsSchema},
+	{Name: "the last batch the ingest observer handled", SQL: observedSchema},
 }
+
+// observedSchema keeps the last batch (levels or check) the ingest
+// observer handled, saved at most every observedEvery and at Close: at the
+// next start CatchUp reads again the devices of the levels batches the
+// readings store holds after it (catchup.go).
+const observedSchema = `
+CREATE TABLE observed (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	gateway TEXT    NOT NULL,
+	seq     INTEGER NOT NULL
+) STRICT;
+`
 
 // cursorsSchema keeps how far into another store the register has caught
 // up (CatchUp: the readings store's batch position up to which every field
@@ -447,12 +469,42 @@ func (r *Register) Saw(ctx context.Context, s calibration.Sighting) (bool, error
 	if cur, ok := r.dev[s.Sensor]; ok && cur.Model == s.Model && cur.Serial == s.Serial {
 		return false, nil
 	}
-	if _, err := r.db.ExecContext(ctx, `INSERT INTO devices_seen(sensor, model, serial, at, gateway, seq) VALUES (?,?,?,?,?,?)`,
-		s.Sensor, s.Model, s.Serial, s.At.UnixMilli(), s.Gateway, int64(s.Seq)); err != nil {
-		return false, fmt.Errorf("calibration: device of %s: %w", s.Sensor, err)
+	if err := r.insertSighting(ctx, s); err != nil {
+		return false, err
 	}
 	r.dev[s.Sensor] = s
 	return true, nil
+}
+
+// sawAt records a sighting read again from the readings store (CatchUp):
+// written only when the device in force at s.At — the sightings up to it —
+// differs, so a batch the observer had handled, or one read twice, adds
+// nothing. It reports whether it wrote. The observer's cache is reloaded
+// by the caller.
+func (r *Register) sawAt(ctx context.Context, s calibration.Sighting) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var model, serial string
+	err := r.db.QueryRowContext(ctx, `SELECT model, serial FROM devices_seen WHERE sensor = ? AND at <= ?
+		ORDER BY at DESC, id DESC LIMIT 1`, s.Sensor, s.At.UnixMilli()).Scan(&model, &serial)
+	switch {
+	case err == nil && model == s.Model && serial == s.Serial:
+		return false, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("calibration: device of %s: %w", s.Sensor, err)
+	}
+	if err := r.insertSighting(ctx, s); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (r *Register) insertSighting(ctx context.Context, s calibration.Sighting) error {
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO devices_seen(sensor, model, serial, at, gateway, seq) VALUES (?,?,?,?,?,?)`,
+		s.Sensor, s.Model, s.Serial, s.At.UnixMilli(), s.Gateway, int64(s.Seq)); err != nil {
+		return fmt.Errorf("calibration: device of %s: %w", s.Sensor, err)
+	}
+	return nil
 }
 
 // SetPolicy sets how many days a municipality's field checks stay

@@ -321,8 +321,8 @@ func TestOpenReadOnlyEarlierSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// What a schema-1 file is: step 2 not applied.
-	setSchema(`DROP TABLE cursors; DELETE FROM calibration_migrations WHERE version = 2`)
+	// What a schema-1 file is: steps 2 and 3 not applied.
+	setSchema(`DROP TABLE cursors; DROP TABLE observed; DELETE FROM calibration_migrations WHERE version >= 2`)
 	r, err := OpenReadOnly(ctx, path, Options{Now: c.Now})
 	if err != nil {
 		t.Fatalf("schema-1 file, read-only: %v", err)

@@ -25,6 +25,9 @@ func TestChecksAfter(t *testing.T) {
 	if last, err := s.LastBatchPos(ctx); err != nil || last != 0 {
 		t.Fatalf("empty store's last position %d %v", last, err)
 	}
+	if pos, gw, _, err := s.LastBatch(ctx); err != nil || pos != 0 || gw != "" {
+		t.Fatalf("empty store's last batch %d %q %v", pos, gw, err)
+	}
 	for _, b := range []store.Batch{batch("gw", 1, t0, 60), check("gw", 2), batch("gw", 3, t0.Add(time.Hour), 61), check("gx", 1), check("gw", 4)} {
 		if _, err := s.Apply(ctx, store.Write{Batches: []store.Batch{b}}); err != nil {
 			t.Fatal(err)
@@ -43,6 +46,25 @@ func TestChecksAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 		return strings.Join(got, ", ")
+	}
+	var lv []string
+	if err := s.LevelBatchesAfter(ctx, 0, last, func(pos int64, b store.StoredBatch) error {
+		lv = append(lv, fmt.Sprintf("%d:%s/%d %s %s", pos, b.Gateway, b.Seq, b.Kind, b.Body))
+		return nil
+	}); err != nil || strings.Join(lv, ", ") != `1:gw/1 levels {"seq":1}, 3:gw/3 levels {"seq":1}` {
+		t.Errorf("LevelBatchesAfter(0, %d) = %v %v", last, lv, err)
+	}
+	for _, tc := range []struct {
+		gw   string
+		seq  uint64
+		want int64
+	}{{"gw", 3, 3}, {"gx", 1, 4}, {"gx", 2, 0}, {"gz", 1, 0}} {
+		if pos, err := s.BatchPos(ctx, tc.gw, tc.seq); err != nil || pos != tc.want {
+			t.Errorf("BatchPos(%s, %d) = %d %v, want %d", tc.gw, tc.seq, pos, err, tc.want)
+		}
+	}
+	if pos, gw, seq, err := s.LastBatch(ctx); err != nil || pos != 5 || gw != "gw" || seq != 4 {
+		t.Errorf("LastBatch = %d %s/%d %v, want 5 gw/4", pos, gw, seq, err)
 	}
 	for _, tc := range []struct {
 		after, upTo int64
