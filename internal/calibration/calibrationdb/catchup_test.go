@@ -282,27 +282,46 @@ func TestCatchUpReplaysUnobservedDevices(t *testing.T) {
 		t.Fatalf("after a live batch and a second catch-up: %q, want %q", got, want)
 	}
 
-	// A sighting that cannot be written (a full disk, say) freezes what is
-	// saved as handled: the next start reads the batches from there again,
-	// and records the change from the batch that reported it.
-	if _, err := r.db.ExecContext(ctx, `CREATE TRIGGER fail BEFORE INSERT ON devices_seen BEGIN SELECT RAISE(ABORT, 'disco cheio'); END`); err != nil {
-		t.Fatal(err)
+	// A sighting that cannot be written (a full disk, say) holds what is
+	// saved as handled at the batch before it: a stop before it is written
+	// reads the batches from there again at the next start, and records
+	// the change from the batch that reported it.
+	failWrites := func(on bool) {
+		t.Helper()
+		q := `CREATE TRIGGER fail BEFORE INSERT ON devices_seen BEGIN SELECT RAISE(ABORT, 'disco cheio'); END`
+		if !on {
+			q = `DROP TRIGGER fail`
+		}
+		if _, err := r.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
+	failWrites(true)
 	c.t = c.t.Add(time.Minute)
 	live(r, levels("gw1", 6, devA)) // the change back to A is not written
-	if _, err := r.db.ExecContext(ctx, `DROP TRIGGER fail`); err != nil {
-		t.Fatal(err)
-	}
 	c.t = c.t.Add(time.Minute)
-	live(r, levels("gw1", 7, devA)) // written, at 7's instant
-	live(r, levels("gw1", 8, devA))
+	live(r, levels("gw1", 7, devA)) // nor again
+	failWrites(false)
+	crash(r)
+	r = open()
+	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s A2A-1@gw1/6 1m0s"; got != want {
+		t.Fatalf("after a stop with a sighting not written: %q, want %q", got, want)
+	}
+	// Without a stop, it is written with the sensor's next sighting that
+	// can be, dated from its own batch.
+	failWrites(true)
+	c.t = c.t.Add(time.Minute)
+	live(r, levels("gw1", 8, devB))
+	failWrites(false)
+	live(r, levels("gw1", 9, devB))
+	live(r, levels("gw1", 10, devA))
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	r = open()
 	defer r.Close()
-	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s A2A-1@gw1/6 1m0s A2A-1@gw1/7 1m10s"; got != want {
-		t.Fatalf("after a failed write: %q, want %q", got, want)
+	if got, want := sightings(r, "gw1-m"), "A2A-1@gw1/1 10s A2A-2@gw1/3 30s A2A-1@gw1/6 1m0s A2A-2@gw1/8 1m20s A2A-1@gw1/10 1m40s"; got != want {
+		t.Fatalf("after a sighting written late: %q, want %q", got, want)
 	}
 	v, err := r.Verdict(ctx, "gw1-m", t0.Add(65*time.Second))
 	if err != nil {

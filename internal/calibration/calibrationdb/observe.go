@@ -3,6 +3,7 @@ package calibrationdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
@@ -31,11 +32,10 @@ func (o Observer) ObserveBatch(ctx context.Context, rs []ingest.Reading) {
 		return
 	}
 	rd := rs[0]
-	ok := true
 	if rd.Verified {
-		ok = o.saw(ctx, sightingOf(rd))
+		o.saw(ctx, sightingOf(rd))
 	}
-	o.r.handled(ctx, rd.Gateway, rd.Seq, ok)
+	o.r.handled(ctx, rd.Gateway, rd.Seq)
 }
 
 // sightingOf is the device a levels batch reports, from its first reading.
@@ -44,19 +44,71 @@ func sightingOf(rd ingest.Reading) calibration.Sighting {
 		Gateway: rd.Gateway, Seq: rd.Seq}
 }
 
-// saw records s if it is a change; false when it could not be written.
-func (o Observer) saw(ctx context.Context, s calibration.Sighting) bool {
+// saw records s if it is a change. A sighting that cannot be written (a
+// full disk, say) is kept in memory with the sensor's others since, and
+// written, dated from its own batch, with the sensor's next sighting that
+// can be; meanwhile the last batch handled is not saved past it, so a stop
+// reads those batches again at the next start (CatchUp).
+func (o Observer) saw(ctx context.Context, s calibration.Sighting) {
 	r := o.r
+	if r.addPending(s, false) {
+		o.flushPending(ctx, s.Sensor)
+		return
+	}
 	changed, err := r.Saw(ctx, s)
 	if err != nil {
-		r.o.Log.Error("registro de calibração: não foi possível guardar o medidor informado; a próxima partida relê os lotes guardados a partir deste",
+		r.o.Log.Error("registro de calibração: não foi possível guardar o medidor informado; nova tentativa no próximo lote do sensor",
 			"sensor", s.Sensor, "gateway", s.Gateway, "seq", s.Seq, "erro", err)
-		return false
+		r.addPending(s, true)
+		return
 	}
 	if changed {
 		r.warnMismatch(ctx, s)
 	}
+}
+
+// addPending appends s to its sensor's sightings not written yet — when it
+// has some, or always if force — unless it reports the same meter as the
+// last of them. It says whether the sensor has any.
+func (r *Register) addPending(s calibration.Sighting, force bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	list := r.pending[s.Sensor]
+	if len(list) == 0 && !force {
+		return false
+	}
+	if n := len(list); n == 0 || list[n-1].Model != s.Model || list[n-1].Serial != s.Serial {
+		r.pending[s.Sensor] = append(list, s)
+	}
 	return true
+}
+
+// flushPending writes the sensor's sightings not written yet, in order,
+// each only where the meter in force at its instant differs (sawAt); what
+// fails stays for the next try.
+func (o Observer) flushPending(ctx context.Context, sensor string) {
+	r := o.r
+	r.mu.Lock()
+	list := slices.Clone(r.pending[sensor])
+	r.mu.Unlock()
+	for i, p := range list {
+		written, err := r.sawAt(ctx, p)
+		if err != nil {
+			r.o.Log.Error("registro de calibração: não foi possível guardar o medidor informado; nova tentativa no próximo lote do sensor",
+				"sensor", p.Sensor, "gateway", p.Gateway, "seq", p.Seq, "erro", err)
+			r.mu.Lock()
+			r.pending[sensor] = list[i:]
+			r.mu.Unlock()
+			return
+		}
+		if written {
+			r.warnMismatch(ctx, p)
+		}
+	}
+	r.mu.Lock()
+	delete(r.pending, sensor)
+	r.dev[sensor] = list[len(list)-1]
+	r.mu.Unlock()
 }
 
 // warnMismatch logs and counts a new sighting whose device differs from
@@ -94,11 +146,10 @@ func (o Observer) ObserveCheck(ctx context.Context, c ingest.CheckReading) {
 		r.o.Log.Info("verificação de campo com calibrador recebida", "sensor", c.Sensor, "gateway", c.Gateway,
 			"referencia_db", k.ReferenceDB, "medido_db", k.MeasuredDB, "desvio_db", k.Drift())
 	}
-	ok := true
 	if c.Verified {
-		ok = o.saw(ctx, calibration.Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
+		o.saw(ctx, calibration.Sighting{Sensor: c.Sensor, Model: c.Device.Model, Serial: c.Device.Serial, At: k.At, Gateway: c.Gateway, Seq: c.Seq})
 	}
-	r.handled(ctx, c.Gateway, c.Seq, ok)
+	r.handled(ctx, c.Gateway, c.Seq)
 }
 
 // observedEvery is how often the observer saves the last batch it handled:
@@ -111,23 +162,26 @@ type seenBatch struct {
 	gateway string
 	seq     uint64
 	savedAt time.Time
-	// dirty: not saved yet. frozen: a sighting could not be written (or
-	// the catch-up failed), so what is saved stays where it is and the
-	// next start reads the batches after it again.
+	// dirty: not saved yet. frozen: the catch-up at start failed, so what
+	// is saved stays where it is and the next start reads the batches
+	// after it again.
 	dirty, frozen bool
 }
 
-// handled notes that the observer is done with gateway/seq: ok false when
-// the device it reports could not be recorded.
-func (r *Register) handled(ctx context.Context, gateway string, seq uint64, ok bool) {
+// handled notes that the observer is done with gateway/seq. While a
+// sighting waits to be written, the batch handled before it is what is
+// saved.
+func (r *Register) handled(ctx context.Context, gateway string, seq uint64) {
+	r.mu.Lock()
+	stuck := len(r.pending) > 0
+	r.mu.Unlock()
 	r.seenMu.Lock()
 	defer r.seenMu.Unlock()
 	if r.seen.frozen {
 		return
 	}
-	if !ok {
-		r.seen.frozen = true
-		r.saveSeenLocked(ctx) // the batch before this one
+	if stuck {
+		r.saveSeenLocked(ctx)
 		return
 	}
 	r.seen.gateway, r.seen.seq, r.seen.dirty = gateway, seq, true

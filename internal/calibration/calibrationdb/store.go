@@ -44,6 +44,10 @@ type Register struct {
 	mu  sync.Mutex
 	dev map[string]calibration.Sighting // last sighting per sensor (the observer's cache)
 
+	// pending are the sightings per sensor the observer could not write
+	// yet, oldest first (observe.go); guarded by mu.
+	pending map[string][]calibration.Sighting
+
 	// seen is the last batch the observer handled (observe.go).
 	seenMu sync.Mutex
 	seen   seenBatch
@@ -68,7 +72,7 @@ func newRegister(ctx context.Context, db *sql.DB, o Options) (*Register, error) 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	r := &Register{db: db, o: o, dev: map[string]calibration.Sighting{},
+	r := &Register{db: db, o: o, dev: map[string]calibration.Sighting{}, pending: map[string][]calibration.Sighting{},
 		mismatches: prometheus.NewCounter(prometheus.CounterOpts{Name: "sossego_calibration_device_mismatch_total",
 			Help: "Signed batches whose meter model or serial differs from the calibration certificate in force (counted when the reported device changes)."})}
 	if err := r.loadDevices(ctx); err != nil {
