@@ -518,8 +518,20 @@ func FactText(d *Draft) string {
 			fmt.Fprintf(&b, " (certificado %s)", d.Site.Certificate)
 		}
 	}
-	fmt.Fprintf(&b, "; ponto de medição: %s. Dispositivo infringido: %s.", d.Site.Address, provision(d))
+	fmt.Fprintf(&b, "; ponto de medição: %s. Dispositivo infringido: %s", d.Site.Address, provision(d))
+	if !closesSentence(d.Finding.Quote) {
+		// The law's words are quoted as they are; a quote that ends its
+		// own sentence ends the fact too (no “… decibéis.”.).
+		b.WriteByte('.')
+	}
 	return b.String()
+}
+
+// closesSentence reports whether a quote ends with a sentence's closing
+// mark (spaces before it, as the laws' transcriptions have, allowed).
+func closesSentence(q string) bool {
+	q = strings.TrimRight(q, " ")
+	return strings.HasSuffix(q, ".") || strings.HasSuffix(q, "!") || strings.HasSuffix(q, "?") || strings.HasSuffix(q, "…")
 }
 
 func provision(d *Draft) string {

@@ -95,6 +95,10 @@ func TestBuildKindAndFields(t *testing.T) {
 			if !strings.Contains(fact, tc.sc.Finding.Quote) {
 				t.Errorf("fact lacks the quoted text")
 			}
+			if !strings.HasSuffix(fact, ".") && !strings.HasSuffix(fact, ".”") && !strings.HasSuffix(fact, "!”") && !strings.HasSuffix(fact, "?”") ||
+				strings.HasSuffix(fact, "”.") && strings.HasSuffix(strings.TrimRight(tc.sc.Finding.Quote, " "), ".") {
+				t.Errorf("fact ends %q: one closing mark, the quote's own or the fact's", fact[max(0, len(fact)-24):])
+			}
 			if tc.penalty != "" {
 				txt := ""
 				for _, f := range d.Fields {
