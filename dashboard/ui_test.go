@@ -254,9 +254,15 @@ func TestUIDesktopFiscal(t *testing.T) {
 
 	// A live value changes without a reload.
 	u.level("lapa-bar-01", 58.3)
-	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="laeq"]`, "58,3"))
-	u.level("lapa-bar-01", 71.2)
 	lim, _ := u.limits("lapa-bar-01")
+	// Below the limit, the distance is said without a minus sign.
+	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="laeq"]`, "58,3"),
+		dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="margin"]`,
+			fmt.Sprintf("%s dB abaixo do limite", strings.Replace(fmt.Sprintf("%.1f", lim.LimitDBA-58.3), ".", ",", 1))))
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-sensor="lapa-bar-01"] [data-field="margin"]').textContent`); strings.Contains(got, "-") {
+		t.Errorf("margin below the limit %q carries a minus sign", got)
+	}
+	u.level("lapa-bar-01", 71.2)
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-sensor="lapa-bar-01"] [data-field="margin"]`,
 		fmt.Sprintf("+%s dB acima do limite", strings.Replace(fmt.Sprintf("%.1f", 71.2-lim.LimitDBA), ".", ",", 1))))
 	if got := evalJS[string](t, ctx, `document.querySelector('[data-sensor="lapa-bar-01"]').className`); !strings.Contains(got, "over") {
@@ -272,6 +278,9 @@ func TestUIDesktopFiscal(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#filter`), ""),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#filter').dispatchEvent(new Event('change'))`),
 		dashtest.WaitJS(fmt.Sprintf(`document.querySelectorAll('[data-sensor]').length === %d`, u.sensors), "every sensor"))
+	if got := evalJS[string](t, ctx, `document.querySelector('[data-sensor="lapa-bar-01"] [data-field="establishments"]').textContent`); got != "Bar Exemplo da Lapa Ltda (fictício)" {
+		t.Errorf("lapa-bar-01's card names %q as its establishment", got)
+	}
 	dashtest.Screenshot(t, ctx, "overview-desktop")
 
 	// Sensor detail: chart from the readings API, live updates.
@@ -302,6 +311,11 @@ func TestUIDesktopFiscal(t *testing.T) {
 	dashtest.Run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart .u-over').dispatchEvent(new MouseEvent('mouseleave'))`))
 	if got := evalJS[string](t, ctx, legendLAeq); got != "66,6" {
 		t.Errorf("legend after the cursor left the plot = %q, want the newest reading 66,6", got)
+	}
+	// Whom the sensor watches, from the register.
+	if got := evalJS[string](t, ctx, `document.querySelector('#detail-establishments').textContent`); !strings.Contains(got, "Estabelecimento monitorado") ||
+		!strings.Contains(got, "Bar Exemplo da Lapa Ltda") || !strings.Contains(got, "CNPJ/CPF 12.345.678/0001-95") || !strings.Contains(got, "(bar") {
+		t.Errorf("the sensor page's establishment: %q", got)
 	}
 	dashtest.Screenshot(t, ctx, "sensor-desktop")
 	dashtest.Run(t, ctx, chromedp.Click(chromedp.CSS(`[data-range="24h"]`)),

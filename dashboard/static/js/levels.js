@@ -64,7 +64,8 @@ export function marginClass(l) {
 export function marginText(l) {
   if (!hasLimit(l)) return "sem limite numérico agora";
   const m = margin(l);
-  return (m > 0 ? "+" : "") + db(m) + " dB " + (m > 0 ? "acima do limite" : "abaixo do limite");
+  if (Math.abs(m) < 0.05) return "no limite";
+  return m > 0 ? `+${db(m)} dB acima do limite` : `${db(-m)} dB abaixo do limite`;
 }
 
 export function limitText(l) { return hasLimit(l) ? `limite ${db(l.limit_db)} dB(A)` : ""; }

@@ -23,12 +23,25 @@ function head(s) {
     s.lateLevel && s.lateLevel !== l ? h("p", { class: "age age-late", id: "detail-late" }, `chegando leituras atrasadas: registro de ${fmtDateTime.format(new Date(s.lateLevel.t))} (${db(s.lateLevel.laeq_db)} dB(A))`) : null,
     h("div", { class: "facts" },
       h("span", {}, municipalityName(s.municipality, s.code)), h("span", {}, s.address || ""), h("span", {}, s.zone ? label("zone", s.zone) : ""),
-      h("span", {}, limitText(l) ? `${limitText(l)}, ${periodText(l)}` : "sem limite numérico agora"),
+      limitText(l) ? h("span", {}, `${limitText(l)}, ${periodText(l)}`) : null, // without one, the margin's badge says so
       h("span", {}, h("span", { class: "dot " + (g ? g.state : "") }), g ? `gateway ${g.gateway} ${g.state || "sem status"}` : ""),
       h("span", {}, clockText(s)),
       s.grade ? h("span", { class: "grade " + s.grade }, GRADES[s.grade] || s.grade) : null,
       s.meter && s.meter.calibrated_at ? h("span", {}, "calibrado em " + s.meter.calibrated_at.split("-").reverse().join("/")) : null),
+    watched(s),
   ];
+}
+
+// watched: the establishments the register says the sensor watches — name,
+// CNPJ/CPF, address, kind and sound source — or that it names none.
+function watched(s) {
+  const es = s.establishments || [];
+  if (!es.length) return h("p", { class: "muted", id: "detail-establishments" }, "Nenhum estabelecimento vinculado a este sensor no cadastro.");
+  const kind = (e) => [e.type ? label("establishment", e.type) : "", e.mechanism ? label("mechanism", e.mechanism) : ""].filter(Boolean).join(", ");
+  return h("div", { class: "watched", id: "detail-establishments" },
+    h("span", { class: "muted" }, es.length > 1 ? "Estabelecimentos monitorados" : "Estabelecimento monitorado"),
+    h("ul", {}, es.map((e) => h("li", {}, h("b", {}, e.name), e.document ? ` — CNPJ/CPF ${e.document}` : "",
+      e.address ? ` — ${e.address}` : "", kind(e) ? ` (${kind(e)})` : ""))));
 }
 
 const stat = (label, v, key) => h("div", { class: "stat", "data-stat": key }, label, h("b", {}, v));
