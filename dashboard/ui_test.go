@@ -327,6 +327,10 @@ func TestUIDesktopFiscal(t *testing.T) {
 	dashtest.Run(t, ctx, dashtest.WaitText(`[data-alert="lapa-bar-01/1"]`, "Art. 96"),
 		dashtest.WaitJS(`window.__beeps === 1 && window.__notifications.length === 1`, "one beep and one notification"),
 		dashtest.WaitText(`#alert-count`, "1"))
+	// The notification names whom the fiscal will visit first.
+	if got := evalJS[string](t, ctx, `window.__notifications[0]`); got != "Alerta: Bar Exemplo da Lapa Ltda (fictício) (sensor lapa-bar-01) acima do limite" {
+		t.Errorf("notification title %q", got)
+	}
 	if evalJS[bool](t, ctx, `!!document.querySelector('[data-alert="lapa-bar-01/1"] [data-late], [data-alert="lapa-bar-01/1"] [data-unsynced]')`) {
 		t.Error("a live alert from a synchronised gateway is marked late or unsynced")
 	}

@@ -130,7 +130,9 @@ function onAlert(ev) {
   const prev = S.alerts.get(a.id);
   S.alerts.set(a.id, Object.assign(prev || {}, a));
   if (ev.kind === "firing" || ev.kind === "no_data") {
-    const title = ev.kind === "firing" ? `Alerta: ${a.sensor} acima do limite` : `Sensor ${a.sensor} sem dados`;
+    // Who is heard first (the establishment the register names), then where.
+    const who = a.establishment ? `${a.establishment} (sensor ${a.sensor})` : `sensor ${a.sensor}`;
+    const title = ev.kind === "firing" ? `Alerta: ${who} acima do limite` : `Sem dados: ${who}`;
     const body = ev.kind === "firing" ? `${db(a.laeq_db)} dB(A) para limite de ${db(a.limit_db)} dB(A) — ${a.article || ""}` : "Verifique o gateway.";
     S.unseen++;
     S.fresh = S.fresh || new Set();
