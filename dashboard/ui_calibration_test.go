@@ -112,7 +112,9 @@ func TestUICalibration(t *testing.T) {
 		dashtest.WaitText(`#cal-form-error`, "precisa ser posterior à data de calibração"),
 		chromedp.Evaluate[chromedp.Void](`(() => { const e = document.querySelector('#cal-form').elements;
 			e.number.value = 'RBC-0457/2026'; e.expires.value = '`+day(12, 0)+`'; })()`),
+		dashtest.WaitText(`#cal-form [data-file-name]`, "nenhum arquivo escolhido"),
 		chromedp.SetUploadFiles(`#cal-form input[name=file]`, []string{pdf}),
+		dashtest.WaitText(`#cal-form [data-file-name]`, "rbc-0457-2026-corrigido.pdf"),
 		chromedp.Click(`#cal-form button[type=submit]`),
 		dashtest.WaitJS(`document.querySelectorAll('#cal-history [data-cal-revision]').length === 2`, "two revisions in the history"),
 		dashtest.WaitText(`#cal-history`, "rbc-0457-2026-corrigido.pdf"),

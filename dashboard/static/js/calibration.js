@@ -144,11 +144,19 @@ function certForm(sensor, done) {
   const err = h("div", { class: "error", id: "cal-form-error", role: "alert", hidden: true });
   const title = h("h3", {}, "Novo certificado");
   let replaces = 0;
+  // The browser's own file button speaks the browser's language; this one
+  // speaks Portuguese and names the file chosen.
+  const none = "nenhum arquivo escolhido";
+  const fileName = h("span", { class: "muted", "data-file-name": "" }, none);
+  const fileInput = h("input", { name: "file", type: "file", accept: "application/pdf", id: "cal-file", class: "file-native",
+    onchange: () => { fileName.textContent = fileInput.files && fileInput.files[0] ? fileInput.files[0].name : none; } });
+  const filePick = h("div", { class: "file-pick" }, h("span", {}, "Arquivo do certificado (PDF, opcional)"),
+    h("span", { class: "file-row" }, h("label", { for: "cal-file", class: "button secondary" }, "Escolher arquivo…"), fileName), fileInput);
   const el = h("form", { class: "settings-form cal-form", id: "cal-form" }, title,
     f("number", "Número do certificado"), f("laboratory", "Laboratório"), f("meter_model", "Modelo do medidor"), f("meter_serial", "Número de série do medidor"),
     f("calibrated_on", "Data de calibração", { type: "date" }), f("expires", "Validade", { type: "date" }),
     f("uncertainty_db", "Incerteza expandida (dB)", { type: "number", step: "0.01", min: "0" }), f("note", "Observação"),
-    f("file", "Arquivo do certificado (PDF, opcional)", { type: "file", accept: "application/pdf" }), err,
+    filePick, err,
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Registrar")));
   const E = el.elements;
   el.addEventListener("submit", async (ev) => {
