@@ -20,7 +20,6 @@ func TestSet(t *testing.T) {
 	tl := s.Listener(ln)
 	defer tl.Close()
 	const n = 3
-	var clients []net.Conn
 	for range n {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -30,7 +29,6 @@ func TestSet(t *testing.T) {
 		if _, err := c.Write([]byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		clients = append(clients, c)
 	}
 	var accepted []net.Conn
 	for range n {
