@@ -36,7 +36,7 @@ function head(s) {
 // CNPJ/CPF, address, kind and sound source — or that it names none.
 function watched(s) {
   const es = s.establishments || [];
-  if (!es.length) return h("p", { class: "muted", id: "detail-establishments" }, "Nenhum estabelecimento vinculado a este sensor no cadastro.");
+  if (!es.length) return h("p", { class: "muted watched", id: "detail-establishments" }, "Nenhum estabelecimento vinculado a este sensor no cadastro.");
   const kind = (e) => [e.type ? label("establishment", e.type) : "", e.mechanism ? label("mechanism", e.mechanism) : ""].filter(Boolean).join(", ");
   return h("div", { class: "watched", id: "detail-establishments" },
     h("span", { class: "muted" }, es.length > 1 ? "Estabelecimentos monitorados" : "Estabelecimento monitorado"),
