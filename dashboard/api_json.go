@@ -59,7 +59,8 @@ func serverError(w http.ResponseWriter, log *slog.Logger, area string, err error
 		return
 	}
 	apiJSON(w, http.StatusInternalServerError, map[string]string{
-		"erro":       "erro interno do serviço; a operação não foi concluída. O administrador encontra os detalhes no log do serviço pela referência " + ref,
+		"erro": "erro interno do serviço; a operação não foi concluída. Tente de novo; se persistir, informe ao administrador " +
+			"a referência " + ref + " (ele encontra os detalhes no log do serviço)",
 		"referencia": ref})
 }
 
