@@ -44,8 +44,27 @@ var (
 	Phone   = Viewport{Width: 360, Height: 740, Mobile: true}
 )
 
-// Timeout bounds every browser test; a hung page fails instead of hanging CI.
+// Timeout bounds a browser test when the test binary has no deadline of
+// its own (go test -timeout 0). Otherwise a test's browser lasts until two
+// minutes before that deadline: a hung page still fails, with its
+// screenshot, before go test's own timeout ends the binary, and a long
+// end-to-end flow on a busy machine is not cut by a guess of how long it
+// takes (its waits are bounded one by one, StepTimeout).
 var Timeout = 5 * time.Minute
+
+// browserDeadline is when a test's browser context ends.
+func browserDeadline(t testing.TB) time.Time {
+	now := time.Now()
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			if end := dl.Add(-2 * time.Minute); end.After(now.Add(time.Minute)) {
+				return end
+			}
+			return now.Add(time.Minute)
+		}
+	}
+	return now.Add(Timeout)
+}
 
 // StartTimeout bounds chromium's start, until it prints its DevTools
 // address. chromedp's default (20 s) was exceeded on a 2-core machine with
@@ -79,7 +98,7 @@ func Browser(t testing.TB, v Viewport) context.Context {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, Timeout)
+	ctx, cancelT := context.WithDeadline(ctx, browserDeadline(t))
 	t.Cleanup(func() {
 		cancelT()
 		cancelB()
@@ -99,9 +118,16 @@ func Browser(t testing.TB, v Viewport) context.Context {
 func Run(t testing.TB, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, actions...); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: the test's browser deadline passed during these steps", err)
+		}
+		// The page is looked at even when ctx itself has ended: the
+		// browser lives until the test's cleanup.
+		look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
 		name := "failure-" + strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
-		Screenshot(t, ctx, name)
-		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		Screenshot(t, look, name)
+		text, _ := chromedp.Run(look, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
 		t.Fatalf("dashtest: %v (screenshot %s.png)\npage text:\n%s", err, name, text)
 	}
 }
