@@ -33,6 +33,10 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 	apiJSON(w, status, map[string]string{"erro": msg})
 }
 
+// WriteError is apiError for the central service's own refusals (a body
+// over the server's bound): the one JSON error writer of the API.
+func WriteError(w http.ResponseWriter, status int, msg string) { apiError(w, status, msg) }
+
 // apiProblems writes {"erro": msg, "problemas": [...]}: every problem of a
 // refused input at once (the list is left out when empty).
 func apiProblems(w http.ResponseWriter, status int, msg string, problems []string) {

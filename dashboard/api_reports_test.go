@@ -24,12 +24,17 @@ import (
 	"github.com/sossego/sossego/internal/level"
 	"github.com/sossego/sossego/internal/longterm"
 	"github.com/sossego/sossego/internal/registry"
+	"github.com/sossego/sossego/internal/reports"
 	"github.com/sossego/sossego/internal/stats"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
+	"github.com/sossego/sossego/internal/tz"
 	"github.com/sossego/sossego/internal/wire"
 )
+
+// loc is the product's time zone, as the handlers show times.
+var loc = tz.Brasilia()
 
 // reportDay is Monday 30 November 2026 in Lapa; the tests' clock is the
 // next day at noon.
@@ -363,7 +368,7 @@ func (f failingTier) EachMinuteRow(ctx context.Context, sensor string, from, to 
 // download instead of ending it as if complete.
 func TestExportAbortsOnError(t *testing.T) {
 	e := newReportsEnv(t)
-	e.rp.o.Tier = failingTier{ReportTier: e.tier, n: 5000}
+	e.rp.eng = reports.New(failingTier{ReportTier: e.tier, n: 5000}, e.rp.o.Records, e.rp.o.Codes)
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/v1/sensors/lapa-bar-01/export?from=2026-11-01&to=2026-11-30")
@@ -470,27 +475,6 @@ func BenchmarkExportYearOfMinutes(b *testing.B) {
 		b.ReportMetric(float64(n)/1e6/cpu.Seconds(), "MB/CPU-s")
 	}
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
-}
-
-func TestAppendFixed(t *testing.T) {
-	for _, tc := range []struct {
-		v    float64
-		prec int
-		want string
-	}{{62.345, 2, "62,35"}, {62.344, 2, "62,34"}, {0, 1, "0,0"}, {-3.05, 1, "-3,1"}, {-0.004, 2, "0,00"}, {59.999, 2, "60,00"},
-		{60, 0, "60"}, {1.5, 3, "1,500"}, {48.2, 1, "48,2"}, {100, 1, "100,0"}} {
-		if got := string(appendFixed(nil, tc.v, tc.prec, ',')); got != tc.want {
-			t.Errorf("appendFixed(%v, %d) = %q, want %q", tc.v, tc.prec, got, tc.want)
-		}
-	}
-	// The hour prefix cache gives what time.Format gives, across days and
-	// hours.
-	var e exporter
-	for _, t0 := range []time.Time{time.Date(2026, 11, 30, 23, 59, 0, 0, loc), time.Date(2026, 12, 1, 0, 0, 0, 0, loc), time.Date(2018, 11, 4, 1, 7, 0, 0, loc)} {
-		if got, want := string(e.appendMinute(nil, t0)), t0.In(loc).Format("2006-01-02T15:04:05-07:00"); got != want {
-			t.Errorf("appendMinute %q, want %q", got, want)
-		}
-	}
 }
 
 type countingReader struct {

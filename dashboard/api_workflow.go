@@ -1,5 +1,26 @@
 package dashboard
 
+// The fiscal's workflow routes (docs/workflow-api.md): each handler reads
+// the request, calls internal/workflow's Service and writes its answer.
+// Anyone logged in reads; only a fiscal acts.
+//
+//	GET   /api/v1/alerts/{id}/notice          any: the alert's first document, or its preview
+//	POST  /api/v1/alerts/{id}/notice          fiscal: store it ({"constatacao_id"})
+//	GET   /api/v1/alerts/{id}/evidence        any: the signed evidence bag (zip)
+//	POST  /api/v1/alerts/{id}/constatacoes    fiscal: record a constatação (body: constatacaoBody)
+//	GET   /api/v1/alerts/{id}/constatacoes    any: the alert's constatações, each with whether it grounds a notice
+//	GET   /api/v1/notices/{id}                any: a document
+//	PATCH /api/v1/notices/{id}                fiscal: edit a draft ({"changes": [{"field": …, "value": …}]})
+//	POST  /api/v1/notices/{id}/correct        fiscal: draft the act that corrects an issued one ({"reason"})
+//	POST  /api/v1/notices/{id}/{step}         fiscal: issue, ciente, recusa, regularize, auto, cancel, decide (body: stepBody)
+//	GET   /api/v1/notices/{id}/pdf            any: the act's PDF (?seq=n: the n-th stored)
+//	GET   /api/v1/notices/{id}/audit          any: its audit trail
+//	GET   /api/v1/parties/{document}/history  any: a party's prior infractions (?code=)
+//	POST  /api/v1/alerts/{id}/ack             fiscal: "reconhecido" (idempotent: the first stands)
+//	POST  /api/v1/alerts/{id}/assign          fiscal: {"assignee": "user"}
+//	GET   /api/v1/alerts/{id}/case            any: triage + its audit trail + who may be assigned
+//	GET   /api/v1/alert-cases                 any: triage of the alerts touched most recently
+
 import (
 	"bytes"
 	"errors"
@@ -9,24 +30,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
-	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
-	"github.com/sossego/sossego/internal/docid"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
-// WorkflowUser is who is calling and their role (fiscal, operador, admin). The
-// signing fiscal is the logged-in user: FullName and Matricula are printed
-// on the acts and named in the audit trail.
-type WorkflowUser struct {
-	ID        string
-	Name      string
-	Role      string
-	FullName  string
-	Matricula string
-	Email     string
-	Phone     string
-}
+// WorkflowUser is who is calling and their role (workflow.User).
+type WorkflowUser = workflow.User
+
+// WorkflowChange is one stored change of the fiscal's workflow
+// (workflow.Change); internal/central turns it into a CaseUpdate.
+type WorkflowChange = workflow.Change
 
 // WorkflowUserFunc tells who made the request; ok is false when nobody is
 // logged in.
@@ -34,7 +49,7 @@ type WorkflowUserFunc func(r *http.Request) (WorkflowUser, bool)
 
 // WorkflowAPI serves the workflow routes under /api/v1.
 type WorkflowAPI struct {
-	svc  *WorkflowService
+	svc  *workflow.Service
 	user WorkflowUserFunc
 	mux  *http.ServeMux
 }
@@ -45,7 +60,7 @@ var _ http.Handler = (*WorkflowAPI)(nil)
 //
 //	mux.Handle("/api/v1/notices/", h)
 //	mux.Handle("/api/v1/alerts/{id}/notice", h) …
-func NewWorkflowAPI(svc *WorkflowService, user WorkflowUserFunc) *WorkflowAPI {
+func NewWorkflowAPI(svc *workflow.Service, user WorkflowUserFunc) *WorkflowAPI {
 	h := &WorkflowAPI{svc: svc, user: user, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /api/v1/alerts/{id}/notice", h.read(h.getAlertNotice))
 	h.mux.HandleFunc("POST /api/v1/alerts/{id}/notice", h.act(h.createNotice))
@@ -62,17 +77,21 @@ func NewWorkflowAPI(svc *WorkflowService, user WorkflowUserFunc) *WorkflowAPI {
 		notice.ActEscalate, notice.ActCancel, notice.ActDecide} {
 		h.mux.HandleFunc("POST /api/v1/notices/{id}/"+string(a), h.act(h.step(a)))
 	}
-	h.triageRoutes()
+	h.mux.HandleFunc("POST /api/v1/alerts/{id}/ack", h.act(h.ack))
+	h.mux.HandleFunc("POST /api/v1/alerts/{id}/assign", h.act(h.assign))
+	h.mux.HandleFunc("GET /api/v1/alerts/{id}/case", h.read(h.alertCase))
+	h.mux.HandleFunc("GET /api/v1/alert-cases", h.read(h.alertCases))
 	return h
 }
 
 // ServeHTTP routes the request.
 func (h *WorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-// Routes lists the patterns, for mounting on another mux.
+// WorkflowRoutes lists the patterns, for mounting on another mux.
 func WorkflowRoutes() []string {
-	return append([]string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/alerts/{id}/constatacoes",
-		"/api/v1/notices/", "/api/v1/parties/"}, triagePatterns...)
+	return []string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/alerts/{id}/constatacoes",
+		"/api/v1/notices/", "/api/v1/parties/", "/api/v1/alerts/{id}/ack", "/api/v1/alerts/{id}/assign", "/api/v1/alerts/{id}/case",
+		"/api/v1/alert-cases"}
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, u WorkflowUser) error
@@ -92,170 +111,41 @@ func (h *WorkflowAPI) wrap(f handlerFunc, fiscalOnly bool) http.HandlerFunc {
 			return
 		}
 		if err := f(w, r, u); err != nil {
-			var he *httpError
-			switch {
-			case errors.As(err, &he):
-				apiError(w, he.status, he.msg)
-			case errors.Is(err, notice.ErrForbidden):
-				apiError(w, http.StatusForbidden, err.Error())
-			case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, ErrNoNotice),
-				errors.Is(err, notice.ErrNoGround):
-				apiError(w, http.StatusConflict, err.Error())
-			case errors.Is(err, notice.ErrInput):
-				// notice.ErrInput's own words are for developers.
-				apiError(w, http.StatusUnprocessableEntity, strings.Replace(err.Error(), notice.ErrInput.Error()+": ", "", 1))
-			case errors.Is(err, cases.ErrNotFound), errors.Is(err, ErrNotFound):
-				apiError(w, http.StatusNotFound, err.Error())
-			default:
-				serverError(w, h.svc.Log, "fiscalização "+r.Method+" "+r.URL.Path, err)
-			}
+			h.fail(w, r, err)
 		}
 	}
 }
 
-// NoticeView is a document with its deadlines and the actions allowed now.
-type NoticeView struct {
-	notice.Document
-	Stored    bool                  `json:"stored"`
-	StateText string                `json:"state_label"`
-	Deadlines []notice.DeadlineView `json:"deadlines"`
-	Pending   []notice.Field        `json:"pending_fields"`
-	Actions   []notice.ActionKind   `json:"actions"`
-	Children  []string              `json:"children,omitempty"`
-	// Constatacoes of the alert (a draft preview and the stored first
-	// document), each with whether it grounds a notice.
-	Constatacoes []ConstatacaoView `json:"alert_constatacoes,omitempty"`
-	// Grounded is false for a preview no constatação grounds yet; Why
-	// says what is needed (pt-BR).
-	Grounded bool   `json:"grounded"`
-	Why      string `json:"why,omitempty"`
-	// Establishments of the register the alert's sensor watches, to name
-	// the source of a constatação (id = CNPJ/CPF).
-	Establishments []Establishment `json:"establishments,omitempty"`
-	// Now is the service's clock, the default instant of a constatação.
-	Now time.Time `json:"now"`
-}
-
-// Establishment is a register establishment a constatação may name.
-type Establishment struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Document string `json:"document"`
-	Address  string `json:"address"`
-}
-
-func (h *WorkflowAPI) view(r *http.Request, d notice.Document, stored bool) (NoticeView, error) {
-	c, ok := h.svc.Codes.Code(d.Draft.CodeID)
-	if !ok {
-		return NoticeView{}, fmt.Errorf("o código %q do documento não está carregado", d.Draft.CodeID)
+// fail answers a workflow error with its status and pt-BR message.
+func (h *WorkflowAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	var we *workflow.Error
+	switch {
+	case errors.As(err, &he):
+		apiError(w, he.status, he.msg)
+	case errors.As(err, &we) && we.Kind == workflow.Invalid:
+		apiError(w, http.StatusUnprocessableEntity, we.Msg)
+	case errors.As(err, &we) && we.Kind == workflow.Conflict:
+		apiError(w, http.StatusConflict, we.Msg)
+	case errors.Is(err, notice.ErrForbidden):
+		apiError(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, notice.ErrTransition), errors.Is(err, cases.ErrConflict), errors.Is(err, workflow.ErrNoNotice),
+		errors.Is(err, notice.ErrNoGround):
+		apiError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, notice.ErrInput):
+		// notice.ErrInput's own words are for developers.
+		apiError(w, http.StatusUnprocessableEntity, strings.Replace(err.Error(), notice.ErrInput.Error()+": ", "", 1))
+	case errors.Is(err, cases.ErrNotFound), errors.Is(err, workflow.ErrNotFound):
+		apiError(w, http.StatusNotFound, err.Error())
+	default:
+		serverError(w, h.svc.Logger(), "fiscalização "+r.Method+" "+r.URL.Path, err)
 	}
-	v := NoticeView{Document: d, Stored: stored, StateText: d.StateLabel(), Deadlines: notice.Deadlines(c, &d, h.svc.now()),
-		Pending: d.Draft.Pending(), Actions: allowed(d, h.svc.now()), Grounded: len(d.Draft.Constatacoes) > 0}
-	if v.Grounded {
-		if err := d.Draft.Constatacoes[0].Grounds(); err != nil {
-			v.Grounded, v.Why = false, err.Error()
-		}
-	} else if d.Draft.Kind != notice.KindAuto {
-		v.Why = "o alerta é um indício, não uma infração: registre a constatação do fiscal antes de emitir"
-	}
-	v.Now = h.svc.now()
-	if d.State == notice.StateDraft || d.Draft.Kind.IsNotice() {
-		if sn, ok := h.svc.Registry.Sensor(d.Draft.Finding.Sensor); ok {
-			for _, e := range sn.Establishments {
-				v.Establishments = append(v.Establishments, Establishment{ID: docid.Normalize(e.Document), Name: e.Name, Document: e.Document, Address: e.Address})
-			}
-		}
-	}
-	if d.Draft.RefersTo == nil && d.Draft.Finding.AlertID != "" {
-		ks, err := h.svc.Cases.Constatacoes(r.Context(), d.Draft.Finding.AlertID)
-		if err != nil {
-			return v, err
-		}
-		for _, k := range ks {
-			v.Constatacoes = append(v.Constatacoes, constatacaoView(k))
-		}
-	}
-	if v.Pending == nil {
-		v.Pending = []notice.Field{}
-	}
-	if stored {
-		kids, err := h.svc.Cases.Children(r.Context(), d.ID)
-		if err != nil {
-			return v, err
-		}
-		for _, k := range kids {
-			v.Children = append(v.Children, k.ID)
-		}
-	}
-	return v, nil
-}
-
-// allowed lists the actions whose state precondition holds at now
-// (parameters are checked when the action is tried). The auto after a
-// notice is offered only once its prazo ran out: before that it is
-// certain to be refused.
-func allowed(d notice.Document, now time.Time) []notice.ActionKind {
-	k := d.Draft.Kind
-	out := []notice.ActionKind{}
-	switch d.State {
-	case notice.StateDraft:
-		out = append(out, notice.ActIssue, notice.ActCancel)
-		if k.IsNotice() && d.Draft.NotWhen != "" {
-			out = append(out, notice.ActEscalate)
-		}
-	case notice.StateIssued:
-		if k == notice.KindRelatorio {
-			out = append(out, notice.ActEscalate)
-		} else {
-			out = append(out, notice.ActAcknowledge, notice.ActRefuse)
-		}
-	case notice.StateAcknowledged, notice.StateRefused:
-		if k.IsNotice() {
-			out = append(out, notice.ActRegularise)
-			if d.PrazoEnd.IsZero() || d.PrazoExpired(now) {
-				out = append(out, notice.ActEscalate)
-			}
-		} else if k == notice.KindAuto {
-			out = append(out, notice.ActDecide)
-		}
-	}
-	return out
 }
 
 func (h *WorkflowAPI) getAlertNotice(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
-	id := r.PathValue("id")
-	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
-		v, err := h.view(r, d, true)
-		if err != nil {
-			return err
-		}
-		apiJSON(w, http.StatusOK, v)
-		return nil
-	} else if !errors.Is(err, cases.ErrNotFound) {
-		return err
-	}
-	cs, err := h.svc.Load(r.Context(), id)
+	v, err := h.svc.AlertNotice(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
-	}
-	// The preview: from the constatação that grounds a notice when there
-	// is one, else the automatic text of the indício with what is missing.
-	var d notice.Draft
-	k, gerr := h.grounding(r, id, "")
-	if gerr == nil {
-		d, err = h.svc.DraftFrom(r.Context(), cs, k)
-	} else {
-		d, err = h.svc.Draft(r.Context(), cs)
-	}
-	if err != nil {
-		return err
-	}
-	v, err := h.view(r, notice.Document{Draft: d, State: notice.StateDraft}, false)
-	if err != nil {
-		return err
-	}
-	if gerr != nil {
-		v.Grounded, v.Why = false, gerr.Error()
 	}
 	apiJSON(w, http.StatusOK, v)
 	return nil
@@ -268,52 +158,20 @@ type createBody struct {
 }
 
 func (h *WorkflowAPI) createNotice(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
-	id := r.PathValue("id")
 	var b createBody
 	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 		return err
 	}
-	if d, err := h.svc.Cases.ForAlert(r.Context(), id); err == nil {
-		v, err := h.view(r, d, true)
-		if err != nil {
-			return err
-		}
-		apiJSON(w, http.StatusOK, v) // idempotent
-		return nil
-	}
-	cs, err := h.svc.Load(r.Context(), id)
+	v, created, err := h.svc.CreateNotice(r.Context(), r.PathValue("id"), b.ConstatacaoID, u)
 	if err != nil {
 		return err
 	}
-	k, err := h.grounding(r, id, b.ConstatacaoID)
-	if err != nil {
-		return err
+	status := http.StatusOK // idempotent
+	if created {
+		status = http.StatusCreated
 	}
-	d, err := h.svc.DraftFrom(r.Context(), cs, k)
-	if err != nil {
-		return err
-	}
-	doc, err := h.svc.Cases.Create(r.Context(), d, actor(u), h.svc.now())
-	if err != nil {
-		return err
-	}
-	h.docChanged("draft", doc, u, doc.Draft.Prepared)
-	v, err := h.view(r, doc, true)
-	if err != nil {
-		return err
-	}
-	apiJSON(w, http.StatusCreated, v)
+	apiJSON(w, status, v)
 	return nil
-}
-
-// actor is the user as the audit trail names them: the full name when the
-// user register has it.
-func actor(u WorkflowUser) notice.Actor {
-	name := strings.TrimSpace(u.FullName)
-	if name == "" {
-		name = u.Name
-	}
-	return notice.Actor{ID: u.ID, Name: name, Role: u.Role, Matricula: strings.TrimSpace(u.Matricula)}
 }
 
 // stepBody is the JSON body of a workflow step.
@@ -332,85 +190,29 @@ type stepBody struct {
 	Note     string `json:"note"`
 }
 
-// document is the document of the request's {id} and its code.
-func (h *WorkflowAPI) document(r *http.Request) (notice.Document, *codes.Code, error) {
-	doc, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return doc, nil, fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
-	}
-	c, ok := h.svc.Codes.Code(doc.Draft.CodeID)
-	if !ok {
-		return doc, nil, fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
-	}
-	return doc, c, nil
-}
-
 func (h *WorkflowAPI) step(k notice.ActionKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
 		var b stepBody
 		if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
 			return err
 		}
-		doc, c, err := h.document(r)
-		if err != nil {
-			return err
-		}
-		a := notice.Action{Kind: k, Actor: actor(u), At: h.svc.now(), PrazoDays: b.PrazoDays, ImminentRisk: b.ImminentRisk,
-			SignedBy: b.SignedBy, Witnesses: b.Witnesses, Declaration: b.Declaration, Observation: b.Observation, Punished: b.Punished, Note: b.Note}
-		if k == notice.ActIssue || (k == notice.ActEscalate && b.ImminentRisk) {
-			// The signing fiscal is the logged-in user.
-			ag, err := agentOf(u)
-			if err != nil {
-				return err
-			}
-			if (b.AgentName != "" && !strings.EqualFold(strings.Join(strings.Fields(b.AgentName), " "), ag.Name)) ||
-				(b.Matricula != "" && b.Matricula != ag.Matricula) {
-				return fail(http.StatusUnprocessableEntity, "quem assina é o usuário logado (%s, matrícula %s); não informe outro agente", ag.Name, ag.Matricula)
-			}
-			a.Agent = &ag
-		}
-		if b.FollowUp != "" {
-			fu, err := h.svc.Cases.Constatacao(r.Context(), b.FollowUp)
-			if err != nil {
-				return err
-			}
-			a.FollowUp = &fu
-		}
-		var render cases.Render
-		if k == notice.ActIssue || k == notice.ActAcknowledge || k == notice.ActRefuse {
-			render = func(d notice.Document) ([]byte, error) { return h.svc.PDF(r.Context(), d) }
-		}
-		next, auto, err := h.svc.Cases.ApplyRender(r.Context(), c, doc.ID, a, render)
-		if err != nil {
-			return err
-		}
-		h.docChanged(string(k), next, u, a.At)
-		if auto != nil {
-			h.docChanged("draft", *auto, u, a.At)
-		}
-		v, err := h.view(r, next, true)
+		next, auto, err := h.svc.Step(r.Context(), r.PathValue("id"), workflow.StepRequest{Kind: k, AgentName: b.AgentName,
+			Matricula: b.Matricula, PrazoDays: b.PrazoDays, ImminentRisk: b.ImminentRisk, SignedBy: b.SignedBy, Witnesses: b.Witnesses,
+			Declaration: b.Declaration, Observation: b.Observation, FollowUp: b.FollowUp, Punished: b.Punished, Note: b.Note}, u)
 		if err != nil {
 			return err
 		}
 		if auto != nil {
-			av, err := h.view(r, *auto, true)
-			if err != nil {
-				return err
-			}
-			apiJSON(w, http.StatusCreated, map[string]any{"notice": v, "auto": av})
+			apiJSON(w, http.StatusCreated, map[string]any{"notice": next, "auto": auto})
 			return nil
 		}
-		apiJSON(w, http.StatusOK, v)
+		apiJSON(w, http.StatusOK, next)
 		return nil
 	}
 }
 
 func (h *WorkflowAPI) getNotice(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
-	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
-	}
-	v, err := h.view(r, d, true)
+	v, err := h.svc.Notice(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -418,45 +220,79 @@ func (h *WorkflowAPI) getNotice(w http.ResponseWriter, r *http.Request, _ Workfl
 	return nil
 }
 
-func (h *WorkflowAPI) pdf(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
-	d, err := h.svc.Cases.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return fmt.Errorf("documento %q: %w", r.PathValue("id"), err)
+type editBody struct {
+	Changes []notice.FieldChange `json:"changes"`
+}
+
+func (h *WorkflowAPI) editNotice(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
+	var b editBody
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
+		return err
 	}
+	v, err := h.svc.Edit(r.Context(), r.PathValue("id"), b.Changes, u)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, v)
+	return nil
+}
+
+type correctBody struct {
+	Reason string `json:"reason"`
+}
+
+// correct drafts the act that corrects an issued one:
+// POST /api/v1/notices/{id}/correct {"reason"} → 201 {"old", "correction"}.
+func (h *WorkflowAPI) correct(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
+	var b correctBody
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
+		return err
+	}
+	old, corr, err := h.svc.Correct(r.Context(), r.PathValue("id"), b.Reason, u)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusCreated, map[string]any{"old": old, "correction": corr})
+	return nil
+}
+
+func (h *WorkflowAPI) pdf(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
+	id := r.PathValue("id")
 	var b []byte
+	var sha string
 	if v := r.URL.Query().Get("seq"); v != "" {
 		// ?seq=1: the act as issued; ?seq=2: as delivered.
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
+			if _, err := h.svc.Audit(r.Context(), id); err != nil { // an unknown document is still a 404
+				return err
+			}
 			return fail(http.StatusBadRequest, "seq deve ser o número da via armazenada (1 = como emitido)")
 		}
 		var meta notice.StoredPDF
-		if b, meta, err = h.svc.Cases.PDFVersion(r.Context(), d.ID, n); errors.Is(err, cases.ErrNoPDF) {
-			return fail(http.StatusNotFound, "o documento %s não tem PDF armazenado nº %d", d.ID, n)
+		if b, meta, err = h.svc.PDFVersion(r.Context(), id, n); errors.Is(err, cases.ErrNoPDF) {
+			return fail(http.StatusNotFound, "o documento %s não tem PDF armazenado nº %d", id, n)
 		} else if err != nil {
 			return err
 		}
-		w.Header().Set("X-Sossego-SHA256", meta.SHA256)
+		sha = meta.SHA256
 	} else {
-		if b, err = h.svc.StoredPDF(r.Context(), d); err != nil {
+		var err error
+		if b, sha, err = h.svc.NoticePDF(r.Context(), id); err != nil {
 			return err
 		}
-		if d.PDF != nil {
-			w.Header().Set("X-Sossego-SHA256", d.PDF.SHA256)
-		}
+	}
+	if sha != "" {
+		w.Header().Set("X-Sossego-SHA256", sha)
 	}
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, d.ID))
-	_, err = w.Write(b)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="%s.pdf"`, id))
+	_, err := w.Write(b)
 	return err
 }
 
 func (h *WorkflowAPI) audit(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
-	id := r.PathValue("id")
-	if _, err := h.svc.Cases.Get(r.Context(), id); err != nil {
-		return fmt.Errorf("documento %q: %w", id, err)
-	}
-	es, err := h.svc.Cases.Audit(r.Context(), id)
+	es, err := h.svc.Audit(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -469,7 +305,7 @@ func (h *WorkflowAPI) history(w http.ResponseWriter, r *http.Request, _ Workflow
 	if code == "" {
 		return fail(http.StatusBadRequest, "informe o código municipal: ?code=lapa")
 	}
-	hs, err := h.svc.Cases.History(r.Context(), r.PathValue("document"), code)
+	hs, err := h.svc.History(r.Context(), r.PathValue("document"), code)
 	if err != nil {
 		return err
 	}
@@ -484,9 +320,112 @@ func (h *WorkflowAPI) evidence(w http.ResponseWriter, r *http.Request, _ Workflo
 	if _, err := h.svc.Export(r.Context(), r.PathValue("id"), &buf, nil); err != nil {
 		return err
 	}
-	name := strings.TrimSuffix(strings.ReplaceAll(evidenceName(r.PathValue("id")), "\"", ""), ".zip") + ".zip"
+	name := strings.TrimSuffix(strings.ReplaceAll(evidence.BagName(r.PathValue("id"))+".zip", "\"", ""), ".zip") + ".zip"
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, name))
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// constatacaoBody is the JSON body of a constatação.
+type constatacaoBody struct {
+	FollowsUp string `json:"follows_up"`
+	Source    struct {
+		Kind            notice.SourceKind `json:"kind"`
+		EstablishmentID string            `json:"establishment_id"`
+		Name            string            `json:"name"`
+		Document        string            `json:"document"`
+		Address         string            `json:"address"`
+	} `json:"source"`
+	Position    notice.Position `json:"position"`
+	At          time.Time       `json:"at"`
+	Heard       string          `json:"heard"`
+	Measurement struct {
+		Kind           notice.MeasurementKind `json:"kind"`
+		SourceAttested bool                   `json:"source_attested"`
+		Meter          *notice.Meter          `json:"meter"`
+		LAeqDB         *float64               `json:"laeq_db"`
+		LAFmaxDB       *float64               `json:"lafmax_db"`
+		DurationS      int                    `json:"duration_s"`
+		ResidualDB     *float64               `json:"residual_db"`
+		Evidence       string                 `json:"evidence"`
+	} `json:"measurement"`
+}
+
+func (h *WorkflowAPI) postConstatacao(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
+	var b constatacaoBody
+	if err := readJSON(w, r, 64<<10, optionalBody, &b); err != nil {
+		return err
+	}
+	m := b.Measurement
+	v, err := h.svc.RecordConstatacao(r.Context(), r.PathValue("id"), workflow.ConstatacaoRequest{FollowsUp: b.FollowsUp,
+		Source: workflow.SourceRequest(b.Source), Position: b.Position, At: b.At, Heard: b.Heard,
+		Measurement: workflow.MeasurementRequest{Kind: m.Kind, SourceAttested: m.SourceAttested, Meter: m.Meter, LAeqDB: m.LAeqDB,
+			LAFmaxDB: m.LAFmaxDB, DurationS: m.DurationS, ResidualDB: m.ResidualDB, Evidence: m.Evidence}}, u)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (h *WorkflowAPI) getConstatacoes(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
+	out, err := h.svc.Constatacoes(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *WorkflowAPI) ack(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
+	var body struct{}
+	if err := readJSON(w, r, 16<<10, optionalBody, &body); err != nil {
+		return err
+	}
+	v, err := h.svc.Ack(r.Context(), r.PathValue("id"), u)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *WorkflowAPI) assign(w http.ResponseWriter, r *http.Request, u WorkflowUser) error {
+	var body struct {
+		Assignee string `json:"assignee"`
+	}
+	if err := readJSON(w, r, 16<<10, optionalBody, &body); err != nil {
+		return err
+	}
+	v, err := h.svc.Assign(r.Context(), r.PathValue("id"), body.Assignee, u)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *WorkflowAPI) alertCase(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
+	v, err := h.svc.AlertCase(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *WorkflowAPI) alertCases(w http.ResponseWriter, r *http.Request, _ WorkflowUser) error {
+	limit := 0
+	if s := r.URL.Query().Get("limit"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d", &limit); err != nil || limit < 1 || limit > 1000 {
+			return fail(http.StatusBadRequest, "limit deve ser um número entre 1 e 1000")
+		}
+	}
+	out, err := h.svc.Recent(r.Context(), limit)
+	if err != nil {
+		return err
+	}
+	apiJSON(w, http.StatusOK, out)
+	return nil
 }

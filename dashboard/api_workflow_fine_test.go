@@ -8,6 +8,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // TestDraftCarriesFine: the draft of an alert carries the fine it
@@ -32,9 +33,11 @@ func TestDraftCarriesFine(t *testing.T) {
 		t.Errorf("no warning among the notes: %v", notes)
 	}
 
-	e.svc.UnitValues = func(context.Context) ([]notice.UnitValue, error) {
-		return []notice.UnitValue{{CodeID: "lapa", Unit: "VRM", From: "2026-01-01", ValueBRL: 4938.24, Act: "Decreto nº 20/2025"}}, nil
-	}
+	e.set(func(c *workflow.Config) {
+		c.UnitValues = func(context.Context) ([]notice.UnitValue, error) {
+			return []notice.UnitValue{{CodeID: "lapa", Unit: "VRM", From: "2026-01-01", ValueBRL: 4938.24, Act: "Decreto nº 20/2025"}}, nil
+		}
+	})
 	d = e.ok(t, "otto", "GET", path, nil, 200)["draft"].(map[string]any)
 	fine = d["fine"].(map[string]any)
 	if fine["amount_brl"] != 1234.56 || fine["amount_text"] != "R$ 1.234,56" || fine["unit"] != "VRM" || fine["unit_value_brl"] != 4938.24 ||

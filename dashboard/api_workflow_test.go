@@ -34,6 +34,7 @@ import (
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/testenv"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 var set = noticetest.Codes()
@@ -64,8 +65,22 @@ type env struct {
 	srv   *httptest.Server
 	clk   *clock
 	key   ed25519.PrivateKey
-	svc   *dashboard.WorkflowService
+	svc   *workflow.Service
+	cfg   workflow.Config
+	h     http.Handler
+	cases *casesdb.Store
 	users map[string]dashboard.WorkflowUser
+}
+
+// set changes the service's configuration: the service and its handler
+// are built again from it.
+func (e *env) set(f func(*workflow.Config)) {
+	f(&e.cfg)
+	e.svc = workflow.New(e.cfg)
+	e.h = dashboard.NewWorkflowAPI(e.svc, func(r *http.Request) (dashboard.WorkflowUser, bool) {
+		u, ok := e.users[r.Header.Get("X-Test-User")]
+		return u, ok
+	})
 }
 
 // storeReadings writes the scenario's 1-s readings around its window into
@@ -133,18 +148,15 @@ func newEnvClock(t *testing.T, as fakeAlerts, synced bool) *env {
 	storeReadings(t, st, lapa, "lapa-bar-01", "lapa-centro-01", "lapa", 1, synced)
 	storeReadings(t, st, macabu, "macabu-praca-01", "macabu-praca-01", "conceicao-de-macabu", 1, synced)
 	clk := &clock{t: at(3, 9, 9, 0)}
-	svc := &dashboard.WorkflowService{Cases: cs, Alerts: as, Registry: reg, Readings: st, Batches: st, Codes: set, Key: key,
-		Software: "sossego test", Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
-	e := &env{clk: clk, key: key, svc: svc, users: map[string]dashboard.WorkflowUser{
+	cfg := workflow.Config{Cases: workflow.CaseStores{Documents: cs, Steps: cs, Constatacoes: cs, PDFs: cs, Triage: cs}, Alerts: as,
+		Registry: reg, Readings: st, Batches: st, Codes: set, Key: key, Now: clk.Now, Log: slog.New(slog.DiscardHandler)}
+	e := &env{clk: clk, key: key, cfg: cfg, cases: cs, users: map[string]dashboard.WorkflowUser{
 		"ana":  {ID: "u-ana", Name: "ana", Role: "fiscal", FullName: "Ana Paula Ferreira", Matricula: "F-1234"},
 		"bia":  {ID: "u-bia", Name: "bia", Role: "fiscal"}, // no full name nor matrícula in the register
 		"otto": {ID: "u-otto", Name: "Otto Operador", Role: "operador"},
 	}}
-	h := dashboard.NewWorkflowAPI(svc, func(r *http.Request) (dashboard.WorkflowUser, bool) {
-		u, ok := e.users[r.Header.Get("X-Test-User")]
-		return u, ok
-	})
-	e.srv = httptest.NewServer(h)
+	e.set(func(*workflow.Config) {})
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.h.ServeHTTP(w, r) }))
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -237,14 +249,14 @@ func TestUnsyncedClockNoNotice(t *testing.T) {
 	e := newEnvClock(t, fakeAlerts{lapa.Alert.ID: *lapa.Alert}, false)
 	id := lapa.Alert.ID
 	path := "/api/v1/alerts/" + url.PathEscape(id) + "/notice"
-	e.svc.Calibrations = calibrated{}
+	e.set(func(c *workflow.Config) { c.Calibrations = calibrated{} })
 	e.refused(t, "otto", "GET", path, nil, 409, "relógio do gateway lapa-centro-01 não sincronizado")
 	e.ok(t, "ana", "POST", "/api/v1/alerts/"+url.PathEscape(id)+"/constatacoes", sensorWindow(lapa, ""), 201)
 	e.refused(t, "ana", "POST", path, nil, 409, "Corrija a sincronização (NTP)")
-	if _, err := e.svc.Cases.ForAlert(context.Background(), id); !errors.Is(err, cases.ErrNotFound) {
+	if _, err := e.cases.ForAlert(context.Background(), id); !errors.Is(err, cases.ErrNotFound) {
 		t.Errorf("a document was stored for the alert: %v", err)
 	}
-	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, dashboard.ErrNoNotice) {
+	if _, err := e.svc.Export(context.Background(), id, io.Discard, nil); !errors.Is(err, workflow.ErrNoNotice) {
 		t.Errorf("evidence export: %v, want a refusal", err)
 	}
 
@@ -459,7 +471,7 @@ func TestLapaEndToEnd(t *testing.T) {
 		}
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		stored, meta, err := e.svc.Cases.PDF(context.Background(), doc.id)
+		stored, meta, err := e.cases.PDF(context.Background(), doc.id)
 		if res.StatusCode != 200 || err != nil || !bytes.Equal(b, stored) || res.Header.Get("X-Sossego-SHA256") != meta.SHA256 {
 			t.Fatalf("pdf %s: %d, not the stored bytes (%v)", doc.id, res.StatusCode, err)
 		}
@@ -491,7 +503,7 @@ func TestLapaEndToEnd(t *testing.T) {
 	// The acts as stored at issue (and at the recusa), byte for byte, and
 	// the constatações; no re-rendered document beside them.
 	for _, doc := range []string{np, aid} {
-		stored, meta, err := e.svc.Cases.PDFVersion(context.Background(), doc, 1)
+		stored, meta, err := e.cases.PDFVersion(context.Background(), doc, 1)
 		if err != nil || !bytes.Equal(files[root+"data/acts/"+doc+"-1-"+meta.Stage+".pdf"], stored) {
 			t.Errorf("act %s not in the bag byte for byte (%v)", doc, err)
 		}
@@ -505,7 +517,7 @@ func TestLapaEndToEnd(t *testing.T) {
 				n++
 			}
 		}
-		ks, err := e.svc.Cases.Constatacoes(context.Background(), id)
+		ks, err := e.cases.Constatacoes(context.Background(), id)
 		if err != nil || n != len(ks) || n < 2 {
 			t.Errorf("%d constatações in the bag, the store has %d (%v)", n, len(ks), err)
 		}
@@ -523,7 +535,7 @@ func TestMacabuEndToEnd(t *testing.T) {
 	sc := noticetest.Macabu(set)
 	e := newEnv(t, fakeAlerts{sc.Alert.ID: *sc.Alert})
 	path := "/api/v1/alerts/" + url.PathEscape(sc.Alert.ID) + "/notice"
-	e.svc.Calibrations = calibrated{}
+	e.set(func(c *workflow.Config) { c.Calibrations = calibrated{} })
 	e.clk.Set(at(3, 11, 9, 0))
 	if k := e.ok(t, "ana", "POST", "/api/v1/alerts/"+url.PathEscape(sc.Alert.ID)+"/constatacoes", sensorWindow(sc, "98.765.432/0001-98"), 201); k["grounds"] != true {
 		t.Fatalf("calibrated class 1 window: %v", k)
@@ -598,8 +610,8 @@ func TestAlertStoreFailureIsNotNotFound(t *testing.T) {
 		e.refused(t, "ana", "GET", p, nil, 404, "não encontrado: alerta")
 	}
 	logs := &dashboard.SyncBuffer{}
-	e.svc.Alerts = brokenAlerts{}
-	e.svc.Log = slog.New(slog.NewTextHandler(logs, nil))
+	e.set(func(c *workflow.Config) { c.Alerts = brokenAlerts{} })
+	e.set(func(c *workflow.Config) { c.Log = slog.New(slog.NewTextHandler(logs, nil)) })
 	for _, p := range paths {
 		code, b := e.do(t, "ana", "GET", p, nil)
 		var ans struct{ Erro, Referencia string }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sossego/sossego/alerts/notice/noticetest"
 	"github.com/sossego/sossego/dashboard"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // changes records the workflow change feed.
@@ -40,8 +41,10 @@ func TestTriageAndChangeFeed(t *testing.T) {
 	lapa := noticetest.Lapa(set)
 	e := newEnv(t, fakeAlerts{lapa.Alert.ID: *lapa.Alert})
 	feed := &changes{}
-	e.svc.OnChange = feed.add
-	e.svc.Assignees = func(context.Context) ([]string, error) { return []string{"u-ana", "u-joao"}, nil }
+	e.set(func(c *workflow.Config) { c.OnChange = feed.add })
+	e.set(func(c *workflow.Config) {
+		c.Assignees = func(context.Context) ([]string, error) { return []string{"u-ana", "u-joao"}, nil }
+	})
 	id := url.PathEscape(lapa.Alert.ID)
 	base := "/api/v1/alerts/" + id
 
@@ -95,7 +98,7 @@ func TestTriageAndChangeFeed(t *testing.T) {
 	}
 
 	// The document steps reach the feed too.
-	e.svc.Calibrations = calibrated{}
+	e.set(func(c *workflow.Config) { c.Calibrations = calibrated{} })
 	e.ok(t, "ana", "POST", base+"/constatacoes", sensorWindow(noticetest.Lapa(set), ""), 201)
 	created := e.ok(t, "ana", "POST", base+"/notice", nil, 201)
 	np := created["id"].(string)
@@ -116,7 +119,7 @@ func TestTriageAndChangeFeed(t *testing.T) {
 	feed.mu.Unlock()
 
 	// Without an Assignees list any user name is accepted.
-	e.svc.Assignees = nil
+	e.set(func(c *workflow.Config) { c.Assignees = nil })
 	if v := e.ok(t, "ana", "POST", base+"/assign", map[string]string{"assignee": "maria"}, 200); v["assignee"] != "maria" {
 		t.Fatalf("assign without list: %v", v)
 	}

@@ -6,8 +6,9 @@
 // APIStore, APIReadings, LimitFunc, AlertLister), so it is tested with
 // fakes and wired to the real store, registry, codes engine and case store
 // by internal/central. Every /api/v1 handler lives here: the fiscal's
-// workflow (api_workflow*.go, api_constatacao.go, api_evidence_export.go) and
-// the register (api_registry.go) included. Errors are JSON objects
+// workflow's (api_workflow.go, translating requests into calls on
+// internal/workflow's Service) and the register's (api_registry.go)
+// included. Errors are JSON objects
 // {"erro": "…"} in Portuguese, written by api_json.go, which is also the one
 // way a handler reads a request body.
 package dashboard

@@ -31,6 +31,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // GetAlert makes the test's alert list the workflow's alert store.
@@ -58,7 +59,8 @@ func (a allRecords) Records(ctx context.Context, sensor string, from, to time.Ti
 
 // uiWorkflow is the real workflow API plus a record of its change feed.
 type uiWorkflow struct {
-	svc     *WorkflowService
+	svc     *workflow.Service
+	cases   *casesdb.Store
 	mu      sync.Mutex
 	changes []WorkflowChange
 	ahead   time.Duration // the service's clock runs this far ahead of the real one
@@ -129,15 +131,16 @@ func newUIWorkflow(t *testing.T, u *uiServer) *uiWorkflow {
 	}
 	w := &uiWorkflow{}
 	cs.UnitValues = w.unitValues
-	w.svc = &WorkflowService{Cases: cs, Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
-		Software: "sossego ui test", Log: slog.New(slog.DiscardHandler), Now: w.now, UnitValues: w.unitValues,
+	w.cases = cs
+	w.svc = workflow.New(workflow.Config{Cases: caseStores(cs), Alerts: u.alerts, Registry: reg, Readings: allRecords{u.readings}, Codes: set, Key: key,
+		Log: slog.New(slog.DiscardHandler), Now: w.now, UnitValues: w.unitValues,
 		Assignees: func(context.Context) ([]string, error) { return []string{"fis", "fis2"}, nil },
 		OnChange: func(c WorkflowChange) {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
 			u.hub.PublishCase(CaseUpdate(c))
-		}}
+		}})
 	h := NewWorkflowAPI(w.svc, func(r *http.Request) (WorkflowUser, bool) {
 		s, ok := SessionFrom(r.Context())
 		if !ok {
@@ -275,4 +278,9 @@ func constatacaoViaUI(nb string) chromedp.Action[chromedp.Void] {
 		chromedp.Click(chromedp.CSS(nb+` [data-submit="constatacao"]`)),
 		dashtest.WaitText(nb+` [data-constatacoes]`, "sustenta o documento"),
 	)
+}
+
+// caseStores is the case store as every store of the workflow service.
+func caseStores(cs *casesdb.Store) workflow.CaseStores {
+	return workflow.CaseStores{Documents: cs, Steps: cs, Constatacoes: cs, PDFs: cs, Triage: cs}
 }

@@ -1,13 +1,12 @@
 package dashboard
 
 import (
-	"bufio"
 	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/sossego/sossego/internal/stats"
+	"github.com/sossego/sossego/internal/reports"
 )
 
 // BenchmarkExportCore is the export's own work without HTTP: reading and
@@ -23,14 +22,11 @@ func BenchmarkExportCore(b *testing.B) {
 	}
 	b.ResetTimer()
 	var n countingWriter
+	eng := reports.New(e.tier, nil, nil)
 	for range b.N {
-		bw := bufio.NewWriterSize(&n, 64<<10)
-		ex := &exporter{w: bw}
-		ex.begin("x", "1min", from, to)
-		if err := e.tier.EachMinuteRow(context.Background(), "lapa-bar-01", from, to, func(m *stats.MinuteRow) error { ex.minute(m); return nil }); err != nil {
+		if err := eng.Export(context.Background(), &n, "lapa-bar-01", "1min", false, from, to); err != nil {
 			b.Fatal(err)
 		}
-		bw.Flush() //nolint:errcheck // countingWriter does not fail
 	}
 	b.SetBytes(int64(n) / int64(b.N))
 }

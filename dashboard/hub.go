@@ -40,12 +40,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,77 +52,6 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/internal/users"
 )
-
-// DB is a level in decibels, encoded in JSON with one decimal.
-type DB float64
-
-// MarshalJSON writes one decimal; NaN and ±Inf (never valid levels) as null.
-func (d DB) MarshalJSON() ([]byte, error) {
-	f := float64(d)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'f', 1, 64), nil
-}
-
-// Level is the latest 1-s reading of a sensor judged against the limit in
-// force.
-type Level struct {
-	Sensor       string    `json:"sensor"`
-	Gateway      string    `json:"gateway,omitempty"`
-	Municipality string    `json:"municipality,omitempty"`
-	T            time.Time `json:"t"` // start of the 1-s record
-	LAeq         DB        `json:"laeq_db"`
-	LAFmax       DB        `json:"lafmax_db"`
-	// Limit is nil when no numeric limit is in force (the code sets none now).
-	Limit       *DB       `json:"limit_db,omitempty"`
-	Period      string    `json:"period,omitempty"`       // e.g. "noturno"
-	PeriodLabel string    `json:"period_label,omitempty"` // e.g. "período noturno (22:00–07:00)"
-	PeriodEnd   time.Time `json:"period_end,omitzero"`    // when the limit in force changes
-	Margin      *DB       `json:"margin_db,omitempty"`    // LAeq − limit (positive = above)
-	Grade       string    `json:"grade,omitempty"`        // class1 | class2 | screening
-	ClockSynced *bool     `json:"clock_synced,omitempty"`
-	Status      string    `json:"status,omitempty"` // alerts.Status of the sensor, when known
-	// ReceivedAt is when the service published the reading (set by
-	// PublishLevel when zero): a reading received long after its own time
-	// T was replayed or delayed, and the UI says so ("atrasado").
-	ReceivedAt time.Time `json:"received_at,omitzero"`
-}
-
-// Env is the latest environment reading of a sensor.
-type Env struct {
-	Sensor      string    `json:"sensor"`
-	T           time.Time `json:"t"`
-	TempC       *float64  `json:"temp_c,omitempty"`
-	RH          *float64  `json:"rh_pct,omitempty"`
-	PressureHPa *float64  `json:"pressure_hpa,omitempty"`
-	WindMS      *float64  `json:"wind_ms,omitempty"`
-}
-
-// GatewayStatus is a gateway's connectivity and clock state.
-type GatewayStatus struct {
-	Gateway      string    `json:"gateway"`
-	Municipality string    `json:"municipality,omitempty"`
-	State        string    `json:"state"` // online | offline
-	At           time.Time `json:"at,omitzero"`
-	LastSeen     time.Time `json:"last_seen,omitzero"`
-	ClockSynced  *bool     `json:"clock_synced,omitempty"`
-	ClockOffset  *float64  `json:"clock_offset_ms,omitempty"`
-	ClockSource  string    `json:"clock_source,omitempty"`
-}
-
-// CaseUpdate is a change in the fiscal's workflow: an alert acknowledged or
-// assigned, a notice drafted, issued, acknowledged (ciente) or refused.
-type CaseUpdate struct {
-	AlertID  string    `json:"alert_id,omitempty"`
-	NoticeID string    `json:"notice_id,omitempty"`
-	Action   string    `json:"action"` // ack | assign | draft | issue | ciente | recusa | …
-	State    string    `json:"state,omitempty"`
-	By       string    `json:"by,omitempty"`
-	Assignee string    `json:"assignee,omitempty"`
-	Title    string    `json:"title,omitempty"`
-	At       time.Time `json:"at"`
-}
 
 // HubOptions configure a Hub; zero fields take the defaults shown.
 type HubOptions struct {
@@ -312,22 +238,6 @@ func (h *Hub) PublishCase(c CaseUpdate) {
 	}{"case", c})
 }
 
-// IngestEvent is something ingest kept instead of applying, for the
-// operators to see at once (a second re-measured with other values, a
-// batch under a stored seq with another body, seqs skipped, a gateway over
-// its quota). The store keeps each one; GET /api/v1/conflicts,
-// /api/v1/seq-skips and /api/v1/dead-letters list them.
-type IngestEvent struct {
-	Kind         string    `json:"kind"` // record_conflict | seq_conflict | seq_skip | quota
-	Gateway      string    `json:"gateway"`
-	Municipality string    `json:"municipality,omitempty"`
-	Sensor       string    `json:"sensor,omitempty"`
-	Seq          uint64    `json:"seq,omitempty"`
-	T            time.Time `json:"t,omitzero"`
-	At           time.Time `json:"at"`
-	Message      string    `json:"message"` // pt-BR
-}
-
 // PublishIngest sends an ingest event to every role; never blocks.
 func (h *Hub) PublishIngest(e IngestEvent) {
 	h.queue(audAll, struct {
@@ -471,21 +381,6 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
-type helloMsg struct {
-	Type       string    `json:"type"`
-	User       string    `json:"user"`
-	Role       string    `json:"role"`
-	TickMs     int64     `json:"tick_ms"`
-	ServerTime time.Time `json:"server_time"`
-}
-
-type updateMsg struct {
-	Type     string          `json:"type"`
-	Levels   []Level         `json:"levels,omitempty"`
-	Env      []Env           `json:"env,omitempty"`
-	Gateways []GatewayStatus `json:"gateways,omitempty"`
-}
-
 // lastValues is the hub goroutine's copy of the latest value per key, sent
 // as a snapshot to every new client.
 type lastValues struct {
@@ -566,124 +461,3 @@ func (h *Hub) prepare(msg any) *websocket.PreparedMessage {
 	}
 	return pm
 }
-
-// Close codes sent to the browser (4000–4999 are for applications).
-const (
-	closeSlow      = "cliente lento"
-	closeShutdown  = "servidor encerrando"
-	closeLoggedOut = "sessão encerrada"
-	closeExpired   = "sessão expirada"
-)
-
-var closeCodes = map[string]int{
-	closeSlow:      4000,
-	closeShutdown:  websocket.CloseGoingAway,
-	closeLoggedOut: 4001,
-	closeExpired:   4001,
-}
-
-// client is one browser socket.
-type client struct {
-	hub      *Hub
-	conn     *websocket.Conn
-	send     chan *websocket.PreparedMessage
-	user     string
-	role     users.Role
-	token    string
-	expires  time.Time
-	remote   string
-	closeWhy string // set by the hub goroutine before it closes send
-}
-
-// ServeHTTP upgrades an authenticated same-origin request to a websocket.
-func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Origin") == "" {
-		h.refused.Add(1)
-		http.Error(w, "origem ausente: conexões ao vivo só a partir do painel", http.StatusForbidden)
-		return
-	}
-	if !h.opts.Origins.Allowed(r) {
-		h.refused.Add(1)
-		http.Error(w, "origem não permitida", http.StatusForbidden)
-		return
-	}
-	s, err := h.sessions.SessionFromRequest(r)
-	if err != nil {
-		h.refused.Add(1)
-		http.Error(w, "faça login para acompanhar ao vivo", http.StatusUnauthorized)
-		return
-	}
-	if !h.running.Load() || h.stopped() {
-		http.Error(w, "painel ao vivo indisponível", http.StatusServiceUnavailable)
-		return
-	}
-	conn, err := h.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader already answered
-	}
-	c := &client{hub: h, conn: conn, send: make(chan *websocket.PreparedMessage, h.opts.SendBuffer+2),
-		user: s.User.Name, role: s.User.Role, token: s.Token, expires: s.Expires, remote: r.RemoteAddr}
-	select {
-	case h.register <- c:
-	case <-h.done:
-		conn.Close()
-		return
-	}
-	go c.writePump()
-	go c.readPump()
-}
-
-// readPump is the only reader: it enforces the read limit and the pong
-// deadline and discards anything the browser sends (the feed is push-only).
-func (c *client) readPump() {
-	defer func() {
-		select {
-		case c.hub.unregister <- c:
-		case <-c.hub.done:
-		}
-		c.conn.Close()
-	}()
-	c.conn.SetReadLimit(c.hub.opts.MaxMessage)
-	c.conn.SetReadDeadline(time.Now().Add(c.hub.opts.PongWait))
-	c.conn.SetPongHandler(func(string) error {
-		return c.conn.SetReadDeadline(time.Now().Add(c.hub.opts.PongWait))
-	})
-	for {
-		if _, _, err := c.conn.NextReader(); err != nil {
-			return
-		}
-	}
-}
-
-// writePump is the only writer: frames from send, pings on a ticker, a
-// deadline on every write. When the hub closes send it says why and closes.
-func (c *client) writePump() {
-	ping := time.NewTicker(c.hub.opts.PingPeriod)
-	defer func() {
-		ping.Stop()
-		c.conn.Close()
-	}()
-	for {
-		select {
-		case pm, ok := <-c.send:
-			if !ok {
-				if why := c.closeWhy; why != "" {
-					msg := websocket.FormatCloseMessage(closeCodes[why], why)
-					c.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.hub.opts.WriteWait))
-				}
-				return
-			}
-			c.conn.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteWait))
-			if err := c.conn.WritePreparedMessage(pm); err != nil {
-				return
-			}
-		case <-ping.C:
-			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.hub.opts.WriteWait)); err != nil {
-				return
-			}
-		}
-	}
-}
-
-// String describes the client for logs.
-func (c *client) String() string { return fmt.Sprintf("%s(%s)@%s", c.user, c.role, c.remote) }

@@ -134,7 +134,7 @@ func TestUINoticePath(t *testing.T) {
 
 	// While the prazo runs, the constatação after it is not offered: the
 	// card says from when it is (the end of the stored prazo, Brasília time).
-	np, err := u.work.svc.Cases.ForAlert(t.Context(), id)
+	np, err := u.work.cases.ForAlert(t.Context(), id)
 	if err != nil || np.PrazoEnd.IsZero() {
 		t.Fatalf("the notice's prazo: %v %+v", err, np.PrazoEnd)
 	}
@@ -199,7 +199,7 @@ func TestUINoticePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	aid := strings.TrimSuffix(file.Name, ".pdf")
-	stored, _, err := u.work.svc.Cases.PDF(t.Context(), aid)
+	stored, _, err := u.work.cases.PDF(t.Context(), aid)
 	if err != nil || string(stored) != string(b) {
 		t.Fatalf("the downloaded PDF is not the one stored at issue (%v)", err)
 	}
@@ -216,7 +216,7 @@ func TestUINoticePath(t *testing.T) {
 	}
 	// The fine in R$, valued at issue: pt-BR currency on the paper and on
 	// the page.
-	auto, err := u.work.svc.Cases.Get(t.Context(), aid)
+	auto, err := u.work.cases.Get(t.Context(), aid)
 	if err != nil {
 		t.Fatal(err)
 	}

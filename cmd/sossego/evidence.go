@@ -19,7 +19,6 @@ import (
 
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
-	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
@@ -27,6 +26,7 @@ import (
 	"github.com/sossego/sossego/internal/central"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 func init() {
@@ -144,7 +144,7 @@ func (c *exportCmd) fail(format string, a ...any) int {
 
 // open reads the register and the codes and opens the data folder's
 // stores and the service key; closeAll closes what was opened.
-func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, kr *evidence.KeyRing, closeAll func(), err error) {
+func (c *exportCmd) open(ctx context.Context) (svc *workflow.Service, kr *evidence.KeyRing, closeAll func(), err error) {
 	var closers []func()
 	closeOpened := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -186,19 +186,19 @@ func (c *exportCmd) open(ctx context.Context) (svc *dashboard.WorkflowService, k
 	if kr, err = evidence.LoadOrCreateKeyRing(c.dataDir, time.Now()); err != nil {
 		return nil, nil, nil, err
 	}
-	svc = &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
-		Margin: c.margin, Software: "sossego evidence export", Evidence: dashboard.EvidenceSources{Keys: kr, Env: st,
-			Ledger: &evidence.FileLedger{Dir: filepath.Join(c.dataDir, evidence.LedgerDir)}}}
+	cfg := workflow.Config{Cases: workflow.CaseStores{Documents: cs, Steps: cs, Constatacoes: cs, PDFs: cs, Triage: cs},
+		Alerts: al, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer, Margin: c.margin,
+		Evidence: workflow.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(c.dataDir, evidence.LedgerDir)}}}
 	cal, err := c.openCalibration(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if cal != nil {
 		closers = append(closers, func() { cal.Close() })
-		svc.Calibrations = cal
-		svc.Evidence.Meters = central.EvidenceMeters{Register: cal, Registry: func() *registry.Registry { return reg }}
+		cfg.Calibrations = cal
+		cfg.Evidence.Meters = central.EvidenceMeters{Register: cal, Registry: func() *registry.Registry { return reg }}
 	}
-	return svc, kr, closeOpened, nil
+	return workflow.New(cfg), kr, closeOpened, nil
 }
 
 // openCalibration opens the data folder's calibration register for reading,
@@ -219,7 +219,7 @@ func (c *exportCmd) openCalibration(ctx context.Context) (*calibrationdb.Registe
 
 // write exports the bag to a temporary file next to the target and renames
 // it: an interrupted export never leaves a truncated package under the name.
-func (c *exportCmd) write(ctx context.Context, svc *dashboard.WorkflowService) (evidence.Summary, error) {
+func (c *exportCmd) write(ctx context.Context, svc *workflow.Service) (evidence.Summary, error) {
 	var progress func(done, total int)
 	if !c.quiet {
 		progress = progressBar(c.io.err)

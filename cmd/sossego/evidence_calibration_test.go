@@ -14,7 +14,6 @@ import (
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/codes"
-	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/alertstore"
 	"github.com/sossego/sossego/internal/calibration"
 	"github.com/sossego/sossego/internal/calibration/calibrationdb"
@@ -24,6 +23,7 @@ import (
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // TestEvidenceExportCalibrationRegister: `sossego evidence export` reads the
@@ -178,10 +178,10 @@ func servicePath(t *testing.T, dir, alertID string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &dashboard.WorkflowService{Cases: cs, Alerts: al, Registry: dashboard.SensorRegistryFunc(live.Current), Readings: st, Batches: st,
-		Codes: set, Key: kr.Signer, Software: "sossego central", Calibrations: cal,
-		Evidence: dashboard.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)},
-			Meters: central.EvidenceMeters{Register: cal, Registry: live.Current}}}
+	svc := workflow.New(workflow.Config{Cases: workflow.CaseStores{Documents: cs, Steps: cs, Constatacoes: cs, PDFs: cs, Triage: cs},
+		Alerts: al, Registry: workflow.SensorRegistryFunc(live.Current), Readings: st, Batches: st, Codes: set, Key: kr.Signer, Calibrations: cal,
+		Evidence: workflow.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)},
+			Meters: central.EvidenceMeters{Register: cal, Registry: live.Current}}})
 	var buf bytes.Buffer
 	if _, err := svc.Export(ctx, alertID, &buf, nil); err != nil {
 		t.Fatalf("service export: %v", err)

@@ -3,12 +3,15 @@ package archtest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -17,90 +20,83 @@ const module = "github.com/sossego/sossego/"
 // rule says what the packages matching pkg may import besides the standard
 // library: module packages (paths relative to the module) and outside
 // modules (path prefixes). A pattern ending in "/..." matches the folder and
-// everything under it. This table is ARCHITECTURE.md's "may import" column
-// made checkable; change both together.
+// everything under it.
 type rule struct {
 	pkg      string
 	internal []string
 	external []string
 }
 
-var rules = []rule{
-	// Pure engines: no I/O libraries, no store, no network.
-	{"codes", []string{"internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
-	{"alerts", []string{"codes", "internal/level", "internal/tz"}, nil},
-	{"alerts/notice", []string{"alerts", "codes", "internal/docid", "internal/tz"}, nil},
-	{"alerts/evidence", []string{"alerts", "alerts/notice", "codes", "internal/level", "internal/tz", "internal/wire", "internal/wire/signature"}, []string{"github.com/go-json-experiment/json", "github.com/klauspost/compress/flate"}},
-	{"alerts/notify", []string{"alerts", "internal/tz"}, []string{"go.yaml.in/yaml/v3"}},
-	{"alerts/alertstest", []string{"alerts", "codes", "internal/tz"}, nil},
-	{"alerts/notice/noticetest", []string{"alerts", "alerts/notice", "codes", "internal/tz"}, nil},
-	{"internal/level", nil, nil},
-	{"internal/stats", []string{"codes", "internal/level", "internal/tz"}, nil},
-	{"internal/tz", nil, nil},
-	{"internal/docid", nil, nil},
-	{"internal/archtest", nil, nil},
-	{"internal/testenv", nil, nil},
-	{"internal/mochitest", []string{"internal/conntrack"}, []string{"github.com/mochi-mqtt/server/v2"}},
+// rules is ARCHITECTURE.md's table, read once.
+var rules = sync.OnceValues(func() ([]rule, error) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "ARCHITECTURE.md"))
+	if err != nil {
+		return nil, err
+	}
+	return parseRules(string(doc))
+})
 
-	// The edge: drivers and the gateway link nothing of the central service.
-	{"firmware-bridge/...", []string{"firmware-bridge/...", "internal/level", "internal/tz"},
-		[]string{"periph.io/x/", "go.bug.st/serial", "golang.org/x/sys/"}},
-	{"gateway", []string{"firmware-bridge", "internal/level", "internal/sqlitedb", "internal/wire"},
-		[]string{"golang.org/x/sync/", "golang.org/x/sys/", "modernc.org/sqlite"}},
-	{"gateway/mqttconn", []string{"gateway", "firmware-bridge", "internal/mqttnet", "internal/wire"},
-		[]string{"github.com/eclipse/paho.mqtt.golang", "golang.org/x/sync/"}},
-	{"gateway/gatewaytest", []string{"firmware-bridge", "gateway/mqttconn", "internal/mochitest", "internal/wire", "internal/wire/signature"},
-		[]string{"github.com/eclipse/paho.mqtt.golang"}},
-	{"cmd/sossego-gateway", []string{"firmware-bridge/...", "gateway/...", "internal/wire", "internal/tz"},
-		[]string{"go.yaml.in/yaml/v3", "periph.io/x/"}},
+// parseRules reads the table whose header is "| package | what it is | may
+// import |": the first column's first `quoted` path is the row's package
+// (a trailing "/" dropped), the third column's `quoted` paths what it may
+// import (an outside module when its first element has a dot).
+func parseRules(doc string) ([]rule, error) {
+	var out []rule
+	in := false
+	for n, line := range strings.Split(doc, "\n") {
+		cells := strings.Split(strings.TrimSpace(line), "|")
+		switch {
+		case len(cells) == 5 && strings.TrimSpace(cells[1]) == "package" && strings.TrimSpace(cells[3]) == "may import":
+			in = true
+			continue
+		case !in:
+			continue
+		case len(cells) < 5:
+			if len(out) == 0 {
+				return nil, fmt.Errorf("ARCHITECTURE.md:%d: the package table has no rows", n+1)
+			}
+			return out, nil
+		case strings.HasPrefix(strings.TrimSpace(cells[1]), "---"):
+			continue
+		}
+		pkgs := quoted(cells[1])
+		if len(pkgs) == 0 {
+			return nil, fmt.Errorf("ARCHITECTURE.md:%d: a row without a `package`", n+1)
+		}
+		r := rule{pkg: strings.TrimSuffix(pkgs[0], "/")}
+		for _, imp := range quoted(cells[len(cells)-2]) {
+			if imp != "..." && strings.Contains(strings.Split(imp, "/")[0], ".") {
+				r.external = append(r.external, imp)
+			} else {
+				r.internal = append(r.internal, imp)
+			}
+		}
+		out = append(out, r)
+	}
+	if !in {
+		return nil, errors.New("ARCHITECTURE.md has no table headed | package | what it is | may import |")
+	}
+	return out, nil
+}
 
-	// Shared plumbing.
-	{"internal/wire", []string{"internal/level"}, []string{"github.com/go-json-experiment/json"}},
-	{"internal/wire/signature", []string{"internal/wire"}, []string{"github.com/oasisprotocol/curve25519-voi/"}},
-	{"internal/mqttnet", nil, []string{"github.com/eclipse/paho.mqtt.golang"}},
-	{"internal/sqlitedb", nil, []string{"modernc.org/sqlite"}},
-	{"internal/backup", []string{"internal/sqlitedb"}, nil},
-	{"internal/conntrack", nil, nil},
+// quoted is every `backquoted` text of a table cell.
+func quoted(cell string) []string {
+	parts := strings.Split(cell, "`")
+	var out []string
+	for i := 1; i < len(parts); i += 2 {
+		out = append(out, parts[i])
+	}
+	return out
+}
 
-	// The central service's parts.
-	{"internal/broker", []string{"internal/conntrack", "internal/wire"}, []string{"github.com/mochi-mqtt/server/v2", "golang.org/x/crypto/"}},
-	{"internal/registry", []string{"internal/calibration", "internal/docid", "internal/wire", "internal/wire/signature"}, []string{"go.yaml.in/yaml/v3"}},
-	{"internal/ingest/...", []string{"internal/ingest/...", "internal/mqttnet", "internal/registry", "internal/store", "internal/wire", "internal/wire/signature"},
-		[]string{"github.com/eclipse/paho.mqtt.golang", "github.com/prometheus/client_golang/", "golang.org/x/crypto/"}},
-	{"internal/store", []string{"internal/level", "internal/wire"}, nil},
-	{"internal/store/sqlitestore", []string{"internal/level", "internal/sqlitedb", "internal/store", "internal/wire"}, nil},
-	{"internal/store/influxstore", []string{"internal/store"}, []string{"github.com/influxdata/influxdb-client-go/v2"}},
-	{"internal/alertstore", []string{"alerts", "internal/sqlitedb"}, []string{"modernc.org/sqlite"}},
-	{"internal/longterm", []string{"internal/sqlitedb", "internal/stats", "internal/store"}, nil},
-	{"internal/calibration", []string{"internal/tz", "internal/wire"}, nil},
-	{"internal/calibration/calibrationdb", []string{"internal/calibration", "internal/ingest", "internal/sqlitedb"},
-		[]string{"github.com/prometheus/client_golang/"}},
-	{"internal/retention", []string{"internal/store"}, []string{"github.com/prometheus/client_golang/"}},
-	{"internal/cases", []string{"alerts/notice", "codes", "internal/tz"}, nil},
-	{"internal/cases/casesdb", []string{"alerts/notice", "codes", "internal/cases", "internal/sqlitedb", "internal/tz"}, nil},
-	{"internal/pdf", []string{"alerts", "alerts/evidence", "alerts/notice", "codes", "internal/level", "internal/stats", "internal/tz"},
-		[]string{"codeberg.org/go-pdf/fpdf", "codeberg.org/go-fonts/liberation/", "gonum.org/v1/plot", "golang.org/x/image/font", "github.com/boombuler/barcode"}},
-	{"internal/users", nil, []string{"golang.org/x/crypto/"}},
-	{"internal/users/usersdb", []string{"internal/sqlitedb", "internal/users"}, nil},
-	{"internal/monetary", []string{"codes"}, nil},
-	{"internal/monetary/monetarydb", []string{"internal/monetary", "internal/sqlitedb"}, nil},
-	{"internal/holidays", []string{"codes"}, nil},
-	{"internal/holidays/holidaysdb", []string{"internal/holidays", "internal/sqlitedb"}, nil},
-	{"internal/notify", []string{"alerts", "alerts/notify", "internal/sqlitedb", "internal/tz"},
-		[]string{"github.com/wneessen/go-mail", "github.com/SherClockHolmes/webpush-go", "github.com/prometheus/client_golang/",
-			"golang.org/x/sync/", "modernc.org/sqlite"}},
-	// The HTTP API: every /api/v1 handler, the fiscal's workflow and the
-	// register's included; consumers of types and small interfaces, never a
-	// database driver.
-	{"dashboard", []string{"alerts", "alerts/evidence", "alerts/notice", "alerts/notify", "codes", "internal/calibration", "internal/cases",
-		"internal/docid", "internal/holidays", "internal/monetary", "internal/pdf", "internal/registry", "internal/stats", "internal/store", "internal/users", "internal/tz"},
-		[]string{"github.com/gorilla/websocket", "gonum.org/v1/plot/vg"}},
-	{"dashboard/dashtest", []string{"internal/testenv"}, []string{"github.com/chromedp/"}},
-
-	// Wiring: only these reach everything.
-	{"internal/central", []string{"alerts/...", "codes", "dashboard", "internal/..."},
-		[]string{"github.com/prometheus/client_golang/", "golang.org/x/sync/", "golang.org/x/sys/"}},
-	{"cmd/sossego", []string{"..."}, []string{"golang.org/x/"}},
+// rulesOf is the table, failing t when it cannot be read.
+func rulesOf(t *testing.T) []rule {
+	t.Helper()
+	rs, err := rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 func match(pattern, path string) bool {
@@ -113,8 +109,14 @@ func match(pattern, path string) bool {
 	return path == pattern
 }
 
-func ruleFor(pkg string) (rule, bool) {
-	for _, r := range rules {
+// ruleFor is the row of pkg: its own, else the folder row covering it.
+func ruleFor(rs []rule, pkg string) (rule, bool) {
+	for _, r := range rs {
+		if r.pkg == pkg {
+			return r, true
+		}
+	}
+	for _, r := range rs {
 		if match(r.pkg, pkg) {
 			return r, true
 		}
@@ -179,20 +181,21 @@ func goList(t *testing.T, args ...string) []listed {
 }
 
 func TestImportsFollowArchitecture(t *testing.T) {
+	rs := rulesOf(t)
 	pkgs := packages(t)
 	if len(pkgs) < 30 {
 		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
 	}
 	for _, p := range pkgs {
 		rel := strings.TrimPrefix(p.ImportPath, module)
-		r, ok := ruleFor(rel)
+		r, ok := ruleFor(rs, rel)
 		if !ok {
-			t.Errorf("%s has no row in the import rules: add it here and to ARCHITECTURE.md", rel)
+			t.Errorf("%s has no row in ARCHITECTURE.md's table: add one", rel)
 			continue
 		}
 		for _, imp := range p.Imports {
 			if !r.allows(imp) {
-				t.Errorf("%s imports %s, which its row (%q) does not allow", rel, strings.TrimPrefix(imp, module), r.pkg)
+				t.Errorf("%s imports %s, which its row in ARCHITECTURE.md (%q) does not allow", rel, strings.TrimPrefix(imp, module), r.pkg)
 			}
 		}
 	}
@@ -243,9 +246,14 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"internal/central", module + "internal/store", true},
 		{"internal/central", module + "cmd/sossego", false},
 		{"cmd/sossego", module + "internal/central", true},
+		{"internal/workflow", module + "dashboard", false},
+		{"internal/workflow", module + "internal/cases/casesdb", false},
+		{"internal/workflow", "modernc.org/sqlite", false},
+		{"dashboard", module + "internal/workflow", true},
 	}
+	rs := rulesOf(t)
 	for _, c := range cases {
-		r, ok := ruleFor(c.pkg)
+		r, ok := ruleFor(rs, c.pkg)
 		if !ok {
 			t.Fatalf("no rule for %s", c.pkg)
 		}
@@ -255,20 +263,42 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 }
 
-// TestRulesNameArchitectureFolders: every module folder in the rules is
-// named in ARCHITECTURE.md, so the document and the check cannot drift apart
-// silently.
-func TestRulesNameArchitectureFolders(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "ARCHITECTURE.md"))
+// TestEveryRowIsAPackage: a row of ARCHITECTURE.md's table names a
+// package (or a folder of packages) that exists, so the table holds no
+// stale row; scripts/ is the one folder without Go.
+func TestEveryRowIsAPackage(t *testing.T) {
+	var paths []string
+	for _, p := range packages(t) {
+		paths = append(paths, strings.TrimPrefix(p.ImportPath, module))
+	}
+	for _, r := range rulesOf(t) {
+		if r.pkg == "scripts" {
+			continue
+		}
+		if !slices.ContainsFunc(paths, func(p string) bool { return match(r.pkg, p) }) {
+			t.Errorf("ARCHITECTURE.md has a row for %s, which is no package of the module", r.pkg)
+		}
+	}
+}
+
+// TestParseRules: the table's grammar, on a small document.
+func TestParseRules(t *testing.T) {
+	doc := "intro\n\n| package | what it is | may import |\n|---|---|---|\n" +
+		"| `codes/` | the codes. | `internal/tz`, `go.yaml.in/yaml/v3` |\n" +
+		"| `internal/level` | maths. | — |\n" +
+		"| `firmware-bridge/...` (package `bridge`) | drivers. | `firmware-bridge/...`, `periph.io/x/` |\n" +
+		"| `cmd/sossego` | the main (`central`, `demo`). | `...`, `golang.org/x/` |\n\nRules: prose.\n"
+	rs, err := parseRules(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(doc)
-	for _, r := range rules {
-		top := strings.TrimSuffix(r.pkg, "/...")
-		if !strings.Contains(text, top) {
-			t.Errorf("ARCHITECTURE.md does not name %s, which the import rules cover", top)
-		}
+	want := []rule{{"codes", []string{"internal/tz"}, []string{"go.yaml.in/yaml/v3"}}, {"internal/level", nil, nil},
+		{"firmware-bridge/...", []string{"firmware-bridge/..."}, []string{"periph.io/x/"}}, {"cmd/sossego", []string{"..."}, []string{"golang.org/x/"}}}
+	if !reflect.DeepEqual(rs, want) {
+		t.Errorf("parseRules = %+v, want %+v", rs, want)
+	}
+	if _, err := parseRules("no table here"); err == nil {
+		t.Error("a document without the table parsed")
 	}
 }
 
@@ -318,4 +348,24 @@ func TestConsumersLinkNoStoreBackend(t *testing.T) {
 func dependencies(t *testing.T, pkg string) []listed {
 	t.Helper()
 	return goList(t, "-deps", "./"+pkg)
+}
+
+// TestWorkflowSpeaksNoHTTP: the fiscal's workflow (called by the
+// dashboard's handlers, the CLI and the central service alike) and the
+// report engine neither serve nor read HTTP.
+func TestWorkflowSpeaksNoHTTP(t *testing.T) {
+	pkgs := goList(t, "./internal/workflow/...", "./internal/reports/...")
+	if len(pkgs) < 2 {
+		t.Fatal("go list found no internal/workflow or internal/reports package")
+	}
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+				t.Errorf("%s imports %s: HTTP belongs to dashboard", p.ImportPath, imp)
+			}
+			if strings.HasSuffix(imp, "/dashboard") {
+				t.Errorf("%s imports %s: dashboard calls it, not the other way round", p.ImportPath, imp)
+			}
+		}
+	}
 }

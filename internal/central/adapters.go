@@ -56,14 +56,18 @@ func mirrorCursors(st *sqlitestore.Store) func(context.Context) (int64, int64, e
 	}
 }
 
+// withPrimary names a sensor's primary establishment in info: the type
+// and mechanism its limit is looked up with, the name its alerts carry.
+func withPrimary(info *alerts.SensorInfo, es []registry.Establishment) {
+	if e, ok := registry.Primary(es); ok {
+		info.EstablishmentType, info.Mechanism, info.Establishment = e.Type, e.Mechanism, e.Name
+	}
+}
+
 func sensorInfo(s registry.Sensor, grade string) alerts.SensorInfo {
 	info := alerts.SensorInfo{Sensor: s.ID, Gateway: s.Gateway, Municipality: s.Municipality(), Code: s.Code,
 		Zone: s.Zone, Grade: grade}
-	if len(s.Establishments) > 0 {
-		info.EstablishmentType = s.Establishments[0].Type
-		info.Mechanism = s.Establishments[0].Mechanism
-		info.Establishment = s.Establishments[0].Name
-	}
+	withPrimary(&info, s.Establishments)
 	return info
 }
 
@@ -77,11 +81,7 @@ type alertObserver struct {
 func (a alertObserver) Observe(ctx context.Context, r ingest.Reading) {
 	info := alerts.SensorInfo{Sensor: r.Sensor, Gateway: r.Gateway, Municipality: r.Municipality, Code: r.Code,
 		Zone: r.Zone, Grade: r.Grade}
-	if len(r.Establishments) > 0 {
-		info.EstablishmentType = r.Establishments[0].Type
-		info.Mechanism = r.Establishments[0].Mechanism
-		info.Establishment = r.Establishments[0].Name
-	}
+	withPrimary(&info, r.Establishments)
 	err := a.m.Observe(ctx, alerts.Reading{SensorInfo: info, T: r.Record.T, DurMs: r.Record.DurMs,
 		LAeq: r.Record.LAeq, LAFmax: r.Record.LAFmax, LAFmin: r.Record.LAFmin, ClockUnsynced: !r.Clock.Synced})
 	if err != nil {
@@ -120,11 +120,8 @@ func (l alertLister) ListAlerts(ctx context.Context, f dashboard.AlertFilter) (a
 // limitFunc gives the API the limit in force from the codes engine.
 func limitFunc(l alerts.Limits) dashboard.LimitFunc {
 	return func(s registry.Sensor, at time.Time) (dashboard.Limit, bool, error) {
-		est, mech := "", ""
-		if len(s.Establishments) > 0 {
-			est, mech = s.Establishments[0].Type, s.Establishments[0].Mechanism
-		}
-		lim, ok, err := l.LimitAt(s.Code, s.Zone, est, mech, at)
+		p, _ := s.Primary()
+		lim, ok, err := l.LimitAt(s.Code, s.Zone, p.Type, p.Mechanism, at)
 		if err != nil || !ok {
 			return dashboard.Limit{}, ok, err
 		}

@@ -105,7 +105,7 @@ func boundRequests(next http.Handler, lim HTTPLimits) http.Handler {
 		rc := http.NewResponseController(w)
 		if r.ContentLength > lim.MaxBody {
 			w.Header().Set("Connection", "close")
-			httpRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("corpo da requisição maior que %d bytes", lim.MaxBody))
+			dashboard.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("corpo da requisição maior que %d bytes", lim.MaxBody))
 			// Nothing of the body will be read: the server must not wait
 			// for it before closing (it would, to drain a small one).
 			_ = rc.Flush()
@@ -127,13 +127,6 @@ func boundRequests(next http.Handler, lim HTTPLimits) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func httpRefusal(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, "{\"erro\":%q}\n", msg)
 }
 
 // connCap is a listener that keeps at most max connections open, at most

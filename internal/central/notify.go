@@ -17,6 +17,7 @@ import (
 	inotify "github.com/sossego/sossego/internal/notify"
 	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/users"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // openNotify opens the notifications (e-mail, webhooks, push) over the
@@ -50,8 +51,8 @@ func openNotify(ctx context.Context, o Options, wb *web, cases *alertstore.Store
 			if g, ok := reg.Current().Gateway(s.Gateway); ok {
 				d.GatewayName = g.Name
 			}
-			if len(s.Establishments) > 0 {
-				d.Establishment, d.EstablishmentAddress = s.Establishments[0].Name, s.Establishments[0].Address
+			if e, ok := s.Primary(); ok {
+				d.Establishment, d.EstablishmentAddress = e.Name, e.Address
 			}
 			return d, true
 		},
@@ -93,15 +94,11 @@ func notifyAcks(wb *web, svc *inotify.Service) {
 	if wb.svc == nil {
 		return
 	}
-	prev := wb.svc.OnChange
-	wb.svc.OnChange = func(c dashboard.WorkflowChange) {
-		if prev != nil {
-			prev(c)
-		}
+	wb.onChange = append(wb.onChange, func(c workflow.Change) {
 		if c.Action == "ack" && c.AlertID != "" {
 			svc.Ack(c.AlertID, c.By, c.At)
 		}
-	}
+	})
 }
 
 // registerNotify mounts the notification routes.

@@ -301,11 +301,9 @@ func (s *service) openAlerts(ctx context.Context) error {
 		s.monitor.Expect(sensorInfo(sn, sn.Meter.Grade), now)
 	}
 	s.observers = append(s.observers, alertObserver{m: s.monitor, log: log})
-	if err := wb.workflow(ctx, o, cases, s.reg, s.st, s.codeSet, log); err != nil {
+	if err := wb.workflow(ctx, o, cases, s.reg, s.st, s.codeSet, s.cal, log); err != nil {
 		return err
 	}
-	wb.svc.Calibrations = s.cal
-	wb.svc.Evidence.Meters = EvidenceMeters{Register: s.cal, Registry: s.reg.Current}
 	notifyAcks(wb, notifier)
 	s.promReg.MustRegister(alertGauge{cases: cases})
 	return nil

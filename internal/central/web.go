@@ -15,6 +15,7 @@ import (
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/alertstore"
+	"github.com/sossego/sossego/internal/calibration/calibrationdb"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/holidays"
@@ -26,6 +27,7 @@ import (
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/users"
 	"github.com/sossego/sossego/internal/users/usersdb"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // web is the operator-facing side: users and sessions, the live hub, the
@@ -37,8 +39,11 @@ type web struct {
 	hub   *dashboard.Hub
 	cases *casesdb.Store
 	index *cases.Index // the case list ("Casos")
-	svc   *dashboard.WorkflowService
-	keys  *evidence.KeyRing // the evidence packages' signing key and its history
+	svc   *workflow.Service
+	// onChange are told of every stored workflow change: the live feed,
+	// then the notifications' acknowledgements (notifyAcks).
+	onChange []func(workflow.Change)
+	keys     *evidence.KeyRing // the evidence packages' signing key and its history
 	// reports: reports, exports and limit series (nil: not served).
 	reports *dashboard.Reports
 
@@ -118,7 +123,7 @@ func (w *web) decreedDays(ctx context.Context, set *codes.Set, log *slog.Logger)
 // workflow opens the case store of notices and autos (tables prefixed
 // cases_ in cases.db, beside the alerts) and the evidence key.
 func (w *web) workflow(ctx context.Context, o Options, cs *alertstore.Store, reg *registry.Live, st *sqlitestore.Store,
-	set *codes.Set, log *slog.Logger) error {
+	set *codes.Set, cal *calibrationdb.Register, log *slog.Logger) error {
 	c, err := casesdb.Open(ctx, filepath.Join(o.DataDir, "cases.db"))
 	if err != nil {
 		return fmt.Errorf("central: cases: %w", err)
@@ -139,11 +144,25 @@ func (w *web) workflow(ctx context.Context, o Options, cs *alertstore.Store, reg
 		return fmt.Errorf("central: evidence key: %w", err)
 	}
 	w.keys = kr
-	w.svc = &dashboard.WorkflowService{Cases: c, Alerts: cs, Registry: dashboard.SensorRegistryFunc(reg.Current), Readings: st,
-		Batches: st, Codes: set, Key: kr.Signer, Software: "sossego central", Log: log.With("componente", "fiscalização"),
-		OnChange: w.publishChange, Assignees: w.fiscais, UnitValues: w.unitValues,
-		Evidence: dashboard.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)}}}
+	w.onChange = append(w.onChange, w.publishChange)
+	w.svc = workflow.New(workflow.Config{Cases: caseStores(c), Alerts: cs, Registry: workflow.SensorRegistryFunc(reg.Current),
+		Readings: st, Batches: st, Codes: set, Key: kr.Signer, Log: log.With("componente", "fiscalização"),
+		OnChange: w.changed, Assignees: w.fiscais, UnitValues: w.unitValues, Calibrations: cal,
+		Evidence: workflow.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(o.DataDir, evidence.LedgerDir)},
+			Meters: EvidenceMeters{Register: cal, Registry: reg.Current}}})
 	return nil
+}
+
+// caseStores is the case store as every store of the workflow service.
+func caseStores(c *casesdb.Store) workflow.CaseStores {
+	return workflow.CaseStores{Documents: c, Steps: c, Constatacoes: c, PDFs: c, Triage: c}
+}
+
+// changed tells every listener of a stored workflow change.
+func (w *web) changed(c workflow.Change) {
+	for _, f := range w.onChange {
+		f(c)
+	}
 }
 
 // unitValues is the table of the monetary units' values a fine is
@@ -161,7 +180,7 @@ func (w *web) unitValues(ctx context.Context) ([]notice.UnitValue, error) {
 }
 
 // publishChange sends a stored workflow change to the fiscais' live feed.
-func (w *web) publishChange(c dashboard.WorkflowChange) {
+func (w *web) publishChange(c workflow.Change) {
 	w.hub.PublishCase(dashboard.CaseUpdate(c))
 }
 
@@ -264,11 +283,8 @@ func (f hubFeed) Observe(_ context.Context, r ingest.Reading) {
 		LAeq: dashboard.DB(r.Record.LAeq), LAFmax: dashboard.DB(r.Record.LAFmax), Grade: r.Grade}
 	synced := r.Clock.Synced
 	l.ClockSynced = &synced
-	est, mech := "", ""
-	if len(r.Establishments) > 0 {
-		est, mech = r.Establishments[0].Type, r.Establishments[0].Mechanism
-	}
-	if lim, ok, err := f.limits.LimitAt(r.Code, r.Zone, est, mech, r.Record.T); err == nil && ok {
+	p, _ := registry.Primary(r.Establishments)
+	if lim, ok, err := f.limits.LimitAt(r.Code, r.Zone, p.Type, p.Mechanism, r.Record.T); err == nil && ok {
 		db, margin := dashboard.DB(lim.DB), dashboard.DB(r.Record.LAeq-lim.DB)
 		l.Limit, l.Margin = &db, &margin
 		l.Period, l.PeriodLabel, l.PeriodEnd = lim.Period, lim.PeriodLabel, lim.PeriodEnd

@@ -214,6 +214,20 @@ type Sensor struct {
 // Municipality is the topic segment of the sensor's gateway.
 func (s Sensor) Municipality() string { return s.municipality }
 
+// Primary is the sensor's primary establishment: the first of its list,
+// whose type and mechanism pick the limit in force and whose name the
+// alerts and notices carry; ok is false (and the establishment zero) when
+// the sensor watches none.
+func (s Sensor) Primary() (e Establishment, ok bool) { return Primary(s.Establishments) }
+
+// Primary is the primary establishment of a sensor's list (Sensor.Primary).
+func Primary(es []Establishment) (Establishment, bool) {
+	if len(es) == 0 {
+		return Establishment{}, false
+	}
+	return es[0], true
+}
+
 // file is the YAML document.
 type file struct {
 	Version  int       `yaml:"version"`

@@ -1,4 +1,4 @@
-package dashboard
+package reports
 
 import "testing"
 
@@ -16,9 +16,9 @@ func TestExportFormat(t *testing.T) {
 		{"1min", "xml", "", "", `format "xml" inválido; use csv ou json`},
 		{"5s", "xml", "", "", `res "5s" inválido; use 1s (registros de 1 s) ou 1min (agregados de 1 min)`},
 	} {
-		res, format, msg := exportFormat(tc.res, tc.format)
+		res, format, msg := ExportFormat(tc.res, tc.format)
 		if res != tc.wantRes || format != tc.wantFormat || msg != tc.wantMsg {
-			t.Errorf("exportFormat(%q, %q) = %q, %q, %q; want %q, %q, %q", tc.res, tc.format, res, format, msg, tc.wantRes, tc.wantFormat, tc.wantMsg)
+			t.Errorf("ExportFormat(%q, %q) = %q, %q, %q; want %q, %q, %q", tc.res, tc.format, res, format, msg, tc.wantRes, tc.wantFormat, tc.wantMsg)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package dashboard
+package workflow
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // EvidenceSources are the evidence export's optional sources; each nil
 // one falls back as its comment says.
 type EvidenceSources struct {
-	// Keys is the service's signing key with its history (nil: WorkflowService.Key
+	// Keys is the service's signing key with its history (nil: Config.Key
 	// alone, without history).
 	Keys *evidence.KeyRing
 	// Meters gives the meter behind a sensor as the calibration register
@@ -77,7 +77,7 @@ type EnvReadings interface {
 }
 
 // BatchRange streams stored batches by seq range (*sqlitestore.Store); the
-// export uses it when WorkflowService.Batches has it, so that each batch carries
+// export uses it when Config.Batches has it, so that each batch carries
 // when it was received (which picks the gateway key in force).
 type BatchRange interface {
 	BatchesRange(ctx context.Context, gateway string, from, to uint64, fn func(store.StoredBatch) error) error
@@ -87,16 +87,16 @@ type BatchRange interface {
 // a time: the records are streamed into the bag, never held.
 const readChunk = time.Hour
 
-func (s *WorkflowService) signer() (ed25519.PrivateKey, []evidence.PublicKeyInfo) {
-	if k := s.Evidence.Keys; k != nil {
+func (s *Service) signer() (ed25519.PrivateKey, []evidence.PublicKeyInfo) {
+	if k := s.evidence.Keys; k != nil {
 		return k.Signer, k.History
 	}
-	return s.Key, nil
+	return s.key, nil
 }
 
 // KeyFingerprint is the fingerprint of the service's evidence signing key
 // ("SHA256:" + 64 hex digits), for the notices to print; "" without a key.
-func (s *WorkflowService) KeyFingerprint() string {
+func (s *Service) KeyFingerprint() string {
 	k, _ := s.signer()
 	if len(k) != ed25519.PrivateKeySize {
 		return ""
@@ -107,7 +107,7 @@ func (s *WorkflowService) KeyFingerprint() string {
 // Export writes the evidence bag of an alert to w. progress may be nil.
 // The window is exactly the alert's ± the margin; the bag's date is the
 // case's last act, so the same case state gives the same bytes.
-func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
+func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progress func(done, total int)) (evidence.Summary, error) {
 	key, hist := s.signer()
 	if len(key) != ed25519.PrivateKeySize {
 		return evidence.Summary{}, errors.New("chave de assinatura do serviço não configurada")
@@ -117,9 +117,9 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 		return evidence.Summary{}, err
 	}
 	a := cs.Alert
-	from, to := a.WindowStart.Add(-s.margin()), a.WindowEnd.Add(s.margin())
+	from, to := a.WindowStart.Add(-s.margin), a.WindowEnd.Add(s.margin)
 	p := &evidence.Package{AlertID: a.ID, Organization: "Prefeitura Municipal de " + cs.Code.Municipality, CodeTitle: cs.Code.Title(),
-		Finding: notice.FromAlert(a), Party: cs.Party, Site: cs.Site, From: from, To: to, Margin: s.margin(), Software: software(),
+		Finding: notice.FromAlert(a), Party: cs.Party, Site: cs.Site, From: from, To: to, Margin: s.margin, Software: software(),
 		ServiceKeys: hist}
 	if p.Meter, err = s.meter(ctx, cs); err != nil {
 		return evidence.Summary{}, err
@@ -128,8 +128,8 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 	if err := s.caseRecords(ctx, cs, p); err != nil {
 		return evidence.Summary{}, err
 	}
-	if s.Evidence.Env != nil {
-		es, err := s.Evidence.Env.EnvRecords(ctx, a.Sensor, from, to, 0)
+	if s.evidence.Env != nil {
+		es, err := s.evidence.Env.EnvRecords(ctx, a.Sensor, from, to, 0)
 		if err != nil {
 			return evidence.Summary{}, fmt.Errorf("leituras ambientais do sensor %s: %w", a.Sensor, err)
 		}
@@ -142,7 +142,7 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 	ds := newDownsampler(from, to, 1500)
 	p.Stream = func(yield func(evidence.Record) bool) error {
 		for t := from; t.Before(to); t = t.Add(readChunk) {
-			rs, err := s.Readings.Records(ctx, a.Sensor, t, minTime(t.Add(readChunk), to), 0)
+			rs, err := s.readings.Records(ctx, a.Sensor, t, minTime(t.Add(readChunk), to), 0)
 			if err != nil {
 				return fmt.Errorf("leituras do sensor %s: %w", a.Sensor, err)
 			}
@@ -164,7 +164,7 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 	// The earlier bag of the case, from the ledger.
 	state := caseState(p, key)
 	var entries []evidence.LedgerEntry
-	if l := s.Evidence.Ledger; l != nil {
+	if l := s.evidence.Ledger; l != nil {
 		if entries, err = l.Entries(a.ID); err != nil {
 			return evidence.Summary{}, err
 		}
@@ -175,7 +175,7 @@ func (s *WorkflowService) Export(ctx context.Context, alertID string, w io.Write
 	if err != nil {
 		return sum, err
 	}
-	if l := s.Evidence.Ledger; l != nil {
+	if l := s.evidence.Ledger; l != nil {
 		if err := l.Record(a.ID, evidence.LedgerEntry{State: state, SHA256: hex.EncodeToString(h.Sum(nil)), Date: p.Created, Previous: p.Previous}); err != nil {
 			return sum, err
 		}
@@ -196,6 +196,13 @@ type CaseActsStore interface {
 	Children(ctx context.Context, id string) ([]notice.Document, error)
 	PDFVersion(ctx context.Context, id string, seq int) ([]byte, notice.StoredPDF, error)
 	Constatacoes(ctx context.Context, alertID string) ([]notice.Constatacao, error)
+}
+
+// caseActs is a CaseActsStore made of the service's case stores.
+type caseActs struct {
+	Documents
+	PDFStore
+	ConstatacaoStore
 }
 
 // EvidenceActs implements Acts.
@@ -242,8 +249,8 @@ func (c CaseActs) EvidenceActs(ctx context.Context, alertID string) ([]evidence.
 }
 
 // gatewayKeys is every key of a gateway in the register, with validity.
-func (s *WorkflowService) gatewayKeys(id string) []evidence.GatewayKey {
-	g, ok := s.Registry.Gateway(id)
+func (s *Service) gatewayKeys(id string) []evidence.GatewayKey {
+	g, ok := s.registry.Gateway(id)
 	if !ok {
 		return nil
 	}
@@ -266,10 +273,10 @@ func software() string {
 
 // meter is the register of meters' entry, or the sensor register's meter
 // with the register's field checks, if any.
-func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Meter, error) {
+func (s *Service) meter(ctx context.Context, cs *AlertCase) (evidence.Meter, error) {
 	sensor, at := cs.Alert.Sensor, cs.Alert.WindowStart
-	if s.Evidence.Meters != nil {
-		m, ok, err := s.Evidence.Meters.Meter(ctx, sensor, at)
+	if s.evidence.Meters != nil {
+		m, ok, err := s.evidence.Meters.Meter(ctx, sensor, at)
 		if err != nil {
 			return evidence.Meter{}, fmt.Errorf("medidor do sensor %s: %w", sensor, err)
 		}
@@ -281,8 +288,8 @@ func (s *WorkflowService) meter(ctx context.Context, cs *AlertCase) (evidence.Me
 	if cs.Site.Certificate != "" || cs.Site.CalibratedAt != "" {
 		m.Calibration = &evidence.Calibration{Certificate: cs.Site.Certificate, Date: cs.Site.CalibratedAt}
 	}
-	if s.Evidence.Meters != nil {
-		last, signed, err := s.Evidence.Meters.FieldChecks(ctx, sensor, at)
+	if s.evidence.Meters != nil {
+		last, signed, err := s.evidence.Meters.FieldChecks(ctx, sensor, at)
 		if err != nil {
 			return evidence.Meter{}, fmt.Errorf("verificações de campo do sensor %s: %w", sensor, err)
 		}
@@ -334,7 +341,7 @@ func custodyOf(e cases.Entry, kind notice.Kind) evidence.Custody {
 
 // caseRecords fills the acts, constatações, custody, notice and the bag's
 // date (the case's last act; without acts, the alert's last event).
-func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Package) error {
+func (s *Service) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Package) error {
 	a := cs.Alert
 	created := a.WindowEnd
 	for _, t := range []time.Time{a.FiringAt, a.ResolvedAt} {
@@ -342,9 +349,9 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 			created = t
 		}
 	}
-	src := s.Evidence.Acts
-	if src == nil && s.Cases != nil {
-		src = CaseActs{s.Cases}
+	src := s.evidence.Acts
+	if src == nil && s.cases.Documents != nil {
+		src = CaseActs{caseActs{s.cases.Documents, s.cases.PDFs, s.cases.Constatacoes}}
 	}
 	if src != nil {
 		acts, cons, err := src.EvidenceActs(ctx, a.ID)
@@ -360,7 +367,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 		}
 	}
 	// The alert's own trail (acknowledged, assigned), then its documents'.
-	trail, err := s.Cases.Audit(ctx, a.ID)
+	trail, err := s.cases.Documents.Audit(ctx, a.ID)
 	if err != nil {
 		return fmt.Errorf("trilha de auditoria do alerta %s: %w", a.ID, err)
 	}
@@ -368,10 +375,10 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 		p.Custody = append(p.Custody, custodyOf(e, ""))
 		created = maxTime(created, e.At)
 	}
-	doc, err := s.Cases.ForAlert(ctx, a.ID)
+	doc, err := s.cases.Documents.ForAlert(ctx, a.ID)
 	switch {
 	case err == nil:
-		if kids, err := s.Cases.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
+		if kids, err := s.cases.Documents.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
 			doc = kids[len(kids)-1] // the auto, when there is one
 		}
 		p.NoticeID = doc.ID
@@ -386,7 +393,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 			}{{r.ID, r.Kind}}, trails...)
 		}
 		for _, tr := range trails {
-			es, err := s.Cases.Audit(ctx, tr.id)
+			es, err := s.cases.Documents.Audit(ctx, tr.id)
 			if err != nil {
 				return err
 			}
@@ -398,7 +405,7 @@ func (s *WorkflowService) caseRecords(ctx context.Context, cs *AlertCase, p *evi
 	case errors.Is(err, cases.ErrNotFound):
 		// No document yet: a draft, prepared as of the bag's date.
 		d := *s
-		d.Now = func() time.Time { return created }
+		d.clock = func() time.Time { return created }
 		dr, err := d.Draft(ctx, cs)
 		if err != nil {
 			return err
@@ -459,8 +466,8 @@ func caseState(p *evidence.Package, key ed25519.PrivateKey) string {
 
 // loadBatches yields the named batches, gateway by gateway in seq order,
 // streamed from the store when it can (BatchRange).
-func (s *WorkflowService) loadBatches(ctx context.Context, keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
-	if s.Batches == nil {
+func (s *Service) loadBatches(ctx context.Context, keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
+	if s.batches == nil {
 		return nil
 	}
 	by := map[string][]uint64{}
@@ -472,13 +479,13 @@ func (s *WorkflowService) loadBatches(ctx context.Context, keys []evidence.Batch
 		by[k.Gateway] = append(by[k.Gateway], k.Seq)
 	}
 	sort.Strings(gws)
-	br, ranged := s.Batches.(BatchRange)
+	br, ranged := s.batches.(BatchRange)
 	for _, gw := range gws {
 		seqs := by[gw]
 		slices.Sort(seqs)
 		if !ranged {
 			for _, seq := range seqs {
-				body, sig, ok, err := s.Batches.RawBatch(ctx, gw, seq)
+				body, sig, ok, err := s.batches.RawBatch(ctx, gw, seq)
 				if err != nil {
 					return fmt.Errorf("lote %s/%d: %w", gw, seq, err)
 				}

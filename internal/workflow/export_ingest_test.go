@@ -1,4 +1,4 @@
-package dashboard_test
+package workflow_test
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/alerts/notice/noticetest"
-	"github.com/sossego/sossego/dashboard"
 	"github.com/sossego/sossego/internal/cases/casesdb"
 	"github.com/sossego/sossego/internal/ingest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
@@ -22,6 +21,7 @@ import (
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
 	"github.com/sossego/sossego/internal/wire"
+	"github.com/sossego/sossego/internal/workflow"
 )
 
 // TestEvidenceFromIngestedStore builds the bag from a real SQLite store
@@ -133,8 +133,8 @@ func TestEvidenceFromIngestedStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &dashboard.WorkflowService{Cases: cs, Alerts: fakeAlerts{a.ID: a}, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
-		Margin: margin, Evidence: dashboard.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)}}}
+	svc := workflow.New(workflow.Config{Cases: caseStores(cs), Alerts: fakeAlerts{a.ID: a}, Registry: reg, Readings: st, Batches: st, Codes: set, Key: kr.Signer,
+		Margin: margin, Evidence: workflow.EvidenceSources{Keys: kr, Env: st, Ledger: &evidence.FileLedger{Dir: filepath.Join(dir, evidence.LedgerDir)}}})
 	var bag bytes.Buffer
 	sum, err := svc.Export(ctx, a.ID, &bag, nil)
 	if err != nil {

@@ -1,15 +1,4 @@
-package dashboard
-
-// The fiscal's workflow (api_workflow*.go, api_constatacao.go,
-// api_evidence_export.go; docs/workflow-api.md): the draft notice of an
-// alert, the workflow steps (issue, ciente, recusa with two witnesses,
-// regularisation, auto de infração, decision), the PDFs, the audit trail and
-// the evidence package. Roles come from a consumer-side WorkflowUserFunc:
-// anyone logged in reads; only a fiscal acts.
-//
-// WorkflowService holds the logic shared with the CLI (`sossego evidence
-// export`): assembling the finding, the parties and the readings of an alert
-// from the stores, and packaging them.
+package workflow
 
 import (
 	"context"
@@ -22,96 +11,31 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/sossego/sossego/alerts"
-	"github.com/sossego/sossego/alerts/evidence"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/cases"
 	"github.com/sossego/sossego/internal/pdf"
-	"github.com/sossego/sossego/internal/registry"
 	"github.com/sossego/sossego/internal/store"
 )
 
-// Alerts finds an alert (internal/alertstore.Store satisfies it).
-type AlertFinder interface {
-	GetAlert(ctx context.Context, id string) (alerts.Alert, error)
-}
-
-// Registry answers sensor and gateway look-ups (*registry.Registry).
-type SensorRegistry interface {
-	Sensor(id string) (registry.Sensor, bool)
-	Gateway(id string) (registry.Gateway, bool)
-}
-
-// SensorRegistryFunc adapts a live register (registry.Live.Current) to Registry.
-type SensorRegistryFunc func() *registry.Registry
-
-// Sensor looks the sensor up in the current register.
-func (f SensorRegistryFunc) Sensor(id string) (registry.Sensor, bool) { return f().Sensor(id) }
-
-// Gateway looks the gateway up in the current register.
-func (f SensorRegistryFunc) Gateway(id string) (registry.Gateway, bool) { return f().Gateway(id) }
-
-// Readings returns the stored 1-s records of a sensor in [from, to)
-// (*sqlitestore.Store; limit 0 = all).
-type WorkflowReadings interface {
-	Records(ctx context.Context, sensor string, from, to time.Time, limit int) ([]store.Record, error)
-}
-
-// RawBatches returns a stored signed batch (*sqlitestore.Store).
-type RawBatches interface {
-	RawBatch(ctx context.Context, gateway string, seq uint64) (body, sig []byte, verified bool, err error)
-}
-
-// Codes finds a municipal code (*codes.Set).
-type CodeFinder interface {
-	Code(id string) (*codes.Code, bool)
-}
-
-// CaseStore is the case store the workflow keeps its documents,
-// constatações, stored PDFs, alert triage and audit trail in
-// (*casesdb.Store).
-type CaseStore interface {
-	CaseActsStore
-	CaseTriage
-	Create(ctx context.Context, d notice.Draft, actor notice.Actor, at time.Time) (notice.Document, error)
-	Get(ctx context.Context, id string) (notice.Document, error)
-	History(ctx context.Context, doc, codeID string, exclude ...string) ([]codes.PriorInfraction, error)
-	ApplyRender(ctx context.Context, c *codes.Code, id string, a notice.Action, render cases.Render) (doc notice.Document, auto *notice.Document, err error)
-	Edit(ctx context.Context, c *codes.Code, id string, actor notice.Actor, at time.Time, changes []notice.FieldChange) (notice.Document, []notice.Edit, error)
-	Correct(ctx context.Context, c *codes.Code, id string, actor notice.Actor, at time.Time, reason string) (old, corr notice.Document, err error)
-	RecordConstatacao(ctx context.Context, k notice.Constatacao) (notice.Constatacao, error)
-	Constatacao(ctx context.Context, id string) (notice.Constatacao, error)
-	PDF(ctx context.Context, id string) ([]byte, notice.StoredPDF, error)
-	Audit(ctx context.Context, id string) ([]cases.Entry, error)
-}
-
-// CaseTriage keeps how the fiscais handle each alert (api_workflow_triage.go).
-type CaseTriage interface {
-	Ack(ctx context.Context, alertID string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error)
-	Assign(ctx context.Context, alertID, assignee string, actor notice.Actor, at time.Time) (t cases.Triage, changed bool, err error)
-	Triage(ctx context.Context, alertID string) (cases.Triage, error)
-	Triages(ctx context.Context, limit int) ([]cases.Triage, error)
-}
-
-// WorkflowService assembles notices, PDFs and evidence from the stores.
-type WorkflowService struct {
-	Cases    CaseStore
+// Config is what a Service is built from; New copies it.
+type Config struct {
+	Cases    CaseStores
 	Alerts   AlertFinder
 	Registry SensorRegistry
-	Readings WorkflowReadings
+	Readings Readings
 	Batches  RawBatches // nil: no signatures in the bag
 	Codes    CodeFinder
-	Key      ed25519.PrivateKey // evidence signing key (or KeyRing's)
-	// Evidence holds the evidence export's optional sources (evidence.go).
+	Key      ed25519.PrivateKey // evidence signing key (or Evidence.Keys')
+	// Evidence holds the evidence export's optional sources (export.go).
 	Evidence EvidenceSources
 	// Margin before and after the alert window in the evidence and the
 	// chart. Default 10 minutes.
-	Margin   time.Duration
-	Software string
-	Now      func() time.Time
-	Log      *slog.Logger
-	// OnChange, if set, is told of every stored workflow change (ack.go).
-	OnChange func(WorkflowChange)
+	Margin time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
+	// OnChange, if set, is told of every stored workflow change.
+	OnChange func(Change)
 	// Assignees, if set, lists the user ids an alert may be assigned to
 	// (the active fiscais); nil accepts any user name.
 	Assignees func(ctx context.Context) ([]string, error)
@@ -124,27 +48,50 @@ type WorkflowService struct {
 	UnitValues func(ctx context.Context) ([]notice.UnitValue, error)
 }
 
-// ErrNotFound is wrapped when an alert, sensor or document is unknown.
-var ErrNotFound = errors.New("não encontrado")
-
-// ErrNoNotice is wrapped when an alert cannot ground a notice: it never
-// fired, it is a no-data alert, or the time of its readings is not
-// trustworthy (HTTP 409).
-var ErrNoNotice = errors.New("o alerta não sustenta uma notificação")
-
-func (s *WorkflowService) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
+// Service is the fiscal's workflow: it assembles notices, PDFs and
+// evidence from its stores and records every step.
+type Service struct {
+	cases        CaseStores
+	alerts       AlertFinder
+	registry     SensorRegistry
+	readings     Readings
+	batches      RawBatches
+	codes        CodeFinder
+	key          ed25519.PrivateKey
+	evidence     EvidenceSources
+	margin       time.Duration
+	clock        func() time.Time
+	log          *slog.Logger
+	onChange     func(Change)
+	assignees    func(ctx context.Context) ([]string, error)
+	calibrations Calibrations
+	unitValues   func(ctx context.Context) ([]notice.UnitValue, error)
 }
 
-func (s *WorkflowService) margin() time.Duration {
-	if s.Margin > 0 {
-		return s.Margin
+// New returns the service over c's stores.
+func New(c Config) *Service {
+	s := &Service{cases: c.Cases, alerts: c.Alerts, registry: c.Registry, readings: c.Readings, batches: c.Batches, codes: c.Codes,
+		key: c.Key, evidence: c.Evidence, margin: c.Margin, clock: c.Now, log: c.Log, onChange: c.OnChange, assignees: c.Assignees,
+		calibrations: c.Calibrations, unitValues: c.UnitValues}
+	if s.margin <= 0 {
+		s.margin = 10 * time.Minute
 	}
-	return 10 * time.Minute
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
 }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.clock() }
+
+func (s *Service) now() time.Time { return s.clock() }
+
+// Logger is the service's logger, for the errors its callers log.
+func (s *Service) Logger() *slog.Logger { return s.log }
 
 // AlertCase is everything known about an alert's case.
 type AlertCase struct {
@@ -157,8 +104,8 @@ type AlertCase struct {
 
 // alert reads one alert: ErrNotFound (404) when the store holds none of
 // that id, the store's error otherwise (a 500, never "não encontrado").
-func (s *WorkflowService) alert(ctx context.Context, id string) (alerts.Alert, error) {
-	a, err := s.Alerts.GetAlert(ctx, id)
+func (s *Service) alert(ctx context.Context, id string) (alerts.Alert, error) {
+	a, err := s.alerts.GetAlert(ctx, id)
 	switch {
 	case errors.Is(err, alerts.ErrNotFound):
 		return a, fmt.Errorf("%w: alerta %q", ErrNotFound, id)
@@ -169,7 +116,7 @@ func (s *WorkflowService) alert(ctx context.Context, id string) (alerts.Alert, e
 }
 
 // Load gathers the alert, its code, the establishment and the site.
-func (s *WorkflowService) Load(ctx context.Context, alertID string) (*AlertCase, error) {
+func (s *Service) Load(ctx context.Context, alertID string) (*AlertCase, error) {
 	a, err := s.alert(ctx, alertID)
 	if err != nil {
 		return nil, err
@@ -181,18 +128,18 @@ func (s *WorkflowService) Load(ctx context.Context, alertID string) (*AlertCase,
 	if cid == "" {
 		cid = a.Code
 	}
-	c, ok := s.Codes.Code(cid)
+	c, ok := s.codes.Code(cid)
 	if !ok {
 		return nil, fmt.Errorf("o código municipal %q do alerta não está carregado", cid)
 	}
-	sn, ok := s.Registry.Sensor(a.Sensor)
+	sn, ok := s.registry.Sensor(a.Sensor)
 	if !ok {
 		return nil, fmt.Errorf("%w: o sensor %q do alerta não está no cadastro", ErrNotFound, a.Sensor)
 	}
-	if len(sn.Establishments) == 0 {
+	e, ok := sn.Primary()
+	if !ok {
 		return nil, fmt.Errorf("o sensor %s não tem estabelecimento no cadastro: cadastre quem ele monitora", sn.ID)
 	}
-	e := sn.Establishments[0]
 	for _, x := range sn.Establishments {
 		if x.Name == a.Establishment {
 			e = x
@@ -211,11 +158,11 @@ func (s *WorkflowService) Load(ctx context.Context, alertID string) (*AlertCase,
 // synchronised: the period, and so the limit, of a
 // reading depends on its time (22:00 in Lapa), and a notice must not rest
 // on a time nobody can vouch for (docs/performance-goals.md).
-func (s *WorkflowService) Draft(ctx context.Context, cs *AlertCase) (notice.Draft, error) {
+func (s *Service) Draft(ctx context.Context, cs *AlertCase) (notice.Draft, error) {
 	if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
 		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)
 	}
-	rs, err := s.Readings.Records(ctx, cs.Alert.Sensor, cs.Alert.WindowStart, cs.Alert.WindowEnd, 0)
+	rs, err := s.readings.Records(ctx, cs.Alert.Sensor, cs.Alert.WindowStart, cs.Alert.WindowEnd, 0)
 	if err != nil {
 		return notice.Draft{}, fmt.Errorf("leituras do sensor %s: %w", cs.Alert.Sensor, err)
 	}
@@ -237,7 +184,7 @@ func (s *WorkflowService) Draft(ctx context.Context, cs *AlertCase) (notice.Draf
 		return notice.Draft{}, fmt.Errorf("%w: %d leituras do alerta vieram com o relógio do gateway %s não sincronizado; "+why,
 			ErrNoNotice, n, cs.Gate)
 	}
-	h, err := s.Cases.History(ctx, cs.Party.Document, cs.Code.ID)
+	h, err := s.cases.Documents.History(ctx, cs.Party.Document, cs.Code.ID)
 	if err != nil {
 		return notice.Draft{}, err
 	}
@@ -251,11 +198,11 @@ func (s *WorkflowService) Draft(ctx context.Context, cs *AlertCase) (notice.Draf
 // applyFine values the fine of a draft on the day it was prepared with
 // UnitValues (notice.ApplyFine). Every path that builds a first document
 // calls it.
-func (s *WorkflowService) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code) error {
+func (s *Service) applyFine(ctx context.Context, d *notice.Draft, c *codes.Code) error {
 	var vs []notice.UnitValue
-	if s.UnitValues != nil {
+	if s.unitValues != nil {
 		var err error
-		if vs, err = s.UnitValues(ctx); err != nil {
+		if vs, err = s.unitValues(ctx); err != nil {
 			return fmt.Errorf("valores das unidades monetárias: %w", err)
 		}
 	}
@@ -266,7 +213,7 @@ func (s *WorkflowService) applyFine(ctx context.Context, d *notice.Draft, c *cod
 // DraftFrom builds the first document for an alert from the constatação
 // that confirms it (notice.BuildFrom), with the same checks as Draft and
 // the history of the party the constatação names.
-func (s *WorkflowService) DraftFrom(ctx context.Context, cs *AlertCase, k notice.Constatacao) (notice.Draft, error) {
+func (s *Service) DraftFrom(ctx context.Context, cs *AlertCase, k notice.Constatacao) (notice.Draft, error) {
 	if k.Measurement.Kind == notice.MeasureSensor {
 		if _, err := s.Draft(ctx, cs); err != nil { // the sensor's window must be one a notice may rest on
 			return notice.Draft{}, err
@@ -274,7 +221,7 @@ func (s *WorkflowService) DraftFrom(ctx context.Context, cs *AlertCase, k notice
 	} else if cs.Alert.State != alerts.StateFiring && cs.Alert.State != alerts.StateResolved {
 		return notice.Draft{}, fmt.Errorf("%w: o alerta %s está %s: só um alerta que disparou gera notificação", ErrNoNotice, cs.Alert.ID, cs.Alert.State)
 	}
-	h, err := s.Cases.History(ctx, k.Source.Document, cs.Code.ID)
+	h, err := s.cases.Documents.History(ctx, k.Source.Document, cs.Code.ID)
 	if err != nil {
 		return notice.Draft{}, err
 	}
@@ -285,13 +232,13 @@ func (s *WorkflowService) DraftFrom(ctx context.Context, cs *AlertCase, k notice
 	return d, s.applyFine(ctx, &d, cs.Code)
 }
 
-func (s *WorkflowService) records(ctx context.Context, cs *AlertCase) ([]store.Record, time.Time, time.Time, error) {
-	from := cs.Alert.WindowStart.Add(-s.margin())
-	to := cs.Alert.WindowEnd.Add(s.margin())
+func (s *Service) records(ctx context.Context, cs *AlertCase) ([]store.Record, time.Time, time.Time, error) {
+	from := cs.Alert.WindowStart.Add(-s.margin)
+	to := cs.Alert.WindowEnd.Add(s.margin)
 	if !cs.Alert.ResolvedAt.IsZero() && cs.Alert.ResolvedAt.After(cs.Alert.WindowEnd) {
-		to = cs.Alert.ResolvedAt.Add(s.margin())
+		to = cs.Alert.ResolvedAt.Add(s.margin)
 	}
-	rs, err := s.Readings.Records(ctx, cs.Alert.Sensor, from, to, 0)
+	rs, err := s.readings.Records(ctx, cs.Alert.Sensor, from, to, 0)
 	if err != nil {
 		return nil, from, to, fmt.Errorf("leituras do sensor %s: %w", cs.Alert.Sensor, err)
 	}
@@ -299,7 +246,7 @@ func (s *WorkflowService) records(ctx context.Context, cs *AlertCase) ([]store.R
 }
 
 // Chart draws the readings around the alert.
-func (s *WorkflowService) Chart(ctx context.Context, cs *AlertCase) ([]byte, error) {
+func (s *Service) Chart(ctx context.Context, cs *AlertCase) ([]byte, error) {
 	rs, _, _, err := s.records(ctx, cs)
 	if err != nil {
 		return nil, err
@@ -321,30 +268,30 @@ func chart(cs *AlertCase, rs []store.Record) ([]byte, error) {
 		EventStart: cs.Alert.WindowStart, EventEnd: cs.Alert.WindowEnd}, 18*vg.Centimeter, 7.5*vg.Centimeter, 150)
 }
 
-// StoredPDF returns the PDF of a document: the bytes stored at issue for
+// storedPDF returns the PDF of a document: the bytes stored at issue for
 // an issued act (never a re-render), a fresh rendering for a draft or an
 // act issued before PDFs were stored.
-func (s *WorkflowService) StoredPDF(ctx context.Context, doc notice.Document) ([]byte, error) {
-	b, _, err := s.Cases.PDF(ctx, doc.ID)
+func (s *Service) storedPDF(ctx context.Context, doc notice.Document) ([]byte, error) {
+	b, _, err := s.cases.PDFs.PDF(ctx, doc.ID)
 	switch {
 	case err == nil:
 		return b, nil
 	case errors.Is(err, cases.ErrNoPDF):
-		return s.PDF(ctx, doc)
+		return s.render(ctx, doc)
 	}
 	return nil, err
 }
 
-// PDF renders a stored document.
-func (s *WorkflowService) PDF(ctx context.Context, doc notice.Document) ([]byte, error) {
-	c, ok := s.Codes.Code(doc.Draft.CodeID)
+// render renders a stored document.
+func (s *Service) render(ctx context.Context, doc notice.Document) ([]byte, error) {
+	c, ok := s.codes.Code(doc.Draft.CodeID)
 	if !ok {
 		return nil, fmt.Errorf("o código %q do documento não está carregado", doc.Draft.CodeID)
 	}
 	var png []byte
 	if cs, err := s.Load(ctx, doc.Draft.Finding.AlertID); err == nil {
-		if png, err = s.Chart(ctx, cs); err != nil && s.Log != nil {
-			s.Log.Warn("fiscalização: gráfico não gerado", "doc", doc.ID, "erro", err)
+		if png, err = s.Chart(ctx, cs); err != nil {
+			s.log.Warn("fiscalização: gráfico não gerado", "doc", doc.ID, "erro", err)
 		}
 	}
 	at := doc.Draft.Prepared
@@ -354,5 +301,3 @@ func (s *WorkflowService) PDF(ctx context.Context, doc notice.Document) ([]byte,
 	return pdf.Render(pdf.Input{Doc: doc, Deadlines: notice.Deadlines(c, &doc, s.now()), Chart: png, Generated: at,
 		EvidenceKey: s.KeyFingerprint()})
 }
-
-func evidenceName(alertID string) string { return evidence.BagName(alertID) + ".zip" }

@@ -1,4 +1,4 @@
-package dashboard
+package workflow
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func TestCalibrationVerdict(t *testing.T) {
 			"leituras indicativas: medidor de triagem (não é classe 1 ou 2, segundo o cadastro de sensores), mesmo com certificado"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &WorkflowService{Calibrations: tc.cal}
+			s := New(Config{Calibrations: tc.cal})
 			ok, why := s.calibration(tc.s, at)
 			if ok != tc.ok || !strings.Contains(why, tc.why) {
 				t.Errorf("calibration = %v %q, want %v and %q", ok, why, tc.ok, tc.why)

@@ -1,4 +1,4 @@
-package dashboard
+package workflow
 
 import (
 	"encoding/json"
