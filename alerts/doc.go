@@ -56,4 +56,16 @@
 //     (exceedance) or sensor + "/nodata/" + the end of the last data (no_data),
 //     both in UTC with millisecond precision. They are the idempotency keys of
 //     the case store: replaying the same readings yields the same ids.
+//
+// Overview of its parts: pure alert engine (`Engine.Step`) + `Monitor` shell;
+// `CodeLimits` adapts `codes`; `alerts/notice` (constatações and whether they
+// ground a notice, drafts and their edits, penalties, workflow states, pure),
+// `alerts/evidence` (BagIt export/verify: the bag carries the service key and
+// its history, the gateway keys in force when each batch was received, the
+// acts' stored PDFs, the meter's signed field checks; `Verify` takes a zip or
+// a directory (a zip's local headers must agree with its central directory),
+// re-checks every gateway signature (batches and field checks) with
+// `internal/wire/signature`'s batch verifier — the batches while `batches.txt`
+// is still being inflated and hashed, `verify_stream.go` — and readings.csv
+// against the signed batches, and says íntegro only for a trusted service key).
 package alerts

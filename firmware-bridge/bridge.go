@@ -6,6 +6,11 @@
 // sampling loop, its ticker and its context.
 //
 // The folder is called firmware-bridge; the package is bridge.
+//
+// Overview of its parts: `Meter`/`Sample`; one sub-package per device
+// (`pcbadbm`, `sen0232`, `nsrtmk4`, `xl2`, `bme280`), `sim` (simulated meter),
+// `slm` (software sound-level meter); `internal/serialport` (shared serial
+// plumbing), `ptytest`, `internal/{i2cfake,clocktest}` (test support).
 package bridge
 
 import (

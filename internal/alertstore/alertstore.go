@@ -20,6 +20,10 @@
 //
 // The schema is versioned: numbered steps recorded in schema_migrations
 // (casesdb keeps its own version table beside it).
+//
+// Overview of its parts: the alerts, their transitions and the monitor's
+// per-sensor state, in `cases.db` beside the case store's tables (SQLite,
+// numbered schema steps); `EvidenceSpans` (what each alert rests on).
 package alertstore
 
 import (

@@ -8,6 +8,14 @@
 // that failed (a full disk, Ctrl-C) never looks like a backup.
 //
 // Its errors are in pt-BR: they are the message the command prints.
+//
+// Overview of its parts: `sossego backup`'s engine: the data folder copied
+// while the service runs — each SQLite file found by its header as an
+// `internal/sqlitedb.Snapshot`, the other files as they are with their mode
+// (the evidence key, its history, the bags' ledger, the register), SQLite's
+// side files, reserves and temporary files left out and listed, a
+// `SHA256SUMS`; written into a hidden folder beside the destination and
+// renamed only when whole; errors in pt-BR; docs/operations.md.
 package backup
 
 import (

@@ -11,6 +11,20 @@
 // readings may found a constatação. This package holds no driver: the
 // register's store (calibration.db), its ingest observer and its /metrics
 // gauges are in calibrationdb.
+//
+// Overview of its parts: the metrology kept per meter, as types and rules
+// without a driver: calibration certificates (number, laboratory, dates,
+// uncertainty, the PDF's sha256; append-only revisions) and their validation
+// (pt-BR), calibrator field checks (signed `check` messages, with their
+// drift), the meter model and serial signed batches report, each
+// municipality's field-check policy bounds; pure `Evaluate` (readings
+// "indicativas" when no certificate covers the instant, it expired, or the
+// batches report another meter) and `Decide`, the one rule whether readings
+// may found a constatação (never for a meter the register of sensors does not
+// grade class 1 or 2; otherwise the register's verdict once it holds a
+// certificate of the sensor, else the register of sensors' calibration date),
+// for the workflow, the alert card, the Metrologia page, the gauges and the
+// CLI; what the dashboard imports.
 package calibration
 
 import (

@@ -10,6 +10,18 @@
 // preliminary notice and auto de infração counts as one infraction under its
 // penalty provision; an auto judged with the penalty confirmed is "autuado e
 // punido". A relatório de constatação does not count (its auto does).
+//
+// Overview of its parts: what the fiscal's cases are, as types and pure rules,
+// without a driver — what the dashboard imports: the audit trail's entries and
+// their SHA-256 chain (`EntryHash`, `VerifyChain`), an alert's triage
+// (acknowledged by, assigned to: `Triage`, `CheckAssignee`), the errors the
+// case store answers with (`ErrNotFound`, `ErrConflict`, `ErrNoPDF`), the fine
+// valued again on the date of the act at issue (`Revalue`, `FineEntry`); the
+// case list with next deadlines and a party's history (`list.go`: `Index`, an
+// in-memory index refreshed on each call from a consumer-side `Source`,
+// reading only the documents that changed; an alert that fired with no
+// document yet is a case in state `sem_ato`, "alerta sem ato"), the states'
+// pt-BR labels.
 package cases
 
 import (

@@ -4,6 +4,15 @@
 // ingest pipeline, the alerts monitor with its case store, the watch on the
 // data dir's free space, and the HTTP server (JSON API, Prometheus
 // metrics). Run blocks until the context ends and shuts every part down.
+//
+// Overview of its parts: `Run(ctx, Options)`: wires everything of the central
+// service — `service.go` opens the parts one step each (registry, stores,
+// metrics, calibration, web, alerts, broker, ingest, HTTP, retention; each
+// adds what closes it) and `run` starts the long-running ones in one errgroup;
+// adapters between packages in `adapters.go`, `web.go`, `cases.go`,
+// `calibration.go` (`EvidenceMeters`: the calibration register as the evidence
+// export reads it, also used by `sossego evidence export`), `notify.go` (it
+// serves no handler of its own: every `/api/v1` route is `dashboard`'s).
 package central
 
 import (

@@ -7,6 +7,13 @@
 //
 // It is used by the product's embedded broker (internal/broker) and by the
 // test broker (internal/mochitest).
+//
+// Overview of its parts: the connections a server's listeners accepted and
+// have not closed, and whether each has been read from: what a shutdown needs
+// to know that mochi's goroutine for every connection has started (mochi
+// v2.7.9 joins its wait group there, so its `Close` races a connection
+// accepted just before) and which connections are left after a grace; used by
+// `internal/broker` and `internal/mochitest`.
 package conntrack
 
 import (

@@ -2,6 +2,10 @@
 // CPF (11 digits) and CNPJ (14 characters, numeric or the alphanumeric form
 // in use from July 2026). It is pure and has no dependencies; the register,
 // the constatações and the witnesses of a notice all check through it.
+//
+// Overview of its parts: pure CPF and CNPJ (numeric and alphanumeric) check
+// digits, pt-BR errors; the one home used by the register, the constatações
+// and the witnesses.
 package docid
 
 import (

@@ -14,6 +14,16 @@
 // consumer of the set — alert limits, reports, limit series, notice
 // deadlines — reads the same calendar; Watch re-applies them when the
 // register changes (the CLI writes while the service runs).
+//
+// Overview of its parts: each municipality's decreed days as types and without
+// a driver: municipal holidays set by law (every year on a day, optionally
+// from the law's date) and days decreed once (feriado or ponto facultativo),
+// each with the act that set it, and the change log's entries (who, when,
+// why); pure `Check` (unknown municipality, invalid dates, duplicates, a day
+// the code already keeps → pt-BR) and `ParseDay`; `Apply`/`Watch` read a
+// consumer-side `Register` and hand the days to `codes.Set.SetDecreed`, so
+// alert limits, reports, limit series and notice deadlines read the same
+// calendar (docs/holidays.md); what the consumers import.
 package holidays
 
 import (

@@ -4,6 +4,9 @@
 // histogram from which exceedance levels (L10, L50, L90) are read exactly.
 //
 // Decibels are never averaged: LAeq,T = 10·lg(Σ Tᵢ·10^(Lᵢ/10) / Σ Tᵢ).
+//
+// Overview of its parts: energy-domain maths: Leq, accumulators, 0.1 dB
+// histograms.
 package level
 
 import (

@@ -14,6 +14,16 @@
 // number of hours from UTC) holds the hour's total and its minutes
 // (encode.go). A report reads an hour whole when the hour lies within one
 // legal period and part of the day, and its minutes otherwise.
+//
+// Overview of its parts: the long-term tier, kept forever in its own
+// `longterm.db`: per sensor and hour a row with the hour's aggregate and its
+// minutes' (energy sum, time present, LAFmax, LAFmin, L10–L95, 0.1 dB
+// histogram) and a change number the InfluxDB mirror follows; a `Follower`
+// folds the readings store's level records in by record-id cursor, cursor and
+// aggregates in one transaction (a crash loses nothing, counts nothing twice),
+// and floors the readings store's ids above its cursor at start
+// (`sqlitestore`'s `FloorLevelIDs`); reports and long charts read it; schema
+// steps by `internal/sqlitedb.Migrate`.
 package longterm
 
 import (

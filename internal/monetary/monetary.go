@@ -12,6 +12,12 @@
 // internal/monetary/monetarydb, is its own SQLite file in the data directory
 // with an append-only log of every change (who, when, what: Change); it is
 // wired by internal/central and cmd/sossego.
+//
+// Overview of its parts: each municipality's monetary units' values per period
+// of validity (from, to, R$, the act that set them) and their change log
+// entries, as types and without a driver; pure `Check` (unknown code or unit,
+// overlaps, values not positive → pt-BR) and `ValueAt`; the codes' YAML
+// `value_brl` is only a fallback; what the consumers import.
 package monetary
 
 import (

@@ -56,6 +56,15 @@
 // (TLS). ws and wss, unix, and any broker reached through an ALL_PROXY
 // proxy stay on paho's own opener: Use installs Open only where it does
 // what paho would.
+//
+// Overview of its parts: paho's connection opener (`Use`/`Open`) for tcp and
+// TLS brokers with buffered reads (paho v1.5.1 reads each packet in ~4
+// syscalls) and coalesced writes (a goroutine per connection sends what paho
+// queued meanwhile in one write; each write bounded by WriteTimeout; a failed
+// write ends the connection and the next read returns its error, so paho
+// reconnects at once; Close sends what is queued); ws/wss stay on paho's own;
+// used by `internal/ingest.Subscriber`, `gateway/mqttconn` and
+// `internal/ingest/loadgen`.
 package mqttnet
 
 import (

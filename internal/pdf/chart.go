@@ -8,6 +8,11 @@
 // output is reproducible: the same document and chart give the same bytes
 // (fixed creation date, sorted catalog), so an evidence package's hash of
 // the PDF is stable.
+//
+// Overview of its parts: A4 PDFs (two copies, every page with summary,
+// rubrica, página n/N and the act's seal as text and QR code; charts with
+// round Brasília time ticks — docs/documents.md; `internal/pdf/report.go`: the
+// relatório de níveis sonoros).
 package pdf
 
 import (

@@ -13,6 +13,10 @@
 //
 // The vocabulary of zones, establishment types and mechanisms is the one of
 // the codes engine's evaluation contract (`sossego codes eval`, codes/README.md).
+//
+// Overview of its parts: the YAML register of gateways, sensors,
+// establishments; live reload; a sensor's meter as `calibration.Decide` takes
+// it (`Meter.Calibration`).
 package registry
 
 import (

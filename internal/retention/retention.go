@@ -7,6 +7,13 @@
 // Dead letters older than the retention go too, except those that settled
 // a seq (docs/wire.md, Ack). Off by default: nothing is ever deleted
 // unless an operator sets a retention.
+//
+// Overview of its parts: `--retain-days` (default 90): hourly passes deleting
+// old batches, their readings and dead letters from the readings store,
+// keeping every alert's span ± 1 day while its case is open and
+// `--evidence-years` after it closed (`Expiry`), and anything InfluxDB or the
+// long-term tier has not received (`sqlitestore`'s `PruneOldest` does the
+// chunked deletes).
 package retention
 
 import (

@@ -7,6 +7,20 @@
 //
 // modernc.org/sqlite (pure Go) is the driver, so the gateway cross-compiles
 // with cgo off.
+//
+// Overview of its parts: the one SQLite plumbing: `OpenMigrated` (how a store
+// opens its file: `Open` then `Migrate`), `Open` (WAL checked, busy timeout,
+// synchronous level, immediate write transactions, foreign keys, checkpoint
+// size, page cache, WAL size limit; a new file's page size and incremental
+// auto-vacuum, set only when the file is made so opening writes nothing) and
+// `Migrate` (numbered steps recorded in the store's own version table — alerts
+// and cases share `cases.db` — each applied whole or not at all; an older
+// version table is adopted; a file from a newer release is refused);
+// `Snapshot` (a consistent copy of a live database, `VACUUM INTO`, then
+// `QuickCheck`; a damaged file is a `DamagedError`, a full disk `ENOSPC`);
+// used by the readings store (`internal/store/sqlitestore`), the gateway's
+// outbox, `internal/cases/casesdb`, `internal/alertstore`,
+// `internal/users/usersdb`, `internal/notify` and the other central stores.
 package sqlitedb
 
 import (

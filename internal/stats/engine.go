@@ -21,6 +21,11 @@
 // only when greater). An episode is a run of consecutive minutes above the
 // limit; a minute not above it, or a minute without records, ends it. It
 // is counted in the occurrence, period and day where it starts.
+//
+// Overview of its parts: pure report engine: LAeq per legal period (walking
+// the occurrences `codes.ActiveLimit` returns), Ld/Le/Ln/Lden, L10–L95 from
+// merged histograms, minutes and episodes above the limit, coverage; the limit
+// series of a range.
 package stats
 
 import (

@@ -17,6 +17,14 @@
 // Levels are combined in the energy domain only (internal/level):
 // LAeq,T = 10·lg(Σ Tᵢ·10^(Lᵢ/10) / Σ Tᵢ); LAFmax is the max of maxima and
 // LAFmin the min of minima; Ln comes from merged 0.1 dB histograms.
+//
+// Overview of its parts: what the readings store keeps, as types and without a
+// driver (batches, level and env records, dead letters, gateway statuses,
+// watermarks, conflicts and skipped seqs, prune requests, the mirrors' cursor
+// names and the long-term tier's hour rows), `Aggregate` (energy-correct
+// buckets), the `Readings` window-query interface and `Fallback` (window
+// queries from the local store while InfluxDB is down); what the consumers
+// import.
 package store
 
 import (

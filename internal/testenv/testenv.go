@@ -4,6 +4,9 @@
 //
 // A missing component skips the test on a developer's machine but fails it
 // when CI=true: in CI nothing may be silently left untested.
+//
+// Overview of its parts: starts real Mosquitto / InfluxDB / mailpit (SMTP,
+// with STARTTLS/TLS and logins) / chromium / pdftoppm for tests.
 package testenv
 
 import (

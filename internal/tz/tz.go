@@ -5,6 +5,10 @@
 // Raspberry Pi or a container without /usr/share/zoneinfo reads the same
 // hours as the server. It never falls back to UTC: a zone that cannot load
 // is an error at startup (Load) or a broken build (Brasilia).
+//
+// Overview of its parts: the product's one time zone: Brasília time
+// (America/Sao_Paulo) from the embedded tz database; never a silent UTC
+// fallback.
 package tz
 
 import (

@@ -15,6 +15,12 @@
 // (Options.MaxWaiting); beyond that a call returns ErrBusy at once instead
 // of queueing. A burst of logins therefore costs at most MaxHashes × MemKiB
 // of memory, however many arrive.
+//
+// Overview of its parts: users, roles and sessions as types and without a
+// driver: their profile (full name, matrícula, e-mail, phone: what documents
+// and the audit trail print; pt-BR validation, a fiscal needs name and
+// matrícula; `CheckNewUser`, `Change.Apply`), argon2id password hashes (PHC
+// strings), the sentinel errors; what the consumers import.
 package users
 
 import (

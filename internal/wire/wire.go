@@ -10,6 +10,9 @@
 // The package is pure: encoding, decoding, signing and validation, with the
 // receive time passed in by the caller. Checking the signatures is
 // internal/wire/signature's.
+//
+// Overview of its parts: MQTT wire contract v1 (docs/wire.md): topics, signed
+// envelopes (`Seal`), the strict decoder (`Open`), validation.
 package wire
 
 import (

@@ -4,6 +4,20 @@
 // internal/sqlitedb), the ingest observer that feeds it, Decide and Status
 // over it for the workflow and the alert card, and the /metrics gauges
 // (docs/metrology.md).
+//
+// Overview of its parts: the calibration register's store, in its own
+// `calibration.db` through `internal/sqlitedb` (numbered schema steps;
+// certificates and their files append-only, field checks with their signed
+// bytes, device sightings, policy); `Decide`/`Verdict`/`Overview` over it (the
+// overview and the gauges decide over the register of sensors' meters that
+// `Options.Sensors` gives, `central.CalibrationSensors`); `SignedChecks` for
+// the evidence bag; ingest observer (device-mismatch warning; the last batch
+// it handled saved every 30 s) and `CatchUp` (`catchup.go`: at start, the
+// field checks the readings store holds above the register's cursor, through
+// the observer's `ObserveCheck`, and the meters of the levels batches stored
+// after the last one the observer handled, `ingest.ReplayLevels`); `/metrics`
+// gauges (docs/metrology.md); wired by `internal/central` and `cmd/sossego`
+// only.
 package calibrationdb
 
 import (

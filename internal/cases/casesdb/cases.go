@@ -17,6 +17,17 @@
 // table, so the store may share a database file with internal/alertstore.
 // The types it answers with, the audit trail's hash chain and the case list
 // over this store are internal/cases.
+//
+// Overview of its parts: the case store in `cases.db` (tables `cases_`, beside
+// `internal/alertstore`'s): notices/autos with their audit trail (append-only
+// and hash-chained, SQLite triggers), the fiscais' constatações (never
+// changed), draft edits (one audit entry per field), each issued act's PDF
+// stored with its SHA-256, the alerts' triage; every workflow step one
+// transaction (the pure `alerts/notice` state machine between load and save;
+// the fine valued again before the act's PDF is rendered and stored); numbered
+// schema steps, a release file adopted; the case list's reads (`list.go`:
+// covering index, fingerprint, changed documents) as `cases.Source`; wired by
+// `internal/central` and `cmd/sossego` only.
 package casesdb
 
 import (

@@ -5,6 +5,11 @@
 // append-only by triggers. The types and the rules an entry must meet are
 // internal/holidays; internal/central and cmd/sossego wire it, and
 // holidays.Apply and holidays.Watch read it.
+//
+// Overview of its parts: the register of those days in `holidays.db` (SQLite
+// through `internal/sqlitedb`, numbered schema steps), its change log kept
+// append-only by triggers; `Add` checks by `holidays.Check` in the transaction
+// that writes; wired by `internal/central` and `cmd/sossego`.
 package holidaysdb
 
 import (

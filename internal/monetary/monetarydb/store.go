@@ -3,6 +3,11 @@
 // schema steps recorded by sqlitedb.Migrate) with the periods of validity
 // and an append-only log of every change. The types and the rules a period
 // must meet are internal/monetary; internal/central and cmd/sossego wire it.
+//
+// Overview of its parts: the store of those values in `monetary.db` (SQLite
+// through `internal/sqlitedb`, numbered schema steps), with an append-only
+// change log; `Set` checks by `monetary.Check` in the transaction that writes;
+// wired by `internal/central` and `cmd/sossego`.
 package monetarydb
 
 import (

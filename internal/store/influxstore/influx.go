@@ -4,6 +4,12 @@
 // the long-term tier's minute and hour aggregates into a retention policy
 // of their own. Both retry with backoff and move their cursor only after a
 // write succeeded, so an outage of any length loses nothing.
+//
+// Overview of its parts: the InfluxDB mirror (levels and env by record-id
+// cursor from a consumer-side `Source`, Flux window queries) and the long-term
+// tier's (`tier_influx.go`: `sossego_minute`/`sossego_hour` in an infinite
+// retention policy it creates, following the tier's change numbers); wired by
+// `internal/central` only.
 package influxstore
 
 import (

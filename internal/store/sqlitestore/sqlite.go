@@ -5,6 +5,18 @@
 // level records packed one row per batch, env readings, dead letters,
 // statuses, watermarks); the queries answer the dashboard, the alerts, the
 // evidence export, retention and the InfluxDB mirror.
+//
+// Overview of its parts: the readings store: SQLite through
+// `internal/sqlitedb` (authoritative; numbered schema steps, a release
+// database adopted; `Apply` as a type whose steps are methods, the watermark
+// arithmetic a pure `seqWindow`; level records packed one row per batch,
+// `packs.go`; record ids that only grow, `ids.go`; `conflicts.go`: a
+// re-measured second keeps both records in `record_conflicts`, another body
+// under a stored seq is a `seq_conflict` dead letter, skipped seqs in
+// `seq_skips`; `PruneOldest`, `FloorLevelIDs`, the evidence's `BatchesRange`,
+// the field checks by position `ChecksAfter`, over a partial index, and the
+// levels batches after a position `LevelBatchesAfter`, `checks.go`); wired by
+// `internal/central` only.
 package sqlitestore
 
 import (

@@ -12,6 +12,11 @@
 // users.ErrBusy at once instead of queueing (see internal/users).
 //
 // The store reads no clock: every call that depends on time takes now.
+//
+// Overview of its parts: the user and session store in `users.db` (SQLite
+// through `internal/sqlitedb`, numbered schema steps, a release file adopted;
+// session tokens kept as SHA-256 only; argon2id runs bounded, `users.ErrBusy`
+// beyond); wired by `internal/central` and `cmd/sossego`.
 package usersdb
 
 import (

@@ -3,6 +3,12 @@
 // a batch verifier for many signatures at once, both under RFC 8032's
 // cofactored rule via curve25519-voi. Every rejection is a *wire.Error
 // with reason wire.ReasonSignature.
+//
+// Overview of its parts: the envelopes' signature checks: `PublicKey` (a
+// gateway key pre-expanded once) and `BatchVerifier` (RFC 8032 cofactored
+// checks, one by one or in batches, via curve25519-voi; differential fuzz
+// tests against crypto/ed25519); used by `internal/ingest`,
+// `internal/registry`, `alerts/evidence`.
 package signature
 
 import (
