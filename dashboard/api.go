@@ -117,23 +117,6 @@ func NewAPI(o APIOptions) *API {
 	return &API{o: o}
 }
 
-// Register adds the API routes to mux.
-func (a *API) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/health", a.health)
-	mux.HandleFunc("GET /api/v1/sensors", a.sensors)
-	mux.HandleFunc("GET /api/v1/sensors/{id}", a.sensor)
-	mux.HandleFunc("GET /api/v1/sensors/{id}/env", a.env)
-	mux.HandleFunc("GET /api/v1/gateways", a.gateways)
-	mux.HandleFunc("GET /api/v1/alerts", a.alerts)
-	mux.HandleFunc("GET /api/v1/readings", a.readings)
-	mux.HandleFunc("GET /api/v1/dead-letters", a.deadLetters)
-	mux.HandleFunc("GET /api/v1/labels", a.labels)
-	a.registerConflicts(mux)
-	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		apiError(w, http.StatusNotFound, "recurso não encontrado: "+r.URL.Path)
-	})
-}
-
 // ServeHTTP makes API an http.Handler on its own mux.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := http.NewServeMux()

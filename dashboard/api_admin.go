@@ -64,19 +64,6 @@ func NewAdminAPI(o AdminOptions) *AdminAPI {
 	return &AdminAPI{o: o}
 }
 
-// Register mounts the routes on mux behind auth (sessions, CSRF, roles).
-func (a *AdminAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(h http.HandlerFunc, roles ...users.Role) http.Handler {
-		return auth.Protect(auth.RequireRole(roles...)(h))
-	}
-	mux.Handle("GET /api/v1/admin/users", role(a.listUsers, users.Admin))
-	mux.Handle("POST /api/v1/admin/users", role(a.createUser, users.Admin))
-	mux.Handle("PATCH /api/v1/admin/users/{name}", role(a.updateUser, users.Admin))
-	mux.Handle("GET /api/v1/units", role(a.units, users.Roles...))
-	mux.Handle("GET /api/v1/units/{code}/history", role(a.unitHistory, users.Roles...))
-	mux.Handle("POST /api/v1/admin/units", role(a.setUnit, users.Admin))
-}
-
 func (a *AdminAPI) internal(w http.ResponseWriter, err error) {
 	serverError(w, a.o.Log, "administração", err)
 }

@@ -23,29 +23,35 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/calibration"
-	"github.com/sossego/sossego/internal/users"
 )
 
-// CalibrationRegister is what the calibration routes need;
-// calibrationdb.Register implements it.
-type CalibrationRegister interface {
+// CalibrationReader is what the calibration routes read of the register
+// (*calibrationdb.Register): the overview, a sensor's verdict and record.
+type CalibrationReader interface {
 	Overview(ctx context.Context, at time.Time) ([]calibration.Row, error)
 	Verdict(ctx context.Context, sensor string, at time.Time) (calibration.Verdict, error)
 	Decide(ctx context.Context, sensor string, m calibration.SensorMeter, at time.Time) calibration.Decision
 	History(ctx context.Context, sensor string) ([]calibration.Certificate, error)
 	Checks(ctx context.Context, sensor string, limit int) ([]calibration.FieldCheck, error)
 	Sightings(ctx context.Context, sensor string) ([]calibration.Sighting, error)
+}
+
+// CalibrationCertificates is what the admins' routes change and download
+// of the register (*calibrationdb.Register).
+type CalibrationCertificates interface {
 	Add(ctx context.Context, c calibration.Certificate, file []byte, by string) (calibration.Certificate, error)
 	File(ctx context.Context, id int64) (calibration.Certificate, []byte, error)
 	SetPolicy(ctx context.Context, municipality string, days int, by string) error
 }
 
-// CalibrationOptions configure the calibration routes.
+// CalibrationOptions configure the calibration routes; *calibrationdb.Register
+// is both Register and Certificates.
 type CalibrationOptions struct {
-	Register CalibrationRegister
-	Registry APIRegistry // the sensors a certificate may name
-	Now      func() time.Time
-	Log      *slog.Logger
+	Register     CalibrationReader
+	Certificates CalibrationCertificates
+	Registry     APIRegistry // the sensors a certificate may name
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // CalibrationAPI serves the calibration routes.
@@ -60,20 +66,6 @@ func NewCalibrationAPI(o CalibrationOptions) *CalibrationAPI {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &CalibrationAPI{o: o}
-}
-
-// Register mounts the routes on mux behind auth.
-func (c *CalibrationAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(h http.HandlerFunc, roles ...users.Role) http.Handler {
-		return auth.Protect(auth.RequireRole(roles...)(h))
-	}
-	all := users.Roles
-	mux.Handle("GET /api/v1/calibration", role(c.overview, all...))
-	mux.Handle("GET /api/v1/calibration/sensors/{sensor}", role(c.sensor, all...))
-	mux.Handle("GET /api/v1/calibration/sensors/{sensor}/status", role(c.status, all...))
-	mux.Handle("POST /api/v1/calibration/sensors/{sensor}/certificates", role(c.add, users.Admin))
-	mux.Handle("GET /api/v1/calibration/certificates/{id}/file", role(c.file, all...))
-	mux.Handle("PUT /api/v1/calibration/policy/{municipality}", role(c.policy, users.Admin))
 }
 
 func (c *CalibrationAPI) internal(w http.ResponseWriter, err error) {
@@ -242,7 +234,7 @@ func (c *CalibrationAPI) add(w http.ResponseWriter, r *http.Request) {
 	cert := calibration.Certificate{Sensor: id, Number: strings.TrimSpace(in.Number), Laboratory: strings.TrimSpace(in.Laboratory),
 		MeterModel: strings.TrimSpace(in.MeterModel), MeterSerial: strings.TrimSpace(in.MeterSerial), CalibratedOn: in.CalibratedOn,
 		Expires: in.Expires, UncertaintyDB: in.UncertaintyDB, Note: in.Note, Replaces: in.Replaces, FileName: in.FileName}
-	got, err := c.o.Register.Add(r.Context(), cert, file, sessionUser(r).Name)
+	got, err := c.o.Certificates.Add(r.Context(), cert, file, sessionUser(r).Name)
 	var ve *calibration.ValidationError
 	if errors.As(err, &ve) {
 		apiJSON(w, http.StatusBadRequest, map[string]any{"erro": "corrija: " + strings.Join(ve.Problems, "; "), "problemas": ve.Problems})
@@ -261,7 +253,7 @@ func (c *CalibrationAPI) file(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "identificador de certificado inválido")
 		return
 	}
-	cert, data, err := c.o.Register.File(r.Context(), id)
+	cert, data, err := c.o.Certificates.File(r.Context(), id)
 	if errors.Is(err, calibration.ErrNotFound) {
 		apiError(w, http.StatusNotFound, "certificado sem arquivo ou inexistente")
 		return
@@ -300,7 +292,7 @@ func (c *CalibrationAPI) policy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	muni := r.PathValue("municipality")
-	err := c.o.Register.SetPolicy(r.Context(), muni, in.CheckMaxDays, sessionUser(r).Name)
+	err := c.o.Certificates.SetPolicy(r.Context(), muni, in.CheckMaxDays, sessionUser(r).Name)
 	var ve *calibration.ValidationError
 	if errors.As(err, &ve) {
 		apiJSON(w, http.StatusBadRequest, map[string]any{"erro": "corrija: " + strings.Join(ve.Problems, "; "), "problemas": ve.Problems})

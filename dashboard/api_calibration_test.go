@@ -44,7 +44,7 @@ func calibrationFixture(t *testing.T) (*fixture, *calibrationdb.Register) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cal.Close() })
-	NewCalibrationAPI(CalibrationOptions{Register: cal, Registry: live}).Register(f.mux, f.auth)
+	NewCalibrationAPI(CalibrationOptions{Register: cal, Certificates: cal, Registry: live}).Register(f.mux, f.auth)
 	// The sensors and gateways the page's frame loads.
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "readings.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {

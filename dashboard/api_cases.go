@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/users"
 )
 
 // CaseFilter selects cases; the fields are validated by the handler.
@@ -71,15 +70,6 @@ func NewCasesAPI(o CasesOptions) *CasesAPI {
 		o.Municipalities = func() []string { return nil }
 	}
 	return &CasesAPI{o: o}
-}
-
-// Register mounts the routes on mux behind auth: fiscais and operadores.
-func (c *CasesAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(h http.HandlerFunc) http.Handler {
-		return auth.Protect(auth.RequireRole(users.Fiscal, users.Operador)(h))
-	}
-	mux.Handle("GET /api/v1/cases", role(c.list))
-	mux.Handle("GET /api/v1/parties/{doc}", role(c.party))
 }
 
 // Page sizes of the case list.

@@ -16,12 +16,6 @@ type APIConflicts interface {
 	SeqSkips(ctx context.Context, gateway string) ([]store.SeqSkipRecord, error)
 }
 
-// registerConflicts adds GET /api/v1/conflicts and GET /api/v1/seq-skips.
-func (a *API) registerConflicts(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/conflicts", a.recordConflicts)
-	mux.HandleFunc("GET /api/v1/seq-skips", a.seqSkips)
-}
-
 func (a *API) conflicts(w http.ResponseWriter) (APIConflicts, bool) {
 	c, ok := a.o.Store.(APIConflicts)
 	if !ok {

@@ -22,7 +22,6 @@ import (
 
 	"github.com/sossego/sossego/codes"
 	"github.com/sossego/sossego/internal/holidays"
-	"github.com/sossego/sossego/internal/users"
 )
 
 // HolidayStore is what the holiday routes need; *holidaysdb.Store implements it.
@@ -57,17 +56,6 @@ func NewHolidaysAPI(o HolidaysOptions) *HolidaysAPI {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &HolidaysAPI{o: o}
-}
-
-// Register mounts the routes on mux behind auth (sessions, CSRF, roles).
-func (h *HolidaysAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(f http.HandlerFunc, roles ...users.Role) http.Handler {
-		return auth.Protect(auth.RequireRole(roles...)(f))
-	}
-	mux.Handle("GET /api/v1/holidays", role(h.list, users.Roles...))
-	mux.Handle("GET /api/v1/holidays/history", role(h.history, users.Roles...))
-	mux.Handle("POST /api/v1/admin/holidays", role(h.add, users.Admin))
-	mux.Handle("DELETE /api/v1/admin/holidays/{id}", role(h.remove, users.Admin))
 }
 
 // HolidayView is an entry with its pt-BR texts.

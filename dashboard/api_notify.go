@@ -27,27 +27,40 @@ import (
 	"github.com/sossego/sossego/internal/users"
 )
 
-// NotifyService is what the notification routes need; internal/notify's
-// Service implements it.
-type NotifyService interface {
+// NotifySettings are the notification settings, who is on duty and the
+// test message (internal/notify's Service).
+type NotifySettings interface {
 	Settings() (notify.Settings, string)
 	PutSettings(ctx context.Context, s notify.Settings, by string) (notify.Settings, error)
 	OnDuty(now time.Time) []notify.Duty
+	Test(ctx context.Context, receiver, user string) error
+}
+
+// NotifySilences are the silences and an alert's notification history
+// (internal/notify's Service).
+type NotifySilences interface {
 	History(ctx context.Context, alertID string) ([]notify.HistoryEntry, error)
 	Silences(ctx context.Context, since time.Time) ([]notify.Silence, []notify.SilenceAudit, error)
 	CreateSilence(ctx context.Context, s notify.Silence, by string) (notify.Silence, error)
 	EndSilence(ctx context.Context, id, by string) (notify.Silence, error)
+}
+
+// NotifyPush is Web Push: the service's key and the users' subscriptions
+// (internal/notify's Service).
+type NotifyPush interface {
 	PushKey() string
 	PushEnabled() bool
 	Subscribe(ctx context.Context, user string, sub notify.PushSubscription) error
 	Unsubscribe(ctx context.Context, user, endpoint string) error
 	Devices(ctx context.Context, user string) (int, error)
-	Test(ctx context.Context, receiver, user string) error
 }
 
-// NotifyOptions configure the notification routes.
+// NotifyOptions configure the notification routes; internal/notify's
+// Service is all three of Settings, Silences and Push.
 type NotifyOptions struct {
-	Service  NotifyService
+	Settings NotifySettings
+	Silences NotifySilences
+	Push     NotifyPush
 	Registry APIRegistry // sensors and establishments a silence may name
 	// Users lists the dashboard's users for the schedule editor.
 	Users func(ctx context.Context) ([]users.User, error)
@@ -67,25 +80,6 @@ func NewNotifyAPI(o NotifyOptions) *NotifyAPI {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &NotifyAPI{o: o}
-}
-
-// Register mounts the routes on mux behind auth (sessions, CSRF, roles).
-func (n *NotifyAPI) Register(mux *http.ServeMux, auth *Auth) {
-	role := func(h http.HandlerFunc, roles ...users.Role) http.Handler {
-		return auth.Protect(auth.RequireRole(roles...)(h))
-	}
-	all := users.Roles
-	mux.Handle("GET /api/v1/notify/on-duty", role(n.onDuty, all...))
-	mux.Handle("GET /api/v1/notify/settings", role(n.getSettings, users.Admin))
-	mux.Handle("PUT /api/v1/notify/settings", role(n.putSettings, users.Admin))
-	mux.Handle("POST /api/v1/notify/test", role(n.test, users.Admin))
-	mux.Handle("GET /api/v1/notify/silences", role(n.silences, all...))
-	mux.Handle("POST /api/v1/notify/silences", role(n.createSilence, users.Operador, users.Fiscal))
-	mux.Handle("POST /api/v1/notify/silences/{id}/end", role(n.endSilence, users.Operador, users.Fiscal))
-	mux.Handle("GET /api/v1/alerts/{id}/notifications", role(n.history, all...))
-	mux.Handle("GET /api/v1/notify/push", role(n.push, all...))
-	mux.Handle("POST /api/v1/notify/push/subscriptions", role(n.subscribe, all...))
-	mux.Handle("DELETE /api/v1/notify/push/subscriptions", role(n.unsubscribe, all...))
 }
 
 func (n *NotifyAPI) internal(w http.ResponseWriter, err error) {
@@ -109,7 +103,7 @@ func sessionUser(r *http.Request) users.User {
 
 func (n *NotifyAPI) onDuty(w http.ResponseWriter, r *http.Request) {
 	now := n.o.Now()
-	apiJSON(w, http.StatusOK, map[string]any{"now": now.UTC(), "on_duty": n.o.Service.OnDuty(now)})
+	apiJSON(w, http.StatusOK, map[string]any{"now": now.UTC(), "on_duty": n.o.Settings.OnDuty(now)})
 }
 
 type settingsView struct {
@@ -142,7 +136,7 @@ func (n *NotifyAPI) settingsView(ctx context.Context, s notify.Settings, src str
 }
 
 func (n *NotifyAPI) getSettings(w http.ResponseWriter, r *http.Request) {
-	s, src := n.o.Service.Settings()
+	s, src := n.o.Settings.Settings()
 	v, err := n.settingsView(r.Context(), s, src)
 	if err != nil {
 		n.internal(w, err)
@@ -157,10 +151,10 @@ func (n *NotifyAPI) putSettings(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	got, err := n.o.Service.PutSettings(r.Context(), s, sessionUser(r).Name)
+	got, err := n.o.Settings.PutSettings(r.Context(), s, sessionUser(r).Name)
 	switch {
 	case errors.Is(err, notify.ErrFileManaged):
-		_, src := n.o.Service.Settings()
+		_, src := n.o.Settings.Settings()
 		apiError(w, http.StatusConflict, "as configurações de notificação vêm do arquivo "+src+": edite o arquivo (ele é recarregado sozinho)")
 		return
 	case invalid(w, err):
@@ -169,7 +163,7 @@ func (n *NotifyAPI) putSettings(w http.ResponseWriter, r *http.Request) {
 		n.internal(w, err)
 		return
 	}
-	_, src := n.o.Service.Settings()
+	_, src := n.o.Settings.Settings()
 	v, err := n.settingsView(r.Context(), got, src)
 	if err != nil {
 		n.internal(w, err)
@@ -196,7 +190,7 @@ func (n *NotifyAPI) test(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 	defer cancel()
-	if err := n.o.Service.Test(ctx, req.Receiver, req.User); err != nil {
+	if err := n.o.Settings.Test(ctx, req.Receiver, req.User); err != nil {
 		apiJSON(w, http.StatusBadGateway, map[string]any{"ok": false, "erro": "o teste falhou: " + err.Error()})
 		return
 	}
@@ -204,7 +198,7 @@ func (n *NotifyAPI) test(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *NotifyAPI) silences(w http.ResponseWriter, r *http.Request) {
-	list, audit, err := n.o.Service.Silences(r.Context(), n.o.Now().Add(-7*24*time.Hour))
+	list, audit, err := n.o.Silences.Silences(r.Context(), n.o.Now().Add(-7*24*time.Hour))
 	if err != nil {
 		n.internal(w, err)
 		return
@@ -284,7 +278,7 @@ func (n *NotifyAPI) createSilence(w http.ResponseWriter, r *http.Request) {
 	if invalid(w, err) {
 		return
 	}
-	s, err = n.o.Service.CreateSilence(r.Context(), s, sessionUser(r).Name)
+	s, err = n.o.Silences.CreateSilence(r.Context(), s, sessionUser(r).Name)
 	if invalid(w, err) {
 		return
 	}
@@ -296,7 +290,7 @@ func (n *NotifyAPI) createSilence(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *NotifyAPI) endSilence(w http.ResponseWriter, r *http.Request) {
-	s, err := n.o.Service.EndSilence(r.Context(), r.PathValue("id"), sessionUser(r).Name)
+	s, err := n.o.Silences.EndSilence(r.Context(), r.PathValue("id"), sessionUser(r).Name)
 	if errors.Is(err, notify.ErrNotFound) {
 		apiError(w, http.StatusNotFound, "silêncio "+r.PathValue("id")+" não existe")
 		return
@@ -309,7 +303,7 @@ func (n *NotifyAPI) endSilence(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *NotifyAPI) history(w http.ResponseWriter, r *http.Request) {
-	hs, err := n.o.Service.History(r.Context(), r.PathValue("id"))
+	hs, err := n.o.Silences.History(r.Context(), r.PathValue("id"))
 	if err != nil {
 		n.internal(w, err)
 		return
@@ -318,12 +312,12 @@ func (n *NotifyAPI) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *NotifyAPI) push(w http.ResponseWriter, r *http.Request) {
-	c, err := n.o.Service.Devices(r.Context(), sessionUser(r).Name)
+	c, err := n.o.Push.Devices(r.Context(), sessionUser(r).Name)
 	if err != nil {
 		n.internal(w, err)
 		return
 	}
-	apiJSON(w, http.StatusOK, map[string]any{"enabled": n.o.Service.PushEnabled(), "public_key": n.o.Service.PushKey(), "devices": c})
+	apiJSON(w, http.StatusOK, map[string]any{"enabled": n.o.Push.PushEnabled(), "public_key": n.o.Push.PushKey(), "devices": c})
 }
 
 func (n *NotifyAPI) subscribe(w http.ResponseWriter, r *http.Request) {
@@ -332,7 +326,7 @@ func (n *NotifyAPI) subscribe(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	err := n.o.Service.Subscribe(r.Context(), sessionUser(r).Name, sub)
+	err := n.o.Push.Subscribe(r.Context(), sessionUser(r).Name, sub)
 	if invalid(w, err) {
 		return
 	}
@@ -351,7 +345,7 @@ func (n *NotifyAPI) unsubscribe(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	err := n.o.Service.Unsubscribe(r.Context(), sessionUser(r).Name, req.Endpoint)
+	err := n.o.Push.Unsubscribe(r.Context(), sessionUser(r).Name, req.Endpoint)
 	if errors.Is(err, notify.ErrNotFound) {
 		apiError(w, http.StatusNotFound, "este aparelho não estava inscrito")
 		return

@@ -38,7 +38,7 @@ func notifyFixture(t *testing.T) (*fixture, *inotify.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	NewNotifyAPI(NotifyOptions{Service: svc, Registry: registry.NewLive(reg), Now: f.clock.Now,
+	NewNotifyAPI(NotifyOptions{Settings: svc, Silences: svc, Push: svc, Registry: registry.NewLive(reg), Now: f.clock.Now,
 		Users: func(ctx context.Context) ([]users.User, error) { return f.store.List(ctx) }}).Register(f.mux, f.auth)
 	return f, svc
 }

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/sossego/sossego/internal/registry"
-	"github.com/sossego/sossego/internal/users"
 )
 
 // RegistryFile is the live register file the routes read and replace
@@ -45,13 +44,6 @@ func NewRegistryAPI(reg RegistryFile, log *slog.Logger) *RegistryAPI {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &RegistryAPI{reg: reg, log: log}
-}
-
-// Register mounts the routes on mux behind auth: admins only.
-func (h *RegistryAPI) Register(mux *http.ServeMux, auth *Auth) {
-	admin := func(f http.HandlerFunc) http.Handler { return auth.Protect(auth.RequireRole(users.Admin)(f)) }
-	mux.Handle("GET /api/v1/registry", admin(h.get))
-	mux.Handle("PUT /api/v1/registry", admin(h.put))
 }
 
 func (h *RegistryAPI) get(w http.ResponseWriter, _ *http.Request) {

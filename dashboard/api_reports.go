@@ -82,13 +82,6 @@ func NewReports(o ReportsOptions) *Reports {
 	return &Reports{o: o, eng: reports.New(o.Tier, o.Records, o.Codes), sema: make(chan struct{}, o.Concurrent)}
 }
 
-// Register adds the routes to mux (the API's mux, behind the session).
-func (rp *Reports) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/reports", rp.report)
-	mux.HandleFunc("GET /api/v1/sensors/{id}/export", rp.export)
-	mux.HandleFunc("GET /api/v1/sensors/{id}/limits", rp.limits)
-}
-
 // LimitSeries is the limit in force for a sensor over [from, to) as steps
 // (APIOptions.LimitSeries: returned with /readings); empty when no code is
 // loaded.

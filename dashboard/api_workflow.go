@@ -62,37 +62,12 @@ var _ http.Handler = (*WorkflowAPI)(nil)
 //	mux.Handle("/api/v1/alerts/{id}/notice", h) …
 func NewWorkflowAPI(svc *workflow.Service, user WorkflowUserFunc) *WorkflowAPI {
 	h := &WorkflowAPI{svc: svc, user: user, mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET /api/v1/alerts/{id}/notice", h.read(h.getAlertNotice))
-	h.mux.HandleFunc("POST /api/v1/alerts/{id}/notice", h.act(h.createNotice))
-	h.mux.HandleFunc("GET /api/v1/alerts/{id}/evidence", h.read(h.evidence))
-	h.mux.HandleFunc("GET /api/v1/notices/{id}", h.read(h.getNotice))
-	h.mux.HandleFunc("PATCH /api/v1/notices/{id}", h.act(h.editNotice))
-	h.mux.HandleFunc("POST /api/v1/notices/{id}/correct", h.act(h.correct))
-	h.mux.HandleFunc("POST /api/v1/alerts/{id}/constatacoes", h.act(h.postConstatacao))
-	h.mux.HandleFunc("GET /api/v1/alerts/{id}/constatacoes", h.read(h.getConstatacoes))
-	h.mux.HandleFunc("GET /api/v1/notices/{id}/pdf", h.read(h.pdf))
-	h.mux.HandleFunc("GET /api/v1/notices/{id}/audit", h.read(h.audit))
-	h.mux.HandleFunc("GET /api/v1/parties/{document}/history", h.read(h.history))
-	for _, a := range []notice.ActionKind{notice.ActIssue, notice.ActAcknowledge, notice.ActRefuse, notice.ActRegularise,
-		notice.ActEscalate, notice.ActCancel, notice.ActDecide} {
-		h.mux.HandleFunc("POST /api/v1/notices/{id}/"+string(a), h.act(h.step(a)))
-	}
-	h.mux.HandleFunc("POST /api/v1/alerts/{id}/ack", h.act(h.ack))
-	h.mux.HandleFunc("POST /api/v1/alerts/{id}/assign", h.act(h.assign))
-	h.mux.HandleFunc("GET /api/v1/alerts/{id}/case", h.read(h.alertCase))
-	h.mux.HandleFunc("GET /api/v1/alert-cases", h.read(h.alertCases))
+	Mount(h.mux, nil, h.routes())
 	return h
 }
 
 // ServeHTTP routes the request.
 func (h *WorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
-
-// WorkflowRoutes lists the patterns, for mounting on another mux.
-func WorkflowRoutes() []string {
-	return []string{"/api/v1/alerts/{id}/notice", "/api/v1/alerts/{id}/evidence", "/api/v1/alerts/{id}/constatacoes",
-		"/api/v1/notices/", "/api/v1/parties/", "/api/v1/alerts/{id}/ack", "/api/v1/alerts/{id}/assign", "/api/v1/alerts/{id}/case",
-		"/api/v1/alert-cases"}
-}
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, u WorkflowUser) error
 

@@ -271,16 +271,6 @@ func (a *Auth) RequireRole(roles ...users.Role) func(http.Handler) http.Handler 
 	}
 }
 
-// Register mounts POST /api/v1/login, POST /api/v1/logout and GET
-// /api/v1/me on mux, already wrapped in Protect.
-func (a *Auth) Register(mux *http.ServeMux) {
-	// Login needs no CSRF token (there is no session yet) but is refused
-	// from other origins like every unsafe request.
-	mux.Handle("POST /api/v1/login", a.originOnly(http.HandlerFunc(a.login)))
-	mux.Handle("POST /api/v1/logout", a.Protect(http.HandlerFunc(a.logout)))
-	mux.Handle("GET /api/v1/me", a.Protect(a.RequireRole(users.Roles...)(http.HandlerFunc(a.me))))
-}
-
 type meResponse struct {
 	User      string     `json:"user"`
 	Role      users.Role `json:"role"`

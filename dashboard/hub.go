@@ -311,7 +311,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		return ErrHubStopped
 	}
 	defer close(h.done)
-	clients := map[*client]struct{}{}
+	clients := &clientSet{h: h, m: map[*client]struct{}{}}
 	last := lastValues{levels: map[string]Level{}, env: map[string]Env{}, gws: map[string]GatewayStatus{}}
 	tickC := h.tickC
 	if tickC == nil {
@@ -319,64 +319,75 @@ func (h *Hub) Run(ctx context.Context) error {
 		defer tick.Stop()
 		tickC = tick.C
 	}
-	drop := func(c *client, why string) {
-		if _, ok := clients[c]; ok {
-			delete(clients, c)
-			c.closeWhy = why
-			close(c.send)
-		}
-	}
-	offer := func(aud audience, pm *websocket.PreparedMessage) {
-		for c := range clients {
-			if !aud.admits(c.role) {
-				continue
-			}
-			select {
-			case c.send <- pm:
-				h.frames.Add(1)
-			default:
-				h.dropped.Add(1)
-				h.log.Info("painel: cliente lento desconectado", "user", c.user, "remote", c.remote)
-				drop(c, closeSlow)
-			}
-		}
-	}
 	for {
 		select {
 		case <-ctx.Done():
-			for c := range clients {
-				drop(c, closeShutdown)
-			}
+			clients.dropWhere(closeShutdown, func(*client) bool { return true })
 			return nil
 		case c := <-h.register:
-			clients[c] = struct{}{}
+			clients.m[c] = struct{}{}
 			// The send buffer is fresh, so hello and snapshot always fit.
 			c.send <- h.prepare(helloMsg{Type: "hello", User: c.user, Role: string(c.role),
 				TickMs: h.opts.Tick.Milliseconds(), ServerTime: h.opts.Now().UTC()})
 			c.send <- h.prepare(last.snapshot())
 		case c := <-h.unregister:
-			drop(c, "")
+			clients.drop(c, "")
 		case tok := <-h.endSession:
-			for c := range clients {
-				if c.token == tok {
-					drop(c, closeLoggedOut)
-				}
-			}
+			clients.dropWhere(closeLoggedOut, func(c *client) bool { return c.token == tok })
 		case ch := <-h.statsReq:
-			ch <- len(clients)
+			ch <- len(clients.m)
 		case <-h.wake:
-			h.flushEvents(offer)
+			h.flushEvents(clients.offer)
 		case <-tickC:
-			h.flushEvents(offer)
+			h.flushEvents(clients.offer)
 			if u, ok := h.takeUpdate(&last); ok {
-				offer(audAll, h.prepare(u))
+				clients.offer(audAll, h.prepare(u))
 			}
 			now := h.opts.Now()
-			for c := range clients {
-				if !c.expires.IsZero() && !now.Before(c.expires) {
-					drop(c, closeExpired)
-				}
-			}
+			clients.dropWhere(closeExpired, func(c *client) bool { return !c.expires.IsZero() && !now.Before(c.expires) })
+		}
+	}
+}
+
+// clientSet is the hub goroutine's set of connected browsers; only that
+// goroutine touches it.
+type clientSet struct {
+	h *Hub
+	m map[*client]struct{}
+}
+
+// drop forgets c and closes its send channel, telling its writer why.
+func (cs *clientSet) drop(c *client, why string) {
+	if _, ok := cs.m[c]; ok {
+		delete(cs.m, c)
+		c.closeWhy = why
+		close(c.send)
+	}
+}
+
+// dropWhere drops every client f picks.
+func (cs *clientSet) dropWhere(why string, f func(*client) bool) {
+	for c := range cs.m {
+		if f(c) {
+			cs.drop(c, why)
+		}
+	}
+}
+
+// offer hands pm to every client of the audience; a client whose buffer
+// is full is slow and dropped, never waited for.
+func (cs *clientSet) offer(aud audience, pm *websocket.PreparedMessage) {
+	for c := range cs.m {
+		if !aud.admits(c.role) {
+			continue
+		}
+		select {
+		case c.send <- pm:
+			cs.h.frames.Add(1)
+		default:
+			cs.h.dropped.Add(1)
+			cs.h.log.Info("painel: cliente lento desconectado", "user", c.user, "remote", c.remote)
+			cs.drop(c, closeSlow)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestUINotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, _ := registry.Parse(registry.DemoYAML())
-	NewNotifyAPI(NotifyOptions{Service: svc, Registry: registry.NewLive(reg),
+	NewNotifyAPI(NotifyOptions{Settings: svc, Silences: svc, Push: svc, Registry: registry.NewLive(reg),
 		Users: func(ctx context.Context) ([]users.User, error) { return u.store.List(ctx) }}).Register(u.mux, u.auth)
 	all := []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 	if _, err := svc.PutSettings(ctx, notify.Settings{

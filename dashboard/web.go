@@ -29,7 +29,6 @@ import (
 	"strings"
 
 	"github.com/sossego/sossego/codes"
-	"github.com/sossego/sossego/internal/users"
 )
 
 //go:embed static
@@ -75,8 +74,9 @@ func securityHeaders(h http.Handler) http.Handler {
 	})
 }
 
-// Register mounts every route of the UI on mux (see the file comment).
-func (wb *Web) Register(mux *http.ServeMux) {
+// RegisterUI mounts the page, its static files and the live feed (/ws)
+// on mux.
+func (wb *Web) RegisterUI(mux *http.ServeMux) {
 	static := StaticFS()
 	index, err := fs.ReadFile(static, "index.html")
 	if err != nil {
@@ -98,10 +98,14 @@ func (wb *Web) Register(mux *http.ServeMux) {
 		files.ServeHTTP(w, r)
 	})))
 	mux.Handle("GET /ws", wb.hub)
-	wb.auth.Register(mux)
-	anyone := wb.auth.RequireRole(users.Roles...)
-	mux.Handle("GET /api/v1/codes", wb.auth.Protect(anyone(http.HandlerFunc(wb.listCodes))))
-	mux.Handle("GET /api/v1/codes/{id}", wb.auth.Protect(anyone(http.HandlerFunc(wb.showCode))))
+}
+
+// Register mounts the UI, the live feed, the login and the codes'
+// schedules on mux (the central service mounts the last two with every
+// other route: RegisterUI and Routes).
+func (wb *Web) Register(mux *http.ServeMux) {
+	wb.RegisterUI(mux)
+	Mount(mux, wb.auth, Routes(Deps{Auth: wb.auth, Web: wb}))
 }
 
 // CodeSummary is one entry of GET /api/v1/codes.

@@ -3,7 +3,6 @@ package central
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"time"
 
@@ -44,10 +43,9 @@ func CalibrationSensors(r *registry.Registry) []calibration.Sensor {
 	return out
 }
 
-// registerCalibration mounts the calibration routes.
-func registerCalibration(mux *http.ServeMux, cal *calibrationdb.Register, wb *web, reg *registry.Live, log *slog.Logger) {
-	dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Registry: reg,
-		Log: log.With("componente", "metrologia")}).Register(mux, wb.auth)
+// calibrationAPI serves the calibration register's routes.
+func calibrationAPI(cal *calibrationdb.Register, reg *registry.Live, log *slog.Logger) *dashboard.CalibrationAPI {
+	return dashboard.NewCalibrationAPI(dashboard.CalibrationOptions{Register: cal, Certificates: cal, Registry: reg, Log: log.With("componente", "metrologia")})
 }
 
 // EvidenceMeters is the calibration register as the evidence export reads

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"slices"
 
@@ -101,8 +100,8 @@ func notifyAcks(wb *web, svc *inotify.Service) {
 	})
 }
 
-// registerNotify mounts the notification routes.
-func registerNotify(mux *http.ServeMux, svc *inotify.Service, wb *web, reg *registry.Live, log *slog.Logger) {
-	dashboard.NewNotifyAPI(dashboard.NotifyOptions{Service: svc, Registry: reg, Log: log.With("componente", "notificações"),
-		Users: func(ctx context.Context) ([]users.User, error) { return wb.users.List(ctx) }}).Register(mux, wb.auth)
+// notifyAPI serves the notification routes.
+func notifyAPI(svc *inotify.Service, wb *web, reg *registry.Live, log *slog.Logger) *dashboard.NotifyAPI {
+	return dashboard.NewNotifyAPI(dashboard.NotifyOptions{Settings: svc, Silences: svc, Push: svc, Registry: reg, Log: log.With("componente", "notificações"),
+		Users: func(ctx context.Context) ([]users.User, error) { return wb.users.List(ctx) }})
 }

@@ -388,14 +388,13 @@ func (s *service) openHTTP(context.Context) error {
 		Log: log.With("componente", "relatorios")})
 	apiOpts.LimitSeries, apiOpts.Window = wb.reports.LimitSeries, wb.reports.Window
 	api := dashboard.NewAPI(apiOpts)
-	wb.register(mux, api, s.reg, s.codeSet, log)
+	deps := dashboard.Deps{Calibration: calibrationAPI(s.cal, s.reg, log)}
 	if s.notifier != nil {
-		registerNotify(mux, s.notifier, wb, s.reg, log)
+		deps.Notify = notifyAPI(s.notifier, wb, s.reg, log)
 	}
-	registerCalibration(mux, s.cal, wb, s.reg, log)
-	// Outside monitors probe the health without a login (the verdict only;
-	// a session also gets the details).
-	mux.Handle("GET /api/v1/health", wb.auth.Protect(api.HealthProbe()))
+	// Every /api/v1 route, mounted once (dashboard/routes.go lists them).
+	dashboard.Mount(mux, wb.auth, dashboard.Routes(wb.routes(deps, api, s.reg, s.codeSet, log)))
+	wb.ui.RegisterUI(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.promReg, promhttp.HandlerOpts{}))
 	s.srv = newHTTPServer(mux, o.HTTPLimits, log.With("componente", "http"))
 	return nil

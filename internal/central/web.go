@@ -37,6 +37,7 @@ type web struct {
 	units *monetarydb.Store // values of the codes' monetary units
 	auth  *dashboard.Auth
 	hub   *dashboard.Hub
+	ui    *dashboard.Web // the page, its files and the live feed
 	cases *casesdb.Store
 	index *cases.Index // the case list ("Casos")
 	svc   *workflow.Service
@@ -199,36 +200,29 @@ func (w *web) fiscais(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// register mounts the UI, login and live feed, and the JSON API behind
-// sessions: reads for every role, workflow actions for fiscais.
-func (w *web) register(mux *http.ServeMux, api *dashboard.API, reg *registry.Live, set *codes.Set, log *slog.Logger) {
-	dashboard.NewWeb(w.auth, w.hub, set, log).Register(mux)
-	dashboard.NewRegistryAPI(reg, log.With("componente", "cadastro")).Register(mux, w.auth)
-	dashboard.NewAdminAPI(dashboard.AdminOptions{Users: w.users, Units: w.units, Codes: set,
-		Log: log.With("componente", "administração")}).Register(mux, w.auth)
-	dashboard.NewHolidaysAPI(dashboard.HolidaysOptions{Store: w.hols, Codes: set, Log: log.With("componente", "feriados"),
-		OnChange: func(ctx context.Context) error { _, err := holidays.Apply(ctx, w.hols, set, nil); return err }}).Register(mux, w.auth)
-	apiMux := http.NewServeMux()
-	api.Register(apiMux)
-	if w.reports != nil {
-		w.reports.Register(apiMux)
-	}
+// routes is every /api/v1 route of the service but the notifications' and
+// the calibration register's (which their own files add): the JSON API,
+// reports, the fiscal's workflow, the register, administration, holidays,
+// the case list, the evidence key, login and the codes.
+func (w *web) routes(d dashboard.Deps, api *dashboard.API, reg *registry.Live, set *codes.Set, log *slog.Logger) dashboard.Deps {
+	w.ui = dashboard.NewWeb(w.auth, w.hub, set, log)
+	d.Auth, d.Web, d.API, d.Reports = w.auth, w.ui, api, w.reports
+	d.Registry = dashboard.NewRegistryAPI(reg, log.With("componente", "cadastro"))
+	d.Admin = dashboard.NewAdminAPI(dashboard.AdminOptions{Users: w.users, Units: w.units, Codes: set,
+		Log: log.With("componente", "administração")})
+	d.Holidays = dashboard.NewHolidaysAPI(dashboard.HolidaysOptions{Store: w.hols, Codes: set, Log: log.With("componente", "feriados"),
+		OnChange: func(ctx context.Context) error { _, err := holidays.Apply(ctx, w.hols, set, nil); return err }})
 	if w.svc != nil {
-		wf := dashboard.NewWorkflowAPI(w.svc, sessionUser)
-		for _, p := range dashboard.WorkflowRoutes() {
-			apiMux.Handle(p, wf)
-		}
+		d.Workflow = dashboard.NewWorkflowAPI(w.svc, sessionUser)
 	}
 	if w.keys != nil {
-		// Public, like the health probe: a perito compares it with a package
-		// without an account.
-		mux.Handle("GET /api/v1/evidence/key", dashboard.EvidenceKeyHandler(w.publishedKey, log.With("componente", "evidências")))
+		d.EvidenceKey = dashboard.EvidenceKeyHandler(w.publishedKey, log.With("componente", "evidências"))
 	}
 	if w.index != nil {
-		dashboard.NewCasesAPI(dashboard.CasesOptions{Source: caseSource{w.index}, States: caseStates(), Municipalities: set.IDs,
-			Log: log.With("componente", "casos")}).Register(mux, w.auth)
+		d.Cases = dashboard.NewCasesAPI(dashboard.CasesOptions{Source: caseSource{w.index}, States: caseStates(), Municipalities: set.IDs,
+			Log: log.With("componente", "casos")})
 	}
-	mux.Handle("/api/v1/", w.auth.Protect(w.auth.RequireRole(users.Roles...)(apiMux)))
+	return d
 }
 
 // publishedKey is the evidence key as GET /api/v1/evidence/key serves it.

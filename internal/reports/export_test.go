@@ -25,4 +25,3 @@ func TestAppendFixed(t *testing.T) {
 		}
 	}
 }
-

@@ -128,34 +128,13 @@ func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progr
 	if err := s.caseRecords(ctx, cs, p); err != nil {
 		return evidence.Summary{}, err
 	}
-	if s.evidence.Env != nil {
-		es, err := s.evidence.Env.EnvRecords(ctx, a.Sensor, from, to, 0)
-		if err != nil {
-			return evidence.Summary{}, fmt.Errorf("leituras ambientais do sensor %s: %w", a.Sensor, err)
-		}
-		for _, e := range es {
-			p.Env = append(p.Env, evidence.EnvReading{T: e.T, Gateway: e.Gateway, Seq: e.Seq, TemperatureC: e.TemperatureC, HumidityPct: e.HumidityPct, PressureHPa: e.PressureHPa})
-		}
+	if p.Env, err = s.envReadings(ctx, a.Sensor, from, to); err != nil {
+		return evidence.Summary{}, err
 	}
 	// Readings, streamed from the store an hour at a time, and a chart of
 	// them at most ~1,500 points wide built on the way.
 	ds := newDownsampler(from, to, 1500)
-	p.Stream = func(yield func(evidence.Record) bool) error {
-		for t := from; t.Before(to); t = t.Add(readChunk) {
-			rs, err := s.readings.Records(ctx, a.Sensor, t, minTime(t.Add(readChunk), to), 0)
-			if err != nil {
-				return fmt.Errorf("leituras do sensor %s: %w", a.Sensor, err)
-			}
-			for _, r := range rs {
-				ds.add(r.T, r.DurMs, r.LAeq, r.LAFmax)
-				if !yield(evidence.Record{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin, LCpeak: r.LCpeak,
-					Overload: r.Overload, Gateway: r.Gateway, Seq: r.Seq, Grade: r.Grade, Synced: r.Synced, Hist: r.Hist}) {
-					return nil
-				}
-			}
-		}
-		return nil
-	}
+	p.Stream = s.stream(ctx, a.Sensor, from, to, ds)
 	p.LoadBatches = func(keys []evidence.BatchKey, yield func(evidence.Batch) error) error {
 		return s.loadBatches(ctx, keys, yield)
 	}
@@ -181,6 +160,44 @@ func (s *Service) Export(ctx context.Context, alertID string, w io.Writer, progr
 		}
 	}
 	return sum, nil
+}
+
+// envReadings are the sensor's environmental readings in [from, to)
+// (none without Evidence.Env).
+func (s *Service) envReadings(ctx context.Context, sensor string, from, to time.Time) ([]evidence.EnvReading, error) {
+	if s.evidence.Env == nil {
+		return nil, nil
+	}
+	es, err := s.evidence.Env.EnvRecords(ctx, sensor, from, to, 0)
+	if err != nil {
+		return nil, fmt.Errorf("leituras ambientais do sensor %s: %w", sensor, err)
+	}
+	var out []evidence.EnvReading
+	for _, e := range es {
+		out = append(out, evidence.EnvReading{T: e.T, Gateway: e.Gateway, Seq: e.Seq, TemperatureC: e.TemperatureC, HumidityPct: e.HumidityPct, PressureHPa: e.PressureHPa})
+	}
+	return out, nil
+}
+
+// stream yields the sensor's readings in [from, to), read from the store
+// an hour at a time, folding each into ds for the chart.
+func (s *Service) stream(ctx context.Context, sensor string, from, to time.Time, ds *downsampler) func(yield func(evidence.Record) bool) error {
+	return func(yield func(evidence.Record) bool) error {
+		for t := from; t.Before(to); t = t.Add(readChunk) {
+			rs, err := s.readings.Records(ctx, sensor, t, minTime(t.Add(readChunk), to), 0)
+			if err != nil {
+				return fmt.Errorf("leituras do sensor %s: %w", sensor, err)
+			}
+			for _, r := range rs {
+				ds.add(r.T, r.DurMs, r.LAeq, r.LAFmax)
+				if !yield(evidence.Record{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax, LAFmin: r.LAFmin, LCpeak: r.LCpeak,
+					Overload: r.Overload, Gateway: r.Gateway, Seq: r.Seq, Grade: r.Grade, Synced: r.Synced, Hist: r.Hist}) {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
 }
 
 // CaseActs gives the acts and constatações the case store keeps: every PDF
@@ -349,69 +366,12 @@ func (s *Service) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Pa
 			created = t
 		}
 	}
-	src := s.evidence.Acts
-	if src == nil && s.cases.Documents != nil {
-		src = CaseActs{caseActs{s.cases.Documents, s.cases.PDFs, s.cases.Constatacoes}}
-	}
-	if src != nil {
-		acts, cons, err := src.EvidenceActs(ctx, a.ID)
-		if err != nil {
-			return fmt.Errorf("atos do caso %s: %w", a.ID, err)
-		}
-		p.Acts, p.Constatacoes = acts, cons
-		for _, x := range acts {
-			created = maxTime(created, x.IssuedAt)
-		}
-		for _, c := range cons {
-			created = maxTime(created, c.At)
-		}
-	}
-	// The alert's own trail (acknowledged, assigned), then its documents'.
-	trail, err := s.cases.Documents.Audit(ctx, a.ID)
+	created, err := s.caseActs(ctx, a.ID, p, created)
 	if err != nil {
-		return fmt.Errorf("trilha de auditoria do alerta %s: %w", a.ID, err)
+		return err
 	}
-	for _, e := range trail {
-		p.Custody = append(p.Custody, custodyOf(e, ""))
-		created = maxTime(created, e.At)
-	}
-	doc, err := s.cases.Documents.ForAlert(ctx, a.ID)
-	switch {
-	case err == nil:
-		if kids, err := s.cases.Documents.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
-			doc = kids[len(kids)-1] // the auto, when there is one
-		}
-		p.NoticeID = doc.ID
-		trails := []struct {
-			id   string
-			kind notice.Kind
-		}{{doc.ID, doc.Draft.Kind}}
-		if r := doc.Draft.RefersTo; r != nil && r.ID != "" {
-			trails = append([]struct {
-				id   string
-				kind notice.Kind
-			}{{r.ID, r.Kind}}, trails...)
-		}
-		for _, tr := range trails {
-			es, err := s.cases.Documents.Audit(ctx, tr.id)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				p.Custody = append(p.Custody, custodyOf(e, tr.kind))
-				created = maxTime(created, e.At)
-			}
-		}
-	case errors.Is(err, cases.ErrNotFound):
-		// No document yet: a draft, prepared as of the bag's date.
-		d := *s
-		d.clock = func() time.Time { return created }
-		dr, err := d.Draft(ctx, cs)
-		if err != nil {
-			return err
-		}
-		doc = notice.Document{Draft: dr, State: notice.StateDraft}
-	default:
+	doc, created, err := s.custody(ctx, cs, p, created)
+	if err != nil {
 		return err
 	}
 	p.Created = created
@@ -428,6 +388,90 @@ func (s *Service) caseRecords(ctx context.Context, cs *AlertCase, p *evidence.Pa
 		}
 	}
 	return nil
+}
+
+// caseActs fills the acts and constatações of the alert's case; created
+// is the bag's date so far, moved to the latest of them.
+func (s *Service) caseActs(ctx context.Context, alertID string, p *evidence.Package, created time.Time) (time.Time, error) {
+	src := s.evidence.Acts
+	if src == nil && s.cases.Documents != nil {
+		src = CaseActs{caseActs{s.cases.Documents, s.cases.PDFs, s.cases.Constatacoes}}
+	}
+	if src == nil {
+		return created, nil
+	}
+	acts, cons, err := src.EvidenceActs(ctx, alertID)
+	if err != nil {
+		return created, fmt.Errorf("atos do caso %s: %w", alertID, err)
+	}
+	p.Acts, p.Constatacoes = acts, cons
+	for _, x := range acts {
+		created = maxTime(created, x.IssuedAt)
+	}
+	for _, c := range cons {
+		created = maxTime(created, c.At)
+	}
+	return created, nil
+}
+
+// custody fills the custody chain: the alert's own trail (acknowledged,
+// assigned), then its documents'. It returns the case's document (the
+// auto when there is one; without a document, a draft prepared as of the
+// bag's date) and the bag's date moved to the latest entry.
+func (s *Service) custody(ctx context.Context, cs *AlertCase, p *evidence.Package, created time.Time) (notice.Document, time.Time, error) {
+	a := cs.Alert
+	trail, err := s.cases.Documents.Audit(ctx, a.ID)
+	if err != nil {
+		return notice.Document{}, created, fmt.Errorf("trilha de auditoria do alerta %s: %w", a.ID, err)
+	}
+	for _, e := range trail {
+		p.Custody = append(p.Custody, custodyOf(e, ""))
+		created = maxTime(created, e.At)
+	}
+	doc, err := s.cases.Documents.ForAlert(ctx, a.ID)
+	switch {
+	case err == nil:
+		if kids, err := s.cases.Documents.Children(ctx, doc.ID); err == nil && len(kids) > 0 {
+			doc = kids[len(kids)-1] // the auto, when there is one
+		}
+		p.NoticeID = doc.ID
+		created, err = s.documentTrails(ctx, doc, p, created)
+		return doc, created, err
+	case errors.Is(err, cases.ErrNotFound):
+		// No document yet: a draft, prepared as of the bag's date.
+		d := *s
+		d.clock = func() time.Time { return created }
+		dr, err := d.Draft(ctx, cs)
+		if err != nil {
+			return doc, created, err
+		}
+		return notice.Document{Draft: dr, State: notice.StateDraft}, created, nil
+	}
+	return doc, created, err
+}
+
+// documentTrails adds the audit trails of doc and of the act it refers
+// to, each entry's states named for its document's kind.
+func (s *Service) documentTrails(ctx context.Context, doc notice.Document, p *evidence.Package, created time.Time) (time.Time, error) {
+	type trail struct {
+		id   string
+		kind notice.Kind
+	}
+	trails := []trail{{doc.ID, doc.Draft.Kind}}
+	if r := doc.Draft.RefersTo; r != nil && r.ID != "" {
+		trails = append([]trail{{r.ID, r.Kind}}, trails...)
+	}
+	for _, tr := range trails {
+		es, err := s.cases.Documents.Audit(ctx, tr.id)
+		if err != nil {
+			return created, err
+		}
+		for _, e := range es {
+			p.Custody = append(p.Custody, custodyOf(e, tr.kind))
+			created = maxTime(created, e.At)
+		}
+	}
+	return created, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
