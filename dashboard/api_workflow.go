@@ -56,10 +56,9 @@ type WorkflowAPI struct {
 
 var _ http.Handler = (*WorkflowAPI)(nil)
 
-// NewWorkflowAPI returns the handler. Mount it at / (it only answers its own routes):
-//
-//	mux.Handle("/api/v1/notices/", h)
-//	mux.Handle("/api/v1/alerts/{id}/notice", h) …
+// NewWorkflowAPI returns the handler. Its routes are in the route table
+// (Routes with Deps.Workflow); as an http.Handler of its own it answers
+// them alone, without the session (WorkflowUserFunc says who calls).
 func NewWorkflowAPI(svc *workflow.Service, user WorkflowUserFunc) *WorkflowAPI {
 	h := &WorkflowAPI{svc: svc, user: user, mux: http.NewServeMux()}
 	Mount(h.mux, nil, h.routes())

@@ -51,10 +51,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/sossego/sossego/internal/loginlimit"
 	"github.com/sossego/sossego/internal/users"
 )
 
@@ -145,7 +144,7 @@ type Auth struct {
 	opts  AuthOptions
 	log   *slog.Logger
 	cop   *http.CrossOriginProtection
-	lim   *loginLimiter
+	lim   *loginlimit.Limiter
 }
 
 // NewAuth returns the authentication layer over store.
@@ -173,7 +172,7 @@ func NewAuth(store UserStore, opts AuthOptions, log *slog.Logger) *Auth {
 		_ = cop.AddTrustedOrigin(o) // validated by NewOrigins
 	}
 	return &Auth{store: store, opts: opts, log: log, cop: cop,
-		lim: &loginLimiter{window: opts.LoginWindow, backoff: opts.LoginBackoff, keys: map[string]*limitState{}}}
+		lim: loginlimit.New(opts.LoginWindow, opts.LoginBackoff)}
 }
 
 // SetOnLogout sets the function called with the token of a session that
@@ -297,23 +296,23 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.opts.Now()
 	remote := a.opts.TrustedProxies.ClientIP(r)
-	keys := []limitKey{
-		{name: "src:" + sourceKey(remote), budget: a.opts.LoginAttempts},
-		{name: "user:" + strings.ToLower(req.User), budget: 4 * a.opts.LoginAttempts, clearOnSuccess: true},
+	keys := []loginlimit.Key{
+		{Name: "src:" + sourceKey(remote), Budget: a.opts.LoginAttempts},
+		{Name: "user:" + strings.ToLower(req.User), Budget: 4 * a.opts.LoginAttempts, ClearOnSuccess: true},
 	}
 	// Reserve the check before hashing: simultaneous guesses each take a
 	// place, and those beyond the budget are refused here.
-	if wait := a.lim.reserve(r.Context(), keys, a.opts.Now); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(wait)))
-		apiError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+waitText(wait)+" e tente de novo")
+	if wait := a.lim.Reserve(r.Context(), keys, a.opts.Now); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(loginlimit.RetrySeconds(wait)))
+		apiError(w, http.StatusTooManyRequests, "muitas tentativas de login: aguarde "+loginlimit.WaitText(wait)+" e tente de novo")
 		return
 	}
-	outcome := notChecked
-	defer func() { a.lim.resolve(keys, outcome, a.opts.Now()) }()
+	outcome := loginlimit.NotChecked
+	defer func() { a.lim.Resolve(keys, outcome, a.opts.Now()) }()
 	u, err := a.store.Authenticate(r.Context(), req.User, req.Password)
 	switch {
 	case errors.Is(err, users.ErrBadCredentials):
-		outcome = failed
+		outcome = loginlimit.Failed
 		a.log.Info("painel: login recusado", "user", req.User, "remote", remote.String())
 		apiError(w, http.StatusUnauthorized, "usuário ou senha incorretos")
 		return
@@ -327,7 +326,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusInternalServerError, "erro ao verificar a senha")
 		return
 	}
-	outcome = succeeded
+	outcome = loginlimit.Succeeded
 	// A fresh session id on every login (no fixation); drop the old one.
 	if old, err := r.Cookie(CookieName); err == nil {
 		_ = a.store.DeleteSession(r.Context(), old.Value)
@@ -463,194 +462,4 @@ func sourceKey(a netip.Addr) string {
 		return "?"
 	}
 	return SourceOf(a).String()
-}
-
-// loginLimiter throttles password checks per key (see the file comment).
-type loginLimiter struct {
-	mu      sync.Mutex
-	window  time.Duration
-	backoff time.Duration
-	keys    map[string]*limitState
-	changed chan struct{} // closed (and replaced) whenever a check resolves
-
-	// pendingWait is how long a check held back only by checks still
-	// running waits for their outcome (people behind one NAT address
-	// logging in at once); 3 s when zero.
-	pendingWait time.Duration
-	waiting     atomic.Int64 // checks waiting so (tests)
-}
-
-// limitKey is one throttled key of a check and its free failures.
-type limitKey struct {
-	name           string
-	budget         int
-	clearOnSuccess bool // a right password forgets the key's failures
-}
-
-type limitState struct {
-	fails   []time.Time // failures within the window, oldest first
-	pending int         // checks reserved and not yet resolved
-}
-
-type outcome int
-
-const (
-	notChecked outcome = iota // refused before the password was checked (store busy, error)
-	failed
-	succeeded
-)
-
-// delay is the wait after the k-th failure past the free ones (k ≥ 1):
-// backoff·2^(k−1), at most the window.
-func (l *loginLimiter) delay(k int) time.Duration {
-	d := l.backoff
-	for i := 1; i < k && d < l.window; i++ {
-		d *= 2
-	}
-	return min(d, l.window)
-}
-
-// reserve takes a place on every key, or returns how long to wait when one
-// of them has none to give. When only checks still running stand in the
-// way, it first waits (up to pendingWait) for their outcome: a failure
-// takes their place for good, a success gives it back.
-func (l *loginLimiter) reserve(ctx context.Context, keys []limitKey, now func() time.Time) time.Duration {
-	var timeout <-chan time.Time
-	for {
-		wait, pendingOnly, changed := l.tryReserve(keys, now())
-		if wait == 0 || !pendingOnly {
-			return wait
-		}
-		if timeout == nil {
-			d := l.pendingWait
-			if d <= 0 {
-				d = 3 * time.Second
-			}
-			t := time.NewTimer(d)
-			defer t.Stop()
-			timeout = t.C
-		}
-		l.waiting.Add(1)
-		select {
-		case <-changed:
-			l.waiting.Add(-1)
-		case <-timeout:
-			l.waiting.Add(-1)
-			return wait
-		case <-ctx.Done():
-			l.waiting.Add(-1)
-			return wait
-		}
-	}
-}
-
-// tryReserve is reserve's atomic step: it takes a place on every key, or
-// says how long to wait, whether only running checks are in the way, and
-// the channel closed when one of them resolves.
-func (l *loginLimiter) tryReserve(keys []limitKey, now time.Time) (wait time.Duration, pendingOnly bool, changed <-chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.changed == nil {
-		l.changed = make(chan struct{})
-	}
-	pendingOnly = true
-	for _, k := range keys {
-		w, pending := l.waitLocked(k, now)
-		if w > 0 && !pending {
-			pendingOnly = false
-		}
-		wait = max(wait, w)
-	}
-	if wait > 0 {
-		return wait, pendingOnly, l.changed
-	}
-	for _, k := range keys {
-		st := l.keys[k.name]
-		if st == nil {
-			st = &limitState{}
-			l.keys[k.name] = st
-		}
-		st.pending++
-	}
-	if len(l.keys) > 100000 { // a flood of names: forget the idle ones
-		for name, st := range l.keys {
-			if l.prune(st, now); len(st.fails) == 0 && st.pending == 0 {
-				delete(l.keys, name)
-			}
-		}
-	}
-	return 0, false, nil
-}
-
-// waitLocked is how long k must wait before one more check, and whether
-// only checks still running hold it back; the caller holds mu.
-func (l *loginLimiter) waitLocked(k limitKey, now time.Time) (time.Duration, bool) {
-	st := l.keys[k.name]
-	if st == nil {
-		return 0, false
-	}
-	l.prune(st, now)
-	n := len(st.fails)
-	if n+st.pending < k.budget {
-		return 0, false // a free attempt
-	}
-	if st.pending > 0 {
-		// One check at a time past the budget; should the pending ones
-		// fail, this is the least the next one will wait.
-		return l.delay(n + st.pending - k.budget + 1), true
-	}
-	ready := st.fails[n-1].Add(l.delay(n - k.budget + 1))
-	if now.Before(ready) {
-		return ready.Sub(now), false
-	}
-	return 0, false
-}
-
-// resolve records the outcome of a reserved check.
-func (l *loginLimiter) resolve(keys []limitKey, o outcome, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.changed != nil {
-		close(l.changed)
-		l.changed = make(chan struct{})
-	}
-	for _, k := range keys {
-		st := l.keys[k.name]
-		if st == nil {
-			continue
-		}
-		st.pending--
-		switch {
-		case o == failed:
-			st.fails = append(st.fails, now)
-		case o == succeeded && k.clearOnSuccess:
-			st.fails = nil
-		}
-		if l.prune(st, now); len(st.fails) == 0 && st.pending <= 0 {
-			delete(l.keys, k.name)
-		}
-	}
-}
-
-// prune drops failures older than the window; the caller holds mu.
-func (l *loginLimiter) prune(st *limitState, now time.Time) {
-	i := 0
-	for i < len(st.fails) && !now.Before(st.fails[i].Add(l.window)) {
-		i++
-	}
-	st.fails = st.fails[i:]
-}
-
-// retrySeconds is a Retry-After value: whole seconds, at least 1.
-func retrySeconds(d time.Duration) int {
-	return max(1, int((d+time.Second-1)/time.Second))
-}
-
-// waitText says d in pt-BR ("3 s", "2 min").
-func waitText(d time.Duration) string {
-	s := retrySeconds(d)
-	if s < 60 {
-		return strconv.Itoa(s) + " s"
-	}
-	return strconv.Itoa((s+59)/60) + " min"
 }

@@ -170,56 +170,6 @@ func TestLoginRateLimit(t *testing.T) {
 	}
 }
 
-// TestLoginLimiter: the limiter's arithmetic, key by key.
-func TestLoginLimiter(t *testing.T) {
-	t0 := time.Date(2026, 3, 14, 22, 0, 0, 0, time.UTC)
-	src := func(s string) limitKey { return limitKey{name: "src:" + s, budget: 2} }
-	user := func(s string) limitKey { return limitKey{name: "user:" + s, budget: 8, clearOnSuccess: true} }
-	l := &loginLimiter{window: time.Hour, backoff: 10 * time.Second, keys: map[string]*limitState{}}
-	check := func(keys []limitKey, o outcome, at time.Time) time.Duration {
-		t.Helper()
-		if w, _, _ := l.tryReserve(keys, at); w > 0 {
-			return w
-		}
-		l.resolve(keys, o, at)
-		return 0
-	}
-	steps := []struct {
-		name string
-		keys []limitKey
-		o    outcome
-		at   time.Duration
-		wait time.Duration
-	}{
-		{"a fails once", []limitKey{src("a"), user("ana")}, failed, 0, 0},
-		{"a fails twice", []limitKey{src("a"), user("ana")}, failed, 0, 0},
-		{"a waits the backoff", []limitKey{src("a"), user("ana")}, failed, time.Second, 9 * time.Second},
-		{"b (another source) is not held by a", []limitKey{src("b"), user("ana")}, failed, time.Second, 0},
-		{"a store refusal is not counted", []limitKey{src("c"), user("ana")}, notChecked, time.Second, 0},
-		{"a's turn", []limitKey{src("a"), user("ana")}, failed, 10 * time.Second, 0},
-		{"a waits twice as long", []limitKey{src("a"), user("ana")}, failed, 10 * time.Second, 20 * time.Second},
-	}
-	for _, st := range steps {
-		if got := check(st.keys, st.o, t0.Add(st.at)); got != st.wait {
-			t.Fatalf("%s: wait %v, want %v", st.name, got, st.wait)
-		}
-	}
-	if got := l.keys["user:ana"]; got == nil || len(got.fails) != 4 || got.pending != 0 {
-		t.Fatalf("ana's record %+v, want 4 failures, none pending", got)
-	}
-	if _, ok := l.keys["src:c"]; ok {
-		t.Fatal("a source whose only check was not counted is still tracked")
-	}
-	if check([]limitKey{src("d"), user("ana")}, succeeded, t0.Add(time.Minute)) != 0 || l.keys["user:ana"] != nil {
-		t.Fatal("a right password did not clear the user's failures")
-	}
-	for k := 1; k <= 60; k++ {
-		// Doubling, capped by the window, never overflowing.
-		if d := l.delay(k); d <= 0 || d > time.Hour || (k > 1 && d < l.delay(k-1)) {
-			t.Fatalf("delay(%d) = %v", k, d)
-		}
-	}
-}
 func TestSessionExpiryAndLogout(t *testing.T) {
 	f := newFixture(t, HubOptions{}, AuthOptions{SessionTTL: 2 * time.Hour})
 	cookie, csrf := f.login(t, "op")
@@ -489,7 +439,7 @@ func TestLoginSimultaneousGuesses(t *testing.T) {
 	const guesses, limit = 30, 5
 	g := &gatedStore{UserStore: testUsers(t, users.Options{}), open: make(chan struct{})}
 	// The held guesses resolve before any waiter gives up.
-	s := newLoginServer(t, g, AuthOptions{LoginAttempts: limit}, nil, func(a *Auth) { a.lim.pendingWait = time.Minute })
+	s := newLoginServer(t, g, AuthOptions{LoginAttempts: limit}, nil, func(a *Auth) { a.lim.PendingWait = time.Minute })
 	c := from(t, "127.0.0.2")
 	codes := make(chan int, guesses)
 	var wg sync.WaitGroup
@@ -503,7 +453,7 @@ func TestLoginSimultaneousGuesses(t *testing.T) {
 	}
 	// Every guess is being checked (held in the store), waiting for
 	// those to end, or answered.
-	for deadline := time.Now().Add(30 * time.Second); int(g.checks.Load()+s.auth.lim.waiting.Load())+len(codes) < guesses; {
+	for deadline := time.Now().Add(30 * time.Second); int(g.checks.Load()+s.auth.lim.Waiting())+len(codes) < guesses; {
 		if time.Now().After(deadline) {
 			close(g.open)
 			wg.Wait()
@@ -532,7 +482,7 @@ func TestLoginSimultaneousGuesses(t *testing.T) {
 func TestLoginTogetherFromOneAddress(t *testing.T) {
 	const people, limit = 10, 5
 	g := &gatedStore{UserStore: testUsers(t, users.Options{}), open: make(chan struct{})}
-	s := newLoginServer(t, g, AuthOptions{LoginAttempts: limit}, nil, func(a *Auth) { a.lim.pendingWait = time.Minute })
+	s := newLoginServer(t, g, AuthOptions{LoginAttempts: limit}, nil, func(a *Auth) { a.lim.PendingWait = time.Minute })
 	c := from(t, "127.0.0.6")
 	codes := make(chan int, people)
 	var wg sync.WaitGroup
@@ -544,11 +494,11 @@ func TestLoginTogetherFromOneAddress(t *testing.T) {
 			codes <- resp.StatusCode
 		}()
 	}
-	for deadline := time.Now().Add(30 * time.Second); g.checks.Load() < limit || s.auth.lim.waiting.Load() < people-limit; {
+	for deadline := time.Now().Add(30 * time.Second); g.checks.Load() < limit || s.auth.lim.Waiting() < people-limit; {
 		if time.Now().After(deadline) {
 			close(g.open)
 			wg.Wait()
-			t.Fatalf("after 30 s: %d checked, %d waiting", g.checks.Load(), s.auth.lim.waiting.Load())
+			t.Fatalf("after 30 s: %d checked, %d waiting", g.checks.Load(), s.auth.lim.Waiting())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

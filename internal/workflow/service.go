@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"gonum.org/v1/plot/vg"
-
 	"github.com/sossego/sossego/alerts"
 	"github.com/sossego/sossego/alerts/notice"
 	"github.com/sossego/sossego/codes"
@@ -259,13 +257,7 @@ func chart(cs *AlertCase, rs []store.Record) ([]byte, error) {
 	for i, r := range rs {
 		pts[i] = pdf.Point{T: r.T, DurMs: r.DurMs, LAeq: r.LAeq, LAFmax: r.LAFmax}
 	}
-	var lim *float64
-	if cs.Alert.LimitDB > 0 {
-		l := cs.Alert.LimitDB
-		lim = &l
-	}
-	return pdf.Chart(pdf.ChartSpec{Title: "Sensor " + cs.Alert.Sensor + " — " + cs.Party.Name, Points: pts, LimitDB: lim,
-		EventStart: cs.Alert.WindowStart, EventEnd: cs.Alert.WindowEnd}, 18*vg.Centimeter, 7.5*vg.Centimeter, 150)
+	return chartPoints(cs, pts)
 }
 
 // storedPDF returns the PDF of a document: the bytes stored at issue for
