@@ -87,9 +87,6 @@ type Calendar struct {
 	BusinessDaysNote string `yaml:"business_days_note"`
 	// Holidays are the municipal holidays the code names.
 	Holidays []Holiday `yaml:"holidays"`
-	// ReligiousHolidays lists Easter-based days this municipality keeps
-	// as holidays (good_friday, corpus_christi, carnival); none by default.
-	ReligiousHolidays []string `yaml:"religious_holidays"`
 	// ServiceDayStart: minutes before this time belong to the previous
 	// calendar day's schedule ("HH:MM do dia seguinte"). Default 06:00.
 	ServiceDayStart string `yaml:"service_day_start"`

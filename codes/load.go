@@ -148,9 +148,8 @@ var (
 	knownNumberFacts = set("distance_m_to_sensitive_poi", "interval_between_series_s")
 	knownPOI         = set("hospital", "clinic", "maternity", "school", "asylum", "church", "residence",
 		"public_building", "cemetery", "funeral_chapel", "prison")
-	knownDays      = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
-	knownReligious = set("good_friday", "corpus_christi", "carnival")
-	knownActions   = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
+	knownDays    = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
+	knownActions = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
 		"licence_suspension", "licence_cassation", "interdiction")
 )
 
@@ -249,11 +248,6 @@ func (c *Code) validateCalendar(bad func(int, string, ...any)) {
 		}
 		if h.Article == "" || h.Quote == "" {
 			bad(0, "feriado %q: cite article e quote", h.Name)
-		}
-	}
-	for _, r := range c.Calendar.ReligiousHolidays {
-		if !knownReligious[r] {
-			bad(0, "calendar.religious_holidays: %q desconhecido (good_friday, corpus_christi, carnival)", r)
 		}
 	}
 }
