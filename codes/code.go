@@ -211,6 +211,10 @@ type Match struct {
 	// Facts must all hold; a fact the observation does not state makes the
 	// rule not applicable (unless listed in Needs).
 	Facts map[string]any `yaml:"facts"`
+	// AnyFacts: when set, the rule is about the observation only if every
+	// fact of at least one entry holds (a vehicle's siren: a stated vehicle
+	// emitter, or a mobile source).
+	AnyFacts []map[string]any `yaml:"any_facts"`
 	// Needs are facts without which the rule cannot be decided: when one
 	// is missing the rule yields undetermined.
 	Needs []string `yaml:"needs"`

@@ -153,8 +153,11 @@ func intervalVerdict(r *Rule, o *Observation, out outcome) outcome {
 }
 
 // exemptEntry returns the exempt_if entry whose facts all hold, or nil.
-func exemptEntry(r *Rule, o *Observation) map[string]any {
-	for _, ex := range r.ExemptIf {
+func exemptEntry(r *Rule, o *Observation) map[string]any { return firstHolding(r.ExemptIf, o) }
+
+// firstHolding returns the first entry whose facts all hold, or nil.
+func firstHolding(entries []map[string]any, o *Observation) map[string]any {
+	for _, ex := range entries {
 		all := true
 		for k, want := range ex {
 			if holds, _ := factHolds(o, k, want); !holds {

@@ -90,6 +90,9 @@ func triggered(m *Match, o *Observation) (byEvent, ok bool) {
 			return false, false
 		}
 	}
+	if len(m.AnyFacts) > 0 && firstHolding(m.AnyFacts, o) == nil {
+		return false, false
+	}
 	return byEvent, true
 }
 

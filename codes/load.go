@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -446,7 +447,10 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 	for k, v := range r.Match.Facts {
 		checkFact(r, k, v, bad)
 	}
-	for _, m := range r.ExemptIf {
+	for _, m := range slices.Concat(r.ExemptIf, r.Match.AnyFacts) {
+		if len(m) == 0 {
+			bad(r.line, "regra %q: entrada vazia em exempt_if ou any_facts", r.ID)
+		}
 		for k, v := range m {
 			checkFact(r, k, v, bad)
 		}
@@ -505,7 +509,7 @@ func (c *Code) checkContradictions(bad func(int, string, ...any)) {
 			a, b := lv[i], lv[j]
 			if *a.LimitDBA == *b.LimitDBA || !overlap(a.Match.Zones, b.Match.Zones) ||
 				!overlap(a.Match.Sources, b.Match.Sources) || !overlap(a.Match.Establishments, b.Match.Establishments) ||
-				len(a.Match.Facts) > 0 || len(b.Match.Facts) > 0 {
+				len(a.Match.Facts) > 0 || len(b.Match.Facts) > 0 || len(a.Match.AnyFacts) > 0 || len(b.Match.AnyFacts) > 0 {
 				continue
 			}
 			if windowsOverlap(a.Window, b.Window) {
