@@ -38,3 +38,38 @@ func TestVehicleSirens(t *testing.T) {
 		{name: "CA ambulance in service: only 'evitáveis' reaches it", code: "campos-altos", at: "2026-03-10T15:00:00-03:00", zone: "other", source: "siren", facts: inService, want: "undetermined", article: "Art. 74, I, b"},
 	})
 }
+
+// TestShowLicences: "Nenhum divertimento público poderá ser realizado sem
+// licença" forbids the person who holds the show, not the administration:
+// a show stated unlicensed is an infraction; the meetings the codes except
+// are not.
+func TestShowLicences(t *testing.T) {
+	show := func(est string, licensed bool) map[string]any {
+		return map[string]any{"establishment_type": est, "licensed": licensed}
+	}
+	baile := map[string]any{"event": "baile", "licensed": false}
+	family := map[string]any{"event": "baile_familiar", "establishment_type": "club", "licensed": false}
+	home := map[string]any{"establishment_type": "residence", "event": "festa", "licensed": false}
+	runCases(t, []evalCase{
+		// Entre Rios de Minas Art. 39: "Nenhum divertimento público poderá ser realizado sem licença prévia da Prefeitura."
+		{name: "ER unlicensed show", code: "entre-rios-de-minas", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "live_music", facts: show("public_event", false), want: "true", article: "Art. 39", penalty: "multa de 100% VR (Art. 46)"},
+		{name: "ER licensed show", code: "entre-rios-de-minas", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "live_music", facts: show("public_event", true), want: "false"},
+		{name: "ER show, licence not stated: no presumption", code: "entre-rios-de-minas", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "live_music", facts: map[string]any{"establishment_type": "public_event"}, want: "false"},
+		{name: "ER bar with recorded music is no show: only Art. 35's clause", code: "entre-rios-de-minas", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "amplified_music", facts: show("bar", false), want: "undetermined", article: "Art. 35, parágrafo único"},
+		{name: "ER live music in a bar is a show", code: "entre-rios-de-minas", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "live_music", facts: show("bar", false), want: "true", article: "Art. 39"},
+		// Conceição de Macabu Art. 73: "Os espetáculos “shows”, bailes ou festas de caráter público dependem, para
+		// realizar-se, de prévia licença da Prefeitura." Parágrafo único: clubs' meetings without paid entry, homes.
+		{name: "CM unlicensed dance", code: "conceicao-de-macabu", at: "2026-03-10T21:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(40), facts: baile, want: "true", article: "Art. 73", penalty: "Arts. 74 e 152"},
+		{name: "CM club's family dance: exception", code: "conceicao-de-macabu", at: "2026-03-10T21:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(40), facts: family, want: "false", inReason: "isento"},
+		{name: "CM party at home: exception", code: "conceicao-de-macabu", at: "2026-03-10T21:00:00-03:00", zone: "residential", source: "amplified_music", laeq: f(40), facts: home, want: "false"},
+		// Campos Altos Art. 82: "Nenhum divertimento público poderá ser realizado sem licença da Prefeitura."
+		{name: "CA unlicensed nightclub", code: "campos-altos", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "amplified_music", facts: show("nightclub", false), want: "true", article: "Art. 82", penalty: "Art. 92"},
+		// Campina Grande do Sul Arts. 94 and 106 (penalty Art. 108: 20% a 40%).
+		{name: "CGS unlicensed show", code: "campina-grande-do-sul", at: "2026-03-10T21:00:00-03:00", zone: "other", source: "live_music", assume: true, facts: show("public_event", false), want: "true", article: "Art. 106", penalty: "20% a 40%"},
+		{name: "CGS club's family dance: exception, only Art. 88's clause", code: "campina-grande-do-sul", at: "2026-03-10T21:00:00-03:00", zone: "other", source: "live_music", assume: true, facts: family, want: "undetermined", article: "Art. 88"},
+		// Lapa Art. 109: "Nenhum divertimento público será realizado sem licença da Prefeitura."; Arts. 123–124.
+		{name: "Lapa bar with recorded music, unlicensed (Art. 108 p.u.)", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), facts: show("bar", false), want: "true", article: "Art. 109", penalty: "trinta (30) dias"},
+		{name: "Lapa second time: interdiction", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), prior: 1, facts: show("bar", false), want: "true", article: "Art. 109", penalty: "interdição"},
+		{name: "Lapa restaurant with recorded music is no show", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), facts: show("restaurant", false), want: "false"},
+	})
+}
