@@ -73,7 +73,7 @@ func (c *Code) verdict(r *Rule, o *Observation, ctx *evalCtx, zoneUnknown bool, 
 	case KindMinInterval:
 		return intervalVerdict(r, o, out)
 	case KindQualitative, KindOutOfScope:
-		return out.undetermined(r.Why)
+		return out.undetermined(observedSource(o) + r.Why)
 	case KindRequiredSignal:
 		out.status = False
 		out.reason = fmt.Sprintf("%s (%s): sinal exigido pela lei, não é infração", r.Label, r.Article)
@@ -193,4 +193,13 @@ func exemptPossible(r *Rule, o *Observation) string {
 		}
 	}
 	return ""
+}
+
+// observedSource names the source a general clause is judging ("fonte
+// observada: sirene ou apito; "), or "" for an unnamed one.
+func observedSource(o *Observation) string {
+	if o.Source == "generic" {
+		return ""
+	}
+	return "fonte observada: " + SourceLabel(o.Source) + "; "
 }

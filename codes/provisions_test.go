@@ -73,3 +73,27 @@ func TestShowLicences(t *testing.T) {
 		{name: "Lapa restaurant with recorded music is no show", code: "lapa", at: "2026-03-10T20:00:00-03:00", zone: "other", source: "amplified_music", laeq: f(50), facts: show("restaurant", false), want: "false"},
 	})
 }
+
+// TestQuarriesAndBlasting: the special licence for explosives (Lapa Art.
+// 153, Campos Altos Art. 160) and the urban-zone bans ("Não será permitida a
+// exploração de pedreiras na zona urbana", Macabu Art. 124, Campina Grande do
+// Sul Art. 171).
+func TestQuarriesAndBlasting(t *testing.T) {
+	unlicensed := map[string]any{"licensed": false}
+	licensed := map[string]any{"licensed": true}
+	runCases(t, []evalCase{
+		{name: "Lapa blasting without the special licence", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", facts: unlicensed, want: "true", article: "Art. 153", penalty: "noventa (90) dias"},
+		{name: "Lapa blasting, third infraction", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", prior: 2, facts: unlicensed, want: "true", article: "Art. 153", penalty: "multa de 50% do VRM (Art. 157, 3ª)"},
+		{name: "Lapa blasting licensed: no general clause", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", facts: licensed, want: "false", article: "Art. 153"},
+		{name: "Lapa blasting, licence not stated", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", want: "undetermined", article: "Art. 153", inReason: "facts.licensed"},
+		{name: "CA blasting without licence", code: "campos-altos", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", facts: unlicensed, want: "true", article: "Art. 160", penalty: "Art. 169"},
+		{name: "CA blasting licensed", code: "campos-altos", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", facts: licensed, want: "false", article: "Art. 160"},
+		{name: "CM blasting in a residential zone", code: "conceicao-de-macabu", at: "2026-03-10T10:00:00-03:00", zone: "residential", source: "blasting", facts: licensed, want: "true", article: "Art. 124", penalty: "Arts. 127 e 152"},
+		{name: "CM quarry machinery stated in the urban zone", code: "conceicao-de-macabu", at: "2026-03-10T10:00:00-03:00", zone: "other", source: "machinery", laeq: f(40), facts: map[string]any{"establishment_type": "quarry", "location": "zona_urbana"}, want: "true", article: "Art. 124"},
+		{name: "CM licensed blasting at the quarry", code: "conceicao-de-macabu", at: "2026-03-10T10:00:00-03:00", zone: "quarry", source: "blasting", laeq: f(90), facts: licensed, want: "false"},
+		{name: "CM blasting, zone unclassified", code: "conceicao-de-macabu", at: "2026-03-10T10:00:00-03:00", zone: "unclassified", source: "blasting", facts: licensed, want: "undetermined", article: "Art. 124"},
+		{name: "CGS blasting in a residential zone", code: "campina-grande-do-sul", at: "2026-03-10T10:00:00-03:00", zone: "residential", source: "blasting", assume: true, want: "true", article: "Art. 171", penalty: "50% a 100%"},
+		// A general clause says which source it judged.
+		{name: "Lapa siren: the general clause names the siren", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "other", source: "siren", want: "undetermined", article: "Art. 133", inReason: "fonte observada: sirene ou apito"},
+	})
+}
