@@ -1,6 +1,10 @@
 package codes
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+)
 
 // TestVehicleSirens: horns, sirens and "quaisquer outros aparelhos" of a
 // vehicle are the item about apparatus ("Os de buzina, clarins, tímpanos,
@@ -96,4 +100,38 @@ func TestQuarriesAndBlasting(t *testing.T) {
 		// A general clause says which source it judged.
 		{name: "Lapa siren: the general clause names the siren", code: "lapa", at: "2026-03-10T10:00:00-03:00", zone: "other", source: "siren", want: "undetermined", article: "Art. 133", inReason: "fonte observada: sirene ou apito"},
 	})
+}
+
+// TestMacabuEstablishmentsAfter22: Art. 146, § 1º "a partir das 22 horas não
+// serão permitidos nos estabelecimentos os ruídos e sons excessivos" (read by
+// Art. 55's 45 decibéis) and § 2º's extension, which lifts § 1º but not Art. 55.
+func TestMacabuEstablishmentsAfter22(t *testing.T) {
+	s := builtinSet(t)
+	const para = "Art. 146, § 1º"
+	for _, tc := range []struct {
+		name, at string
+		laeq     float64
+		facts    map[string]any
+		want     Tri
+		cited    bool // § 1º among the articles
+	}{
+		{"21:59 above 45: Art. 55 only", "2026-03-10T21:59:00-03:00", 50, map[string]any{"establishment_type": "bar"}, True, false},
+		{"22:00 above 45: § 1º too", "2026-03-10T22:00:00-03:00", 50, map[string]any{"establishment_type": "bar"}, True, true},
+		{"23:59 above 45: § 1º too", "2026-03-10T23:59:00-03:00", 45.5, map[string]any{"establishment_type": "nightclub"}, True, true},
+		{"00:00 after midnight: § 1º names no end", "2026-03-11T00:00:00-03:00", 50, map[string]any{"establishment_type": "bar"}, True, false},
+		{"22:30 at 45: not excessive", "2026-03-10T22:30:00-03:00", 45, map[string]any{"establishment_type": "bar"}, False, true},
+		{"extension granted: § 1º lifted, Art. 55 stays", "2026-03-10T23:00:00-03:00", 50, map[string]any{"establishment_type": "club", "hours_extension_granted": true}, True, false},
+		{"acoustic isolation without the extension: § 1º applies", "2026-03-10T23:00:00-03:00", 50, map[string]any{"establishment_type": "club", "acoustic_isolation": true}, True, true},
+		{"no establishment: § 1º is about establishments", "2026-03-10T23:00:00-03:00", 50, nil, True, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := s.Code("conceicao-de-macabu")
+			at, _ := time.Parse(time.RFC3339, tc.at)
+			l := tc.laeq
+			v := Evaluate(c, Observation{At: at, Zone: "other", Source: "amplified_music", LAeq: &l, Facts: tc.facts})
+			if v.Violation != tc.want || slices.Contains(v.Articles, para) != tc.cited || v.Article != "Art. 55" {
+				t.Errorf("got %v %s %v, want %v with § 1º cited=%v (reason: %s)", v.Violation, v.Article, v.Articles, tc.want, tc.cited, v.Reason)
+			}
+		})
+	}
 }
