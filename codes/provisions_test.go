@@ -135,3 +135,32 @@ func TestMacabuEstablishmentsAfter22(t *testing.T) {
 		})
 	}
 }
+
+// TestExceptions: the exceptions the articles write themselves.
+func TestExceptions(t *testing.T) {
+	factory := func(extra map[string]any) map[string]any {
+		m := map[string]any{"establishment_type": "factory", "operating": true}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	runCases(t, []evalCase{
+		// Campos Altos Art. 199, I, b: "aos domingos e feriados nacionais os estabelecimentos permanecerão fechados";
+		// § 2º: "poderão funcionar além do horário estabelecido na letra “a” e nos dias referidos na letra “B”,
+		// mediante permissão da autoridade competente".
+		{name: "CA factory on Sunday without permission", code: "campos-altos", at: "2026-03-08T10:00:00-03:00", zone: "industrial", source: "generic", facts: factory(nil), want: "true", article: "Art. 199, I"},
+		{name: "CA factory on Sunday with permission", code: "campos-altos", at: "2026-03-08T10:00:00-03:00", zone: "industrial", source: "generic", facts: factory(map[string]any{"permission": true}), want: "false", inReason: "isento"},
+		{name: "CA factory on Good Friday 2026 with permission", code: "campos-altos", at: "2026-04-03T10:00:00-03:00", zone: "industrial", source: "generic", facts: factory(map[string]any{"permission": true}), want: "false"},
+		{name: "CA factory on Good Friday 2026 without permission", code: "campos-altos", at: "2026-04-03T10:00:00-03:00", zone: "industrial", source: "generic", facts: factory(nil), want: "true", article: "Art. 199, I"},
+		{name: "CA factory weekday 17:00 without permission", code: "campos-altos", at: "2026-03-10T17:00:00-03:00", zone: "industrial", source: "generic", facts: factory(nil), want: "true", article: "Art. 199, I"},
+		{name: "CA factory weekday 16:59", code: "campos-altos", at: "2026-03-10T16:59:00-03:00", zone: "industrial", source: "generic", facts: factory(nil), want: "false"},
+		// Campina Grande do Sul Art. 89: "os sinos não poderão tocar antes das 5 (cinco) e depois das 22 (vinte e
+		// duas) horas, salvo os toques de rebates por ocasião de incêndios ou inundações."
+		{name: "CGS bell 22:01", code: "campina-grande-do-sul", at: "2026-03-10T22:01:00-03:00", zone: "other", source: "church_bell", assume: true, want: "true", article: "Art. 89"},
+		{name: "CGS bell 22:00", code: "campina-grande-do-sul", at: "2026-03-10T22:00:00-03:00", zone: "other", source: "church_bell", assume: true, want: "false", article: "Art. 89"},
+		{name: "CGS bell 04:59", code: "campina-grande-do-sul", at: "2026-03-10T04:59:00-03:00", zone: "other", source: "church_bell", assume: true, want: "true", article: "Art. 89"},
+		{name: "CGS fire alarm bell at 02:00: exception", code: "campina-grande-do-sul", at: "2026-03-10T02:00:00-03:00", zone: "other", source: "church_bell", assume: true, facts: map[string]any{"purpose": "fire_alarm"}, want: "false", article: "Art. 89", inReason: "isento"},
+		{name: "CGS flood alarm bell at 23:00: exception", code: "campina-grande-do-sul", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "church_bell", assume: true, facts: map[string]any{"purpose": "flood_alarm", "mechanism": "bell"}, want: "false", article: "Art. 89"},
+	})
+}
