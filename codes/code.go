@@ -179,6 +179,12 @@ type Rule struct {
 	// comprovada a acústica" did not arise).
 	PermissionFact string `yaml:"permission_fact"`
 
+	// Supersedes names earlier wording in the same code that this rule's
+	// later wording displaces for the same case (Campina Grande do Sul Art.
+	// 87, Lei nº 28/2001, over the bars' hours of Art. 210): every verdict
+	// and the printed schedule say which governs.
+	Supersedes []Superseded `yaml:"supersedes"`
+
 	Penalty     string   `yaml:"penalty"`
 	Conventions []string `yaml:"conventions"` // interpretations, naming docs/codes-conventions.md
 	// Why: for qualitative and out_of_scope rules, why there is no machine
@@ -186,6 +192,14 @@ type Rule struct {
 	Why string `yaml:"why"`
 
 	line int
+}
+
+// Superseded is an earlier provision a rule displaces: its article, its
+// verbatim text and why the rule governs instead (pt-BR).
+type Superseded struct {
+	Article string `yaml:"article"`
+	Quote   string `yaml:"quote"`
+	Why     string `yaml:"why"`
 }
 
 // Match says which observations a rule is about. Empty lists match anything.

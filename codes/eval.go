@@ -364,6 +364,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 			return out.undetermined("a exceção do próprio artigo pode aplicar-se; informe " + facts)
 		}
 	}
+	out.reason += supersededText(r)
 	return out
 }
 
@@ -405,4 +406,14 @@ func fmtNum(f float64) string {
 // fmtDec writes a measured value with one decimal and a decimal comma: 62,0.
 func fmtDec(f float64) string {
 	return strings.Replace(strconv.FormatFloat(f, 'f', 1, 64), ".", ",", 1)
+}
+
+// supersededText says which earlier provisions the rule displaces and why
+// ("", when none): part of every reason the rule gives.
+func supersededText(r *Rule) string {
+	var b strings.Builder
+	for _, x := range r.Supersedes {
+		fmt.Fprintf(&b, "; prevalece sobre o %s: %s", x.Article, x.Why)
+	}
+	return b.String()
 }

@@ -460,6 +460,11 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 			bad(r.line, "regra %q: needs %q não é um fato conhecido", r.ID, k)
 		}
 	}
+	for _, x := range r.Supersedes {
+		if x.Article == "" || x.Quote == "" || x.Why == "" {
+			bad(r.line, "regra %q: supersedes precisa de article, quote e why (por que esta regra prevalece)", r.ID)
+		}
+	}
 	if r.PermissionFact != "" && !knownBoolFacts[r.PermissionFact] {
 		bad(r.line, "regra %q: permission_fact %q não é um fato booleano conhecido", r.ID, r.PermissionFact)
 	}

@@ -114,6 +114,9 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 		quotes := []struct{ where, q string }{}
 		for _, r := range c.Rules {
 			quotes = append(quotes, struct{ where, q string }{"rule " + r.ID, r.Quote})
+			for _, x := range r.Supersedes {
+				quotes = append(quotes, struct{ where, q string }{"superseded by " + r.ID, x.Quote})
+			}
 		}
 		for _, p := range c.Penalties {
 			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})

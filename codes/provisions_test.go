@@ -2,6 +2,7 @@ package codes
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -163,4 +164,21 @@ func TestExceptions(t *testing.T) {
 		{name: "CGS fire alarm bell at 02:00: exception", code: "campina-grande-do-sul", at: "2026-03-10T02:00:00-03:00", zone: "other", source: "church_bell", assume: true, facts: map[string]any{"purpose": "fire_alarm"}, want: "false", article: "Art. 89", inReason: "isento"},
 		{name: "CGS flood alarm bell at 23:00: exception", code: "campina-grande-do-sul", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "church_bell", assume: true, facts: map[string]any{"purpose": "flood_alarm", "mechanism": "bell"}, want: "false", article: "Art. 89"},
 	})
+}
+
+// TestSupersededText: Campina Grande do Sul's bars close at 23:00 under Art.
+// 87, § 2º (Lei nº 28/2001), not at 22:00 under the earlier Art. 210, II, b;
+// the verdict and the printed schedule say so.
+func TestSupersededText(t *testing.T) {
+	bar := map[string]any{"establishment_type": "bar", "operating": true}
+	const why = "prevalece sobre o Art. 210, II, b"
+	runCases(t, []evalCase{
+		{name: "bar Tuesday 22:30: Art. 87 governs", code: "campina-grande-do-sul", at: "2026-03-10T22:30:00-03:00", zone: "other", source: "generic", assume: true, facts: bar, want: "false", article: "Art. 87, § 2º", inReason: why},
+		{name: "bar Tuesday 23:00: past Art. 87's hour", code: "campina-grande-do-sul", at: "2026-03-10T23:00:00-03:00", zone: "other", source: "generic", assume: true, facts: bar, want: "true", article: "Art. 87, § 2º", inReason: why},
+		{name: "bar Tuesday 06:30: open before 07:00", code: "campina-grande-do-sul", at: "2026-03-10T06:30:00-03:00", zone: "other", source: "generic", assume: true, facts: bar, want: "true", article: "Art. 87, § 2º", inReason: why},
+	})
+	c, _ := builtinSet(t).Code("campina-grande-do-sul")
+	if sched := Schedule(c); !strings.Contains(strings.Join(strings.Fields(sched), " "), why+" (\"II - de 6,00 às 22 horas: a) padarias; b) bares.\")") {
+		t.Errorf("the schedule does not say Art. 87 supersedes Art. 210, II, b:\n%s", sched)
+	}
 }

@@ -226,6 +226,9 @@ func describeRule(r *Rule) []string {
 	case KindRequiredSignal:
 		lines = append(lines, "sinal exigido por lei (nunca é infração)")
 	}
+	for _, x := range r.Supersedes {
+		lines = append(lines, fmt.Sprintf("prevalece sobre o %s (\"%s\"): %s", x.Article, x.Quote, x.Why))
+	}
 	return lines
 }
 
