@@ -166,6 +166,10 @@ type Rule struct {
 
 	// ExemptIf: the rule does not apply when every fact of any one entry holds.
 	ExemptIf []map[string]any `yaml:"exempt_if"`
+	// ExemptBy, when set, is parallel to ExemptIf: the article (and its
+	// verbatim text) that grants each exemption when it is not the rule's
+	// own; an empty entry means the rule's own article.
+	ExemptBy []Citation `yaml:"exempt_by"`
 	// ExemptUnknown: when the rule would be violated and an exemption could
 	// still apply because its facts are not stated, the verdict is
 	// undetermined instead (the exemption is part of the rule's own text).

@@ -70,6 +70,12 @@ type outcome struct {
 	// verdict comes from every candidate limit together.
 	candidate bool
 	warning   string
+	// miss marks a skipped rule the observation triggered but whose hours or
+	// places left it out: a false verdict cites it.
+	miss missKind
+	// exemptBy is the article that grants the exemption applied, when it is
+	// not the rule's own (Lapa Art. 100 for the whole chapter).
+	exemptBy string
 }
 
 // Evaluate judges o under c. It is pure: same inputs, same verdict.
@@ -89,7 +95,10 @@ func Evaluate(c *Code, o Observation) Verdict {
 	v.Warnings = append(v.Warnings, warnings...)
 	var decisive []int
 	v.Violation, decisive = decide(outs, viol, und, ok)
-	reasons := c.explain(&v, outs, decisive, &o)
+	if v.Violation == False {
+		decisive = c.appendMisses(outs, overridden, decisive)
+	}
+	reasons := c.explain(&v, outs, decisive, &o, &ctx)
 	if v.Violation == True {
 		v.PenaltyStep = c.penaltySteps(outs, decisive, &o)
 	}
@@ -184,14 +193,21 @@ func decide(outs []outcome, viol, und, ok []int) (Tri, []int) {
 // explain fills v's articles, rule ids and main article from the decisive
 // provisions and returns their reasons; with none, the reason says no
 // provision applies.
-func (c *Code) explain(v *Verdict, outs []outcome, decisive []int, o *Observation) []string {
+func (c *Code) explain(v *Verdict, outs []outcome, decisive []int, o *Observation, ctx *evalCtx) []string {
 	reasons := make([]string, 0, len(decisive)+1)
 	for _, i := range decisive {
 		r := outs[i].rule
 		if !slices.Contains(v.Articles, r.Article) {
 			v.Articles = append(v.Articles, r.Article)
 		}
+		if a := outs[i].exemptBy; a != "" && !slices.Contains(v.Articles, a) {
+			v.Articles = append(v.Articles, a)
+		}
 		v.RuleIDs = append(v.RuleIDs, r.ID)
+		if outs[i].skip {
+			reasons = append(reasons, c.missText(r, o, ctx))
+			continue
+		}
 		reasons = append(reasons, outs[i].reason)
 	}
 	if len(decisive) > 0 {
@@ -352,6 +368,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	out := outcome{rule: r, skip: true}
 	sc, ok := c.scope(i, o, ctx)
 	if !ok {
+		out.miss = sc.miss
 		return out
 	}
 	out.skip = false
@@ -416,4 +433,35 @@ func supersededText(r *Rule) string {
 		fmt.Fprintf(&b, "; prevalece sobre o %s: %s", x.Article, x.Why)
 	}
 	return b.String()
+}
+
+// appendMisses adds to a false verdict's provisions the rules the
+// observation triggered but whose hours or places left it out, one per
+// article not cited yet: the verdict turns on them.
+// A special rule that missed still displaces the general rules it overrides
+// (a vehicle's horn is not cited as a factory whistle).
+func (c *Code) appendMisses(outs []outcome, overridden []bool, decisive []int) []int {
+	var displaced []int
+	for i := range outs {
+		if outs[i].miss != missNone {
+			displaced = append(displaced, c.overrideIdx[i]...)
+		}
+	}
+	for i := range outs {
+		if outs[i].miss == missNone || overridden[i] || slices.Contains(displaced, i) ||
+			citedArticle(outs, decisive, outs[i].rule.Article) {
+			continue
+		}
+		decisive = append(decisive, i)
+	}
+	return decisive
+}
+
+func citedArticle(outs []outcome, idx []int, art string) bool {
+	for _, i := range idx {
+		if outs[i].rule.Article == art {
+			return true
+		}
+	}
+	return false
 }

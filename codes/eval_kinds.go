@@ -11,9 +11,14 @@ import (
 // preVerdict decides, before the rule's kind does, an observation in its
 // scope that is exempt or lacks what the verdict needs (done).
 func preVerdict(r *Rule, o *Observation, sc ruleScope, out outcome) (outcome, bool) {
-	if ex := exemptEntry(r, o); ex != nil {
+	if k := firstHolding(r.ExemptIf, o); k >= 0 {
 		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex, o))
+		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(r.ExemptIf[k], o))
+		if k < len(r.ExemptBy) && r.ExemptBy[k].Article != "" {
+			by := r.ExemptBy[k]
+			out.exemptBy = by.Article
+			out.reason += fmt.Sprintf(", pelo %s: \"%s\"", by.Article, by.Quote)
+		}
 		return out, true
 	}
 	if r.Kind == KindLicensingReview {
@@ -152,12 +157,10 @@ func intervalVerdict(r *Rule, o *Observation, out outcome) outcome {
 	return out
 }
 
-// exemptEntry returns the exempt_if entry whose facts all hold, or nil.
-func exemptEntry(r *Rule, o *Observation) map[string]any { return firstHolding(r.ExemptIf, o) }
-
-// firstHolding returns the first entry whose facts all hold, or nil.
-func firstHolding(entries []map[string]any, o *Observation) map[string]any {
-	for _, ex := range entries {
+// firstHolding returns the index of the first entry whose facts all hold,
+// or -1.
+func firstHolding(entries []map[string]any, o *Observation) int {
+	for k, ex := range entries {
 		all := true
 		for k, want := range ex {
 			if holds, _ := factHolds(o, k, want); !holds {
@@ -166,10 +169,10 @@ func firstHolding(entries []map[string]any, o *Observation) map[string]any {
 			}
 		}
 		if all {
-			return ex
+			return k
 		}
 	}
-	return nil
+	return -1
 }
 
 // exemptPossible names the missing facts of an exempt_if entry that no

@@ -15,6 +15,41 @@ type ruleScope struct {
 	zoneUnknown bool     // the rule names zones and the observation's is unclassified
 	missing     []string // what the observation must state for a verdict
 	whereWhy    string   // why the place cannot be decided ("": it can, or the rule names none)
+	miss        missKind // out of scope only by its hours or its places
+}
+
+// missKind says why a rule whose trigger the observation shows is still out
+// of its scope: its hours, or its places and closed list of protected ones.
+type missKind uint8
+
+const (
+	missNone missKind = iota
+	missWindow
+	missPlace
+)
+
+// missText says why a rule the observation triggered did not apply.
+func (c *Code) missText(r *Rule, o *Observation, ctx *evalCtx) string {
+	head := fmt.Sprintf("%s (%s): não se aplica", r.Label, r.Article)
+	if r.Window != nil && !c.inWindow(r.Window, ctx) {
+		return fmt.Sprintf("%s às %s; vale só %s", head, fmtHM(ctx.minute), windowText(r.Window))
+	}
+	m := &r.Match
+	pt, hasPT := factString(o, "poi_type")
+	d, hasD := factNumber(o, "distance_m_to_sensitive_poi")
+	switch {
+	case len(m.Near) > 0 && hasPT && !slices.Contains(m.Near, pt):
+		return fmt.Sprintf("%s: %s não está na lista fechada do artigo (%s)", head, POILabel(pt), labelList(LabelPOI, m.Near))
+	case len(m.Near) > 0 && hasD && r.RadiusM != nil && d >= *r.RadiusM:
+		return fmt.Sprintf("%s: a %s m, fora do raio de %s m", head, fmtNum(d), fmtNum(*r.RadiusM))
+	case len(m.Near) > 0 && hasD && r.RadiusM == nil:
+		return fmt.Sprintf("%s: a %s m, fora das proximidades de %s", head, fmtNum(d), labelList(LabelPOI, m.Near))
+	}
+	places := make([]string, len(m.Places))
+	for k, p := range m.Places {
+		places[k] = placeLabel(p)
+	}
+	return fmt.Sprintf("%s fora dos locais do artigo (%s)", head, joinPT(places))
 }
 
 // scope reports whether o is in rule i's scope, and notes in ctx the
@@ -33,13 +68,11 @@ func (c *Code) scope(i int, o *Observation, ctx *evalCtx) (sc ruleScope, ok bool
 			return sc, false
 		}
 	}
-	if r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx) {
-		return sc, false
-	}
+	outside := r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx)
 	if sc.missing, ok = establishmentScope(r, o); !ok {
 		return sc, false
 	}
-	if r.Kind == KindLevelLimit && !sc.zoneUnknown {
+	if r.Kind == KindLevelLimit && !sc.zoneUnknown && !outside {
 		ctx.levelScope[i] = true
 	}
 	// A limit or a general clause about a sound needs the observation to show
@@ -58,11 +91,23 @@ func (c *Code) scope(i int, o *Observation, ctx *evalCtx) (sc ruleScope, ok bool
 			return sc, false
 		}
 	}
+	if outside {
+		// Everything but the hour fits: a false verdict names the rule and
+		// says its hours did not apply.
+		sc.miss = missWindow
+		return sc, false
+	}
 	if len(m.Places) > 0 || len(m.Near) > 0 {
 		st, why := c.where(r, o)
 		// A provision addressed to the administration is in scope only when
 		// the stated facts put the observation inside its radius.
-		if st == False || (st == Undetermined && r.Kind == KindLicensingReview) {
+		if st == False {
+			if statesPlace(o) {
+				sc.miss = missPlace
+			}
+			return sc, false
+		}
+		if st == Undetermined && r.Kind == KindLicensingReview {
 			return sc, false
 		}
 		if st == Undetermined {
@@ -90,7 +135,7 @@ func triggered(m *Match, o *Observation) (byEvent, ok bool) {
 			return false, false
 		}
 	}
-	if len(m.AnyFacts) > 0 && firstHolding(m.AnyFacts, o) == nil {
+	if len(m.AnyFacts) > 0 && firstHolding(m.AnyFacts, o) < 0 {
 		return false, false
 	}
 	return byEvent, true
@@ -269,4 +314,16 @@ func triOf(b bool) Tri {
 		return True
 	}
 	return False
+}
+
+// statesPlace reports whether the observation states where it is beyond its
+// zone: a protected place's type or distance, a location, the historic
+// centre. Only then did a rule's places or closed list decide against it.
+func statesPlace(o *Observation) bool {
+	for _, k := range [...]string{"poi_type", "distance_m_to_sensitive_poi", "location", "in_centro_historico"} {
+		if _, ok := o.Facts[k]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -460,6 +460,14 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 			bad(r.line, "regra %q: needs %q não é um fato conhecido", r.ID, k)
 		}
 	}
+	if len(r.ExemptBy) > 0 && len(r.ExemptBy) != len(r.ExemptIf) {
+		bad(r.line, "regra %q: exempt_by tem %d entradas e exempt_if %d; uma citação por exceção", r.ID, len(r.ExemptBy), len(r.ExemptIf))
+	}
+	for _, x := range r.ExemptBy {
+		if (x.Article == "") != (x.Quote == "") {
+			bad(r.line, "regra %q: exempt_by cita article e quote juntos (ou nenhum, para o próprio artigo)", r.ID)
+		}
+	}
 	for _, x := range r.Supersedes {
 		if x.Article == "" || x.Quote == "" || x.Why == "" {
 			bad(r.line, "regra %q: supersedes precisa de article, quote e why (por que esta regra prevalece)", r.ID)

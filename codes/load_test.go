@@ -117,6 +117,11 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 			for _, x := range r.Supersedes {
 				quotes = append(quotes, struct{ where, q string }{"superseded by " + r.ID, x.Quote})
 			}
+			for _, x := range r.ExemptBy {
+				if x.Quote != "" {
+					quotes = append(quotes, struct{ where, q string }{"exemption of " + r.ID, x.Quote})
+				}
+			}
 		}
 		for _, p := range c.Penalties {
 			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})

@@ -182,3 +182,45 @@ func TestSupersededText(t *testing.T) {
 		t.Errorf("the schedule does not say Art. 87 supersedes Art. 210, II, b:\n%s", sched)
 	}
 }
+
+// TestFalseVerdictCitations: a false verdict that turns on a rule's hours,
+// its closed list or an exemption another article grants names that rule and
+// says why it did not apply.
+func TestFalseVerdictCitations(t *testing.T) {
+	s := builtinSet(t)
+	for _, tc := range []struct {
+		name, code, at, source string
+		laeq                   float64
+		facts                  map[string]any
+		articles               []string
+		inReason               string
+	}{
+		{"ER Art. 36's window: 21:59", "entre-rios-de-minas", "2026-03-10T21:59:00-03:00", "amplified_music", 70,
+			map[string]any{"establishment_type": "residence"}, []string{"Art. 36"}, "não se aplica às 21:59; vale só das 22:00 às 07:00"},
+		{"ER Art. 36's window: 07:00", "entre-rios-de-minas", "2026-03-11T07:00:00-03:00", "amplified_music", 70,
+			map[string]any{"establishment_type": "residence"}, []string{"Art. 36"}, "não se aplica às 07:00"},
+		{"ER vehicle horn 21:59: item II only, not the factory whistle", "entre-rios-de-minas", "2026-03-10T21:59:00-03:00", "siren", -1,
+			map[string]any{"emitter": "car"}, []string{"Art. 36, II"}, "vale só das 22:00 às 07:00"},
+		{"ER Art. 43's closed list: a school is not on it", "entre-rios-de-minas", "2026-03-10T20:00:00-03:00", "live_music", -1,
+			map[string]any{"establishment_type": "public_event", "poi_type": "school", "distance_m_to_sensitive_poi": 50.0, "licensed": true},
+			[]string{"Art. 36", "Art. 43"}, "escola não está na lista fechada do artigo (hospital, casa de saúde e maternidade)"},
+		{"ER Art. 43's radius: exactly 100 m is outside", "entre-rios-de-minas", "2026-03-10T20:00:00-03:00", "live_music", -1,
+			map[string]any{"establishment_type": "public_event", "poi_type": "hospital", "distance_m_to_sensitive_poi": 100.0, "licensed": true},
+			[]string{"Art. 36", "Art. 43"}, "a 100 m, fora do raio de 100 m"},
+		{"Lapa Art. 100: public-utility event", "lapa", "2026-03-10T23:00:00-03:00", "amplified_music", 75,
+			map[string]any{"establishment_type": "public_event", "public_utility_event": true}, []string{"Art. 96", "Art. 100"}, "pelo Art. 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := s.Code(tc.code)
+			at, _ := time.Parse(time.RFC3339, tc.at)
+			o := Observation{At: at, Zone: "other", Source: tc.source, Facts: tc.facts}
+			if tc.laeq >= 0 {
+				o.LAeq = &tc.laeq
+			}
+			v := Evaluate(c, o)
+			if v.Violation != False || !slices.Equal(v.Articles, tc.articles) || !strings.Contains(v.Reason, tc.inReason) {
+				t.Errorf("got %v %v (%s), want false %v with %q", v.Violation, v.Articles, v.Reason, tc.articles, tc.inReason)
+			}
+		})
+	}
+}

@@ -246,11 +246,10 @@ func windowText(w *Window) string {
 	if w == nil {
 		return ""
 	}
-	from := "das " + w.From
+	s := "das " + w.From + " às " + w.To
 	if w.FromExclusive {
-		from = "depois das " + w.From
+		s = "depois das " + w.From + " até as " + w.To
 	}
-	s := from + " às " + w.To
 	if w.ToInclusive {
 		s += " (inclusive)"
 	}
