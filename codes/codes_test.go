@@ -458,7 +458,7 @@ func TestActiveLimitForMechanism(t *testing.T) {
 func TestScheduleReadable(t *testing.T) {
 	s := builtinSet(t)
 	bad := []string{"all:", "mon", "tue", "wed", "thu", "fri/", "holiday_eve", "business_day", "undetermined", "→",
-		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule"}
+		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule", "seed"}
 	for _, id := range s.IDs() {
 		c, _ := s.Code(id)
 		txt := Schedule(c)

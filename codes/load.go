@@ -202,8 +202,8 @@ func (c *Code) validateHeader(bad func(int, string, ...any)) {
 	if c.ID == "" || c.ID != lower(c.ID) || strings.ContainsAny(c.ID, " /+#") {
 		bad(0, "id %q inválido: use minúsculas e hífens, por exemplo \"lapa\"", c.ID)
 	}
-	if c.Version == "" {
-		bad(0, "falta version (rótulo estável citado nos alertas, ex.: \"lei-1783-2004\")")
+	if msg := checkVersion(c.Version); msg != "" {
+		bad(0, "%s", msg)
 	}
 	if c.Municipality == "" || c.State == "" {
 		bad(0, "municipality e state são obrigatórios")

@@ -56,6 +56,21 @@ func TestParseRejects(t *testing.T) {
 		}, true, "fora de ordem"},
 		{"revoked without revoked_by", func(s string) string { return strings.Replace(s, "in_force: true", "in_force: false", 1) }, false, "revoked_by"},
 		{"not yaml", func(string) string { return "id: [unterminated\n" }, true, ""},
+		{"internal word in the version", func(s string) string {
+			return strings.Replace(s, `version: "lei-1783-2004/v2"`, `version: "lei-1783-2004/seed-004"`, 1)
+		}, false, "mostrado ao usuário"},
+		{"version with spaces", func(s string) string {
+			return strings.Replace(s, `version: "lei-1783-2004/v2"`, `version: "Lei 1783 de 2004"`, 1)
+		}, false, "ex.: \"lei-1783-2004/v2\""},
+		{"any_facts entry empty", func(s string) string {
+			return strings.Replace(s, "        - {establishment_type: bar}\n", "        - {}\n", 1)
+		}, true, "entrada vazia"},
+		{"exempt_by not parallel to exempt_if", func(s string) string {
+			return strings.Replace(s, "    exempt_by: [*art100, ", "    exempt_by: [", 1)
+		}, true, "uma citação por exceção"},
+		{"supersedes without why", func(s string) string {
+			return strings.Replace(s, "    penalty: lapa-157\n", "    supersedes: [{article: \"Art. 1\", quote: \"x\"}]\n    penalty: lapa-157\n", 1)
+		}, true, "supersedes precisa"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("lapa.yaml", []byte(tc.edit(base)))
