@@ -222,11 +222,27 @@ func TestEvalLineErrors(t *testing.T) {
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","prior_infractions":-1}`, "prior_infractions"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","facts":{"licensed":"yes"}}`, "facts.licensed"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","colour":"red"}`, "colour"},
-		{`{"id":"x",`, "JSON"},
+		{`{"id":"x",`, "JSON incompleto"},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","establishment_type":"bar"}`,
+			`campo "establishment_type" desconhecido; os campos de uma linha são id, code, at`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","laeq_dba":"60"}`,
+			`o campo "laeq_dba" deve ser um número, não texto`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","prior_infractions":1.5}`,
+			`"prior_infractions" deve ser um número inteiro`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","assume_in_force":"sim"}`,
+			`"assume_in_force" deve ser true ou false, não texto`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","facts":[1]}`, "facts deve ser um objeto JSON"},
+		{`{"id":"x", "code": lapa}`, "JSON malformado perto do caractere"},
+		{`[1, 2]`, "a linha deve ser um objeto JSON"},
 	} {
 		r := s.EvalLine([]byte(tc.line))
 		if !strings.Contains(r.Error, tc.want) {
 			t.Errorf("%s: error %q, want mention of %q", tc.line, r.Error, tc.want)
+		}
+		for _, en := range []string{"json:", "unknown field", "cannot unmarshal", "invalid character", "unexpected end"} {
+			if strings.Contains(r.Error, en) {
+				t.Errorf("%s: error %q carries Go's English %q", tc.line, r.Error, en)
+			}
 		}
 		if strings.HasPrefix(tc.line, `{"id":"x","code"`) && (r.ID == nil || *r.ID != "x") {
 			t.Errorf("%s: id not echoed on error", tc.line)
