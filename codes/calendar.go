@@ -243,41 +243,53 @@ func nationalHoliday(d Date) (string, bool) {
 	return "", false
 }
 
-// religiousHoliday reports an Easter-based day the code keeps as a holiday.
-func (c *Code) religiousHoliday(d Date) (string, bool) {
-	e := Easter(d.Y)
-	for _, r := range c.Calendar.ReligiousHolidays {
-		var day Date
-		var name string
-		switch r {
-		case "good_friday":
-			day, name = e.AddDays(-2), "Sexta-feira Santa"
-		case "corpus_christi":
-			day, name = e.AddDays(60), "Corpus Christi"
-		case "carnival":
-			day, name = e.AddDays(-47), "Carnaval"
-		}
-		if day == d {
-			return name, true
-		}
+// GoodFriday returns Sexta-feira Santa (da Paixão) of year y: two days
+// before Easter Sunday.
+func GoodFriday(y int) Date {
+	e := Easter(y) // 22 March at the earliest: the Friday is in March or April
+	if e.D > 2 {
+		return Date{y, e.M, e.D - 2}
+	}
+	return Date{y, time.March, 31 + e.D - 2}
+}
+
+// Carnival returns the Monday and Tuesday of Carnival of year y (48 and 47
+// days before Easter Sunday).
+func Carnival(y int) (mon, tue Date) {
+	e := Easter(y)
+	return e.AddDays(-48), e.AddDays(-47)
+}
+
+// CorpusChristi returns Corpus Christi of year y: the Thursday 60 days
+// after Easter Sunday.
+func CorpusChristi(y int) Date { return Easter(y).AddDays(60) }
+
+// movableHoliday reports the Easter-based day that is a holiday in every
+// municipality: Good Friday. Carnival and Corpus Christi are pontos
+// facultativos by default and count only when the municipality's register of
+// decreed days makes them holidays (docs/codes-conventions.md "Time").
+func movableHoliday(d Date) (string, bool) {
+	if (d.M == time.March || d.M == time.April) && d == GoodFriday(d.Y) {
+		return "Sexta-feira Santa", true
 	}
 	return "", false
 }
 
-// Holiday reports whether d is a holiday under this code: national, the
-// municipal holidays it names, the Easter-based days it keeps, or a
-// holiday the municipality decreed (Calendar.Decreed, kind feriado).
+// Holiday reports whether d is a holiday under this code: national, Good
+// Friday, the municipal holidays it names, or a holiday the municipality
+// decreed (Calendar.Decreed, kind feriado: a Carnival or Corpus Christi the
+// municipality made a holiday is one of these).
 func (c *Code) Holiday(d Date) (string, bool) {
 	if n, ok := nationalHoliday(d); ok {
+		return n, true
+	}
+	if n, ok := movableHoliday(d); ok {
 		return n, true
 	}
 	for _, h := range c.Calendar.Holidays {
 		if len(h.MonthDay) == 5 && monthDay(h.MonthDay) == int(d.M)*100+d.D {
 			return h.Name, true
 		}
-	}
-	if n, ok := c.religiousHoliday(d); ok {
-		return n, true
 	}
 	if x, ok := c.decreedOn(d); ok && x.Kind == DecreedHoliday {
 		return x.Name, true

@@ -87,9 +87,6 @@ type Calendar struct {
 	BusinessDaysNote string `yaml:"business_days_note"`
 	// Holidays are the municipal holidays the code names.
 	Holidays []Holiday `yaml:"holidays"`
-	// ReligiousHolidays lists Easter-based days this municipality keeps
-	// as holidays (good_friday, corpus_christi, carnival); none by default.
-	ReligiousHolidays []string `yaml:"religious_holidays"`
 	// ServiceDayStart: minutes before this time belong to the previous
 	// calendar day's schedule ("HH:MM do dia seguinte"). Default 06:00.
 	ServiceDayStart string `yaml:"service_day_start"`
@@ -169,6 +166,10 @@ type Rule struct {
 
 	// ExemptIf: the rule does not apply when every fact of any one entry holds.
 	ExemptIf []map[string]any `yaml:"exempt_if"`
+	// ExemptBy, when set, is parallel to ExemptIf: the article (and its
+	// verbatim text) that grants each exemption when it is not the rule's
+	// own; an empty entry means the rule's own article.
+	ExemptBy []Citation `yaml:"exempt_by"`
 	// ExemptUnknown: when the rule would be violated and an exemption could
 	// still apply because its facts are not stated, the verdict is
 	// undetermined instead (the exemption is part of the rule's own text).
@@ -182,6 +183,12 @@ type Rule struct {
 	// comprovada a acústica" did not arise).
 	PermissionFact string `yaml:"permission_fact"`
 
+	// Supersedes names earlier wording in the same code that this rule's
+	// later wording displaces for the same case (Campina Grande do Sul Art.
+	// 87, Lei nº 28/2001, over the bars' hours of Art. 210): every verdict
+	// and the printed schedule say which governs.
+	Supersedes []Superseded `yaml:"supersedes"`
+
 	Penalty     string   `yaml:"penalty"`
 	Conventions []string `yaml:"conventions"` // interpretations, naming docs/codes-conventions.md
 	// Why: for qualitative and out_of_scope rules, why there is no machine
@@ -189,6 +196,14 @@ type Rule struct {
 	Why string `yaml:"why"`
 
 	line int
+}
+
+// Superseded is an earlier provision a rule displaces: its article, its
+// verbatim text and why the rule governs instead (pt-BR).
+type Superseded struct {
+	Article string `yaml:"article"`
+	Quote   string `yaml:"quote"`
+	Why     string `yaml:"why"`
 }
 
 // Match says which observations a rule is about. Empty lists match anything.
@@ -214,6 +229,10 @@ type Match struct {
 	// Facts must all hold; a fact the observation does not state makes the
 	// rule not applicable (unless listed in Needs).
 	Facts map[string]any `yaml:"facts"`
+	// AnyFacts: when set, the rule is about the observation only if every
+	// fact of at least one entry holds (a vehicle's siren: a stated vehicle
+	// emitter, or a mobile source).
+	AnyFacts []map[string]any `yaml:"any_facts"`
 	// Needs are facts without which the rule cannot be decided: when one
 	// is missing the rule yields undetermined.
 	Needs []string `yaml:"needs"`

@@ -289,7 +289,7 @@ func TestHolidays(t *testing.T) {
 		{Date{2026, 10, 12}, true}, {Date{2026, 11, 2}, true}, {Date{2026, 11, 15}, true}, {Date{2026, 11, 20}, true},
 		{Date{2023, 11, 20}, false}, // Consciência Negra is national from 2024 (Lei 14.759/2023)
 		{Date{2026, 12, 25}, true}, {Date{2026, 2, 9}, true}, {Date{2026, 6, 13}, true},
-		{Date{2026, 4, 3}, false}, // Good Friday 2026: not kept by Lapa's code
+		{Date{2026, 4, 3}, true}, // Good Friday 2026: a holiday in every municipality
 		{Date{2026, 3, 10}, false},
 	} {
 		if _, got := lapa.Holiday(tc.d); got != tc.holiday {
@@ -458,7 +458,7 @@ func TestActiveLimitForMechanism(t *testing.T) {
 func TestScheduleReadable(t *testing.T) {
 	s := builtinSet(t)
 	bad := []string{"all:", "mon", "tue", "wed", "thu", "fri/", "holiday_eve", "business_day", "undetermined", "→",
-		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule"}
+		"06-13", "02-09", "near_", "_music", "hospital_surroundings", "level_limit", "operating_schedule", "seed"}
 	for _, id := range s.IDs() {
 		c, _ := s.Code(id)
 		txt := Schedule(c)

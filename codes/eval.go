@@ -70,6 +70,12 @@ type outcome struct {
 	// verdict comes from every candidate limit together.
 	candidate bool
 	warning   string
+	// miss marks a skipped rule the observation triggered but whose hours or
+	// places left it out: a false verdict cites it.
+	miss missKind
+	// exemptBy is the article that grants the exemption applied, when it is
+	// not the rule's own (Lapa Art. 100 for the whole chapter).
+	exemptBy string
 }
 
 // Evaluate judges o under c. It is pure: same inputs, same verdict.
@@ -89,7 +95,10 @@ func Evaluate(c *Code, o Observation) Verdict {
 	v.Warnings = append(v.Warnings, warnings...)
 	var decisive []int
 	v.Violation, decisive = decide(outs, viol, und, ok)
-	reasons := c.explain(&v, outs, decisive, &o)
+	if v.Violation == False {
+		decisive = c.appendMisses(outs, overridden, decisive)
+	}
+	reasons := c.explain(&v, outs, decisive, &o, &ctx)
 	if v.Violation == True {
 		v.PenaltyStep = c.penaltySteps(outs, decisive, &o)
 	}
@@ -184,14 +193,21 @@ func decide(outs []outcome, viol, und, ok []int) (Tri, []int) {
 // explain fills v's articles, rule ids and main article from the decisive
 // provisions and returns their reasons; with none, the reason says no
 // provision applies.
-func (c *Code) explain(v *Verdict, outs []outcome, decisive []int, o *Observation) []string {
+func (c *Code) explain(v *Verdict, outs []outcome, decisive []int, o *Observation, ctx *evalCtx) []string {
 	reasons := make([]string, 0, len(decisive)+1)
 	for _, i := range decisive {
 		r := outs[i].rule
 		if !slices.Contains(v.Articles, r.Article) {
 			v.Articles = append(v.Articles, r.Article)
 		}
+		if a := outs[i].exemptBy; a != "" && !slices.Contains(v.Articles, a) {
+			v.Articles = append(v.Articles, a)
+		}
 		v.RuleIDs = append(v.RuleIDs, r.ID)
+		if outs[i].skip {
+			reasons = append(reasons, c.missText(r, o, ctx))
+			continue
+		}
 		reasons = append(reasons, outs[i].reason)
 	}
 	if len(decisive) > 0 {
@@ -352,6 +368,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 	out := outcome{rule: r, skip: true}
 	sc, ok := c.scope(i, o, ctx)
 	if !ok {
+		out.miss = sc.miss
 		return out
 	}
 	out.skip = false
@@ -364,6 +381,7 @@ func (c *Code) evalRule(i int, o *Observation, ctx *evalCtx) outcome {
 			return out.undetermined("a exceção do próprio artigo pode aplicar-se; informe " + facts)
 		}
 	}
+	out.reason += supersededText(r)
 	return out
 }
 
@@ -373,574 +391,6 @@ func (out outcome) undetermined(why string) outcome {
 	out.status = Undetermined
 	out.reason = fmt.Sprintf("%s (%s): %s", out.rule.Label, out.rule.Article, why)
 	return out
-}
-
-// ruleScope is what deciding that an observation is in a rule's scope
-// learnt that its verdict needs.
-type ruleScope struct {
-	zoneUnknown bool     // the rule names zones and the observation's is unclassified
-	missing     []string // what the observation must state for a verdict
-	whereWhy    string   // why the place cannot be decided ("": it can, or the rule names none)
-}
-
-// scope reports whether o is in rule i's scope, and notes in ctx the
-// level rules whose scope matched with a known zone.
-func (c *Code) scope(i int, o *Observation, ctx *evalCtx) (sc ruleScope, ok bool) {
-	r := &c.Rules[i]
-	m := &r.Match
-	byEvent, ok := triggered(m, o)
-	if !ok {
-		return sc, false
-	}
-	if len(m.Zones) > 0 {
-		if o.Zone == "unclassified" {
-			sc.zoneUnknown = true
-		} else if !slices.Contains(m.Zones, o.Zone) {
-			return sc, false
-		}
-	}
-	if r.Window != nil && r.Kind != KindPermittedHours && !c.inWindow(r.Window, ctx) {
-		return sc, false
-	}
-	if sc.missing, ok = establishmentScope(r, o); !ok {
-		return sc, false
-	}
-	if r.Kind == KindLevelLimit && !sc.zoneUnknown {
-		ctx.levelScope[i] = true
-	}
-	// A limit or a general clause about a sound needs the observation to show
-	// one; a clause about a stated fact (an establishment's special hours)
-	// does not.
-	soundRule := len(m.Sources) > 0 || len(m.Mechanisms) > 0
-	if (r.Kind == KindLevelLimit || r.Kind == KindQualitative) && soundRule && !byEvent && !noiseShown(o) {
-		return sc, false
-	}
-	if len(m.Content) > 0 {
-		ct, ok := factString(o, "content")
-		switch {
-		case !ok:
-			sc.missing = append(sc.missing, "o conteúdo da propaganda (facts.content)")
-		case !slices.Contains(m.Content, ct):
-			return sc, false
-		}
-	}
-	if len(m.Places) > 0 || len(m.Near) > 0 {
-		st, why := c.where(r, o)
-		// A provision addressed to the administration is in scope only when
-		// the stated facts put the observation inside its radius.
-		if st == False || (st == Undetermined && r.Kind == KindLicensingReview) {
-			return sc, false
-		}
-		if st == Undetermined {
-			sc.whereWhy = why
-		}
-	}
-	return sc, true
-}
-
-// triggered reports whether o shows the rule's trigger: a source or
-// mechanism, and the facts the rule is about. byEvent is true when the
-// trigger is a stated event (a desordem), which shows a disturbance by
-// itself.
-func triggered(m *Match, o *Observation) (byEvent, ok bool) {
-	if len(m.Sources) > 0 || len(m.Mechanisms) > 0 || len(m.Events) > 0 {
-		mech, _ := factString(o, "mechanism")
-		ev, _ := factString(o, "event")
-		byEvent = ev != "" && slices.Contains(m.Events, ev)
-		if !slices.Contains(m.Sources, o.Source) && (mech == "" || !slices.Contains(m.Mechanisms, mech)) && !byEvent {
-			return false, false
-		}
-	}
-	for k, want := range m.Facts {
-		if holds, _ := factHolds(o, k, want); !holds {
-			return false, false
-		}
-	}
-	return byEvent, true
-}
-
-// establishmentScope reports whether o's establishment is one the rule is
-// about (ok), and what is missing to decide it.
-func establishmentScope(r *Rule, o *Observation) (missing []string, ok bool) {
-	m := &r.Match
-	if len(m.Establishments) > 0 {
-		est, ok := factString(o, "establishment_type")
-		switch {
-		case !ok:
-			// A level limit whose scope is a list of establishments cannot be
-			// decided without the type; any other rule about an establishment
-			// is not triggered by an observation that names none.
-			if r.Kind != KindLevelLimit {
-				return nil, false
-			}
-			missing = append(missing, "o tipo de estabelecimento (facts.establishment_type)")
-		case !slices.Contains(m.Establishments, est):
-			return nil, false
-		}
-	}
-	if m.AlcoholVenue {
-		sold, present := factBool(o, "alcohol_sold")
-		est, _ := factString(o, "establishment_type")
-		if !(present && sold) && (present || (est != "bar" && est != "nightclub")) {
-			return nil, false
-		}
-	}
-	return missing, true
-}
-
-// preVerdict decides, before the rule's kind does, an observation in its
-// scope that is exempt or lacks what the verdict needs (done).
-func preVerdict(r *Rule, o *Observation, sc ruleScope, out outcome) (outcome, bool) {
-	if ex := exemptEntry(r, o); ex != nil {
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): caso isento (%s)", r.Label, r.Article, describeFacts(ex, o))
-		return out, true
-	}
-	if r.Kind == KindLicensingReview {
-		out = out.undetermined("dirige-se ao licenciamento, não ao observado: " + r.Why)
-		out.warning = fmt.Sprintf("revisão do licenciamento (%s): %s", r.Article, r.Why)
-		return out, true
-	}
-	if sc.zoneUnknown && r.Kind != KindLevelLimit {
-		return out.undetermined("zona não classificada; a regra vale só em " + labelList(LabelZone, r.Match.Zones)), true
-	}
-	if sc.whereWhy != "" {
-		return out.undetermined(sc.whereWhy), true
-	}
-	missing := sc.missing
-	for _, k := range r.Match.Needs {
-		if _, present := o.Facts[k]; !present {
-			missing = append(missing, "facts."+k)
-		}
-	}
-	if len(missing) > 0 {
-		return out.undetermined("falta informar " + joinPT(missing)), true
-	}
-	return out, false
-}
-
-// verdict judges o by the rule's kind.
-func (c *Code) verdict(r *Rule, o *Observation, ctx *evalCtx, zoneUnknown bool, out outcome) outcome {
-	switch r.Kind {
-	case KindLevelLimit:
-		return levelVerdict(r, o, zoneUnknown, out)
-	case KindProhibitedHours:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): proibido às %s", r.Label, r.Article, fmtHM(ctx.minute))
-	case KindConduct:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): conduta proibida pelo código, declarada na observação", r.Label, r.Article)
-	case KindPermittedHours:
-		if !c.inWindow(r.Window, ctx) {
-			out.status = True
-			out.reason = fmt.Sprintf("%s (%s): permitido só %s; ocorreu às %s", r.Label, r.Article,
-				windowText(r.Window), fmtHM(ctx.minute))
-		} else if b, present := factBool(o, r.PermissionFact); r.PermissionFact != "" && present && !b {
-			return out.undetermined("dentro do horário, mas a permissão depende de " + r.PermissionFact + ", informado como falso")
-		} else {
-			out.status = False
-			out.reason = fmt.Sprintf("%s (%s): dentro do horário permitido", r.Label, r.Article)
-		}
-	case KindDuration:
-		return durationVerdict(r, o, out)
-	case KindSchedule:
-		out.status, out.reason = c.evalSchedule(r, o, ctx)
-	case KindLicence:
-		return licenceVerdict(r, o, out)
-	case KindLocationBan:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): proibido neste local", r.Label, r.Article)
-	case KindMinInterval:
-		return intervalVerdict(r, o, out)
-	case KindQualitative, KindOutOfScope:
-		return out.undetermined(r.Why)
-	case KindRequiredSignal:
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): sinal exigido pela lei, não é infração", r.Label, r.Article)
-	}
-	return out
-}
-
-// levelVerdict judges a level limit: the measured LAeq against limit_dba.
-func levelVerdict(r *Rule, o *Observation, zoneUnknown bool, out outcome) outcome {
-	lim := *r.LimitDBA
-	if o.LAeq == nil {
-		if zoneUnknown {
-			return out.undetermined("nível não medido, e a zona não está classificada")
-		}
-		return out.undetermined(fmt.Sprintf("o nível decide e não foi medido (máximo %s dB)", fmtNum(lim)))
-	}
-	out.candidate = zoneUnknown
-	if *o.LAeq > lim {
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
-	} else {
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): máximo %s dB; %s dB não excede", r.Label, r.Article, fmtNum(lim), fmtDec(*o.LAeq))
-	}
-	return out
-}
-
-// durationVerdict judges a duration limit: the measured duration against
-// max_duration_s.
-func durationVerdict(r *Rule, o *Observation, out outcome) outcome {
-	lim := *r.MaxDurationS
-	if o.DurationS == nil {
-		return out.undetermined(fmt.Sprintf("duração não medida; o limite é mais de %s s", fmtNum(lim)))
-	}
-	if *o.DurationS > lim {
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): duração %s s excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
-	} else {
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): duração %s s não excede %s s", r.Label, r.Article, fmtNum(*o.DurationS), fmtNum(lim))
-	}
-	return out
-}
-
-// licenceVerdict judges a rule that requires a licence: facts.licensed.
-func licenceVerdict(r *Rule, o *Observation, out outcome) outcome {
-	lic, present := factBool(o, "licensed")
-	switch {
-	case !present:
-		return out.undetermined("exige licença prévia; informe facts.licensed")
-	case lic:
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): licenciado", r.Label, r.Article)
-	default:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): sem a licença exigida", r.Label, r.Article)
-	}
-	return out
-}
-
-// intervalVerdict judges a minimum interval between series:
-// facts.interval_between_series_s against min_interval_s.
-func intervalVerdict(r *Rule, o *Observation, out outcome) outcome {
-	iv, ok := factNumber(o, "interval_between_series_s")
-	lim := *r.MinIntervalS
-	switch {
-	case !ok:
-		return out.undetermined("informe facts.interval_between_series_s")
-	case iv < lim:
-		out.status = True
-		out.reason = fmt.Sprintf("%s (%s): intervalo de %s s menor que %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
-	default:
-		out.status = False
-		out.reason = fmt.Sprintf("%s (%s): intervalo de %s s respeita o mínimo de %s s", r.Label, r.Article, fmtNum(iv), fmtNum(lim))
-	}
-	return out
-}
-
-// exemptEntry returns the exempt_if entry whose facts all hold, or nil.
-func exemptEntry(r *Rule, o *Observation) map[string]any {
-	for _, ex := range r.ExemptIf {
-		all := true
-		for k, want := range ex {
-			if holds, _ := factHolds(o, k, want); !holds {
-				all = false
-				break
-			}
-		}
-		if all {
-			return ex
-		}
-	}
-	return nil
-}
-
-// exemptPossible names the missing facts of an exempt_if entry that no
-// stated fact contradicts, or "".
-func exemptPossible(r *Rule, o *Observation) string {
-	for _, ex := range r.ExemptIf {
-		var miss []string
-		contradicted := false
-		for k, want := range ex {
-			holds, present := factHolds(o, k, want)
-			if !present {
-				miss = append(miss, "facts."+k)
-			} else if !holds {
-				contradicted = true
-				break
-			}
-		}
-		if !contradicted && len(miss) > 0 {
-			slices.Sort(miss)
-			return joinPT(miss)
-		}
-	}
-	return ""
-}
-
-func (c *Code) inWindow(w *Window, ctx *evalCtx) bool {
-	if !w.containsMinute(ctx.minute) {
-		return false
-	}
-	start := ctx.date
-	if w.startsPreviousDay(ctx.minute) {
-		start = start.AddDays(-1)
-	}
-	return c.anyDay(w.Days, start)
-}
-
-// where decides a rule's places and protected surroundings: True when the
-// observation is inside them, False when outside, Undetermined (with why)
-// when the stated facts do not say.
-func (c *Code) where(r *Rule, o *Observation) (Tri, string) {
-	m := &r.Match
-	place := False
-	if len(m.Places) > 0 {
-		place = inPlaces(m.Places, o)
-		if place == True {
-			return True, ""
-		}
-	}
-	placeWhy := "local não classificado; informe a zona ou facts.location (" + strings.Join(m.Places, ", ") + ")"
-	if len(m.Near) == 0 {
-		if place == Undetermined {
-			return Undetermined, placeWhy
-		}
-		return False, ""
-	}
-	near, why := proximity(r, o)
-	switch {
-	case near == True:
-		return True, ""
-	case near == Undetermined:
-		return Undetermined, why
-	case place == Undetermined:
-		return Undetermined, placeWhy
-	}
-	return False, ""
-}
-
-func inPlaces(places []string, o *Observation) Tri {
-	if slices.Contains(places, o.Zone) {
-		return True
-	}
-	if loc, ok := factString(o, "location"); ok {
-		if slices.Contains(places, loc) {
-			return True
-		}
-		return False
-	}
-	if b, ok := factBool(o, "in_centro_historico"); ok && slices.Contains(places, "centro_historico") {
-		if b {
-			return True
-		}
-		if len(places) == 1 {
-			return False
-		}
-	}
-	if o.Zone == "unclassified" {
-		return Undetermined
-	}
-	return False
-}
-
-// zoneImplies reports whether the zone itself says the observation is near a
-// place of one of the listed types (a sensor classified "perto de escola" is
-// near a school, a residential zone is among residences).
-func zoneImplies(zone string, near []string) bool {
-	switch zone {
-	case "near_hospital", "hospital_surroundings":
-		return slices.Contains(near, "hospital")
-	case "near_school":
-		return slices.Contains(near, "school")
-	case "near_residence", "residential":
-		return slices.Contains(near, "residence")
-	}
-	return false
-}
-
-// proximity decides a radius rule (RadiusM) or a "nas proximidades de" rule
-// from the stated distance and type of the protected place and the code's
-// own closed list (Match.Near). A zone label alone does not prove a
-// distance.
-func proximity(r *Rule, o *Observation) (Tri, string) {
-	near := r.Match.Near
-	pt, hasPT := factString(o, "poi_type")
-	d, hasD := factNumber(o, "distance_m_to_sensitive_poi")
-	listed := hasPT && slices.Contains(near, pt)
-	implied := zoneImplies(o.Zone, near)
-	list := labelList(LabelPOI, near)
-	if r.RadiusM != nil {
-		rad := *r.RadiusM
-		switch {
-		case listed && hasD:
-			return triOf(d < rad), ""
-		case listed:
-			return Undetermined, fmt.Sprintf("%s sem distância informada; o artigo vale a menos de %s m de %s (informe facts.distance_m_to_sensitive_poi)",
-				POILabel(pt), fmtNum(rad), list)
-		case hasPT && !implied:
-			return False, "" // a place the list does not name is not protected by this rule
-		case hasD && !hasPT:
-			if d >= rad {
-				return False, ""
-			}
-			if implied {
-				return True, ""
-			}
-			return Undetermined, fmt.Sprintf("a %s m de um local cujo tipo não foi informado; o artigo protege só %s (informe facts.poi_type)", fmtNum(d), list)
-		case implied || o.Zone == "unclassified":
-			return Undetermined, fmt.Sprintf("a zona (%s) não prova a distância; o artigo vale a menos de %s m de %s (informe facts.distance_m_to_sensitive_poi e facts.poi_type)",
-				ZoneLabel(o.Zone), fmtNum(rad), list)
-		}
-		return False, ""
-	}
-	switch {
-	case implied:
-		return True, "" // the zone itself says the place is near a protected use
-	case listed && hasD:
-		switch {
-		case d <= nearClearM:
-			return True, ""
-		case d > nearFarM:
-			return False, ""
-		}
-		return Undetermined, fmt.Sprintf("a %s m de %s: o código não diz até onde vão as \"proximidades\"", fmtNum(d), POILabel(pt))
-	case listed:
-		return Undetermined, fmt.Sprintf("%s sem distância informada (informe facts.distance_m_to_sensitive_poi)", POILabel(pt))
-	case hasPT:
-		return False, "" // a place the list does not name is not protected by this rule
-	case o.Zone == "unclassified":
-		return Undetermined, "zona não classificada; o artigo protege as proximidades de " + list
-	case hasD && d <= nearFarM:
-		return Undetermined, fmt.Sprintf("a %s m de um local cujo tipo não foi informado; o artigo protege só %s (informe facts.poi_type)", fmtNum(d), list)
-	}
-	return False, ""
-}
-
-func triOf(b bool) Tri {
-	if b {
-		return True
-	}
-	return False
-}
-
-// evalSchedule judges an operating schedule (docs/codes-conventions.md
-// "Time" and "Schedules, licences and favour"): a day the schedule does not
-// mention is not restricted; where several lines fit a day, the most
-// favourable prevails (a holiday line displaces the weekday lines);
-// minutes before calendar.service_day_start continue the previous day's
-// operation ("HH:MM do dia seguinte").
-func (c *Code) evalSchedule(r *Rule, o *Observation, ctx *evalCtx) (Tri, string) {
-	extended, _ := factBool(o, "hours_extension_granted")
-	day, m := ctx.date, ctx.minute
-	start := mustHM(c.Calendar.ServiceDayStart)
-	permitted := false
-	why := ""
-	if m < start {
-		prevDay := day.AddDays(-1)
-		prev := c.linesFor(r, prevDay)
-		for _, e := range prev {
-			if ok, _ := c.linePermits(e, m+1440, extended); ok {
-				permitted = true
-			}
-		}
-		cur := c.linesFor(r, day)
-		for _, e := range cur {
-			if ok, _ := c.linePermits(e, m, extended); ok && e.Open != "" {
-				permitted = true
-			}
-		}
-		switch {
-		case permitted:
-		case len(prev) > 0:
-			_, w := c.linePermits(prev[0], m+1440, extended)
-			why = fmt.Sprintf("às %s de %s, %s do dia de funcionamento de %s (%s)", fmtHM(m), day.PT(), w,
-				ptWeekday(prevDay.Weekday()), prevDay.PT())
-		case len(cur) == 0:
-			return False, fmt.Sprintf("%s (%s): o artigo não restringe %s (%s) nem a madrugada que o antecede", r.Label, r.Article,
-				ptWeekday(day.Weekday()), day.PT())
-		default:
-			_, w := c.linePermits(cur[0], m, extended)
-			why = fmt.Sprintf("às %s de %s (%s), %s", fmtHM(m), ptWeekday(day.Weekday()), day.PT(), w)
-		}
-	} else {
-		cur := c.linesFor(r, day)
-		if len(cur) == 0 {
-			return False, fmt.Sprintf("%s (%s): o artigo não restringe %s (%s)", r.Label, r.Article, ptWeekday(day.Weekday()), day.PT())
-		}
-		for _, e := range cur {
-			if ok, _ := c.linePermits(e, m, extended); ok {
-				permitted = true
-			}
-		}
-		if !permitted {
-			_, w := c.linePermits(cur[0], m, extended)
-			why = fmt.Sprintf("às %s de %s (%s), %s", fmtHM(m), ptWeekday(day.Weekday()), day.PT(), w)
-		}
-	}
-	if !permitted {
-		return True, fmt.Sprintf("%s (%s): %s", r.Label, r.Article, why)
-	}
-	if r.PermissionFact != "" {
-		if b, present := factBool(o, r.PermissionFact); present && !b {
-			return Undetermined, fmt.Sprintf("%s (%s): dentro do horário, mas a permissão exige %s, informado como falso", r.Label, r.Article, r.PermissionFact)
-		}
-	}
-	return False, fmt.Sprintf("%s (%s): dentro do horário de funcionamento", r.Label, r.Article)
-}
-
-// linesFor returns the schedule lines that fit day d: the holiday lines
-// when d is a holiday and the schedule has any, else every line whose days
-// and season fit.
-func (c *Code) linesFor(r *Rule, d Date) []*ScheduleEntry {
-	_, hol := c.Holiday(d)
-	var lines, holi []*ScheduleEntry
-	for i := range r.Schedule {
-		e := &r.Schedule[i]
-		if !e.inSeason(d) {
-			continue
-		}
-		for _, tok := range e.Days {
-			if c.dayMatches(tok, d) {
-				if tok == "holiday" {
-					holi = append(holi, e)
-				} else {
-					lines = append(lines, e)
-				}
-				break
-			}
-		}
-	}
-	if hol && len(holi) > 0 {
-		return holi
-	}
-	return lines
-}
-
-// linePermits judges service-day minute m (≥ 1440 for the early hours of
-// the next calendar day) against one line; a line without an opening time
-// opens at the service-day start.
-func (c *Code) linePermits(e *ScheduleEntry, m int, extended bool) (bool, string) {
-	if e.Closed {
-		return false, "dia em que o estabelecimento permanece fechado"
-	}
-	open := mustHM(c.Calendar.ServiceDayStart)
-	if e.Open != "" {
-		open = mustHM(e.Open)
-	}
-	closeM := e.closeMinutes(extended)
-	closeTxt := e.Close
-	if extended && e.CloseIfExtended != "" {
-		closeTxt = e.CloseIfExtended + " (horário prorrogado)"
-	}
-	if e.CloseNextDay {
-		closeTxt += " do dia seguinte"
-	}
-	switch {
-	case m < open:
-		return false, "antes da abertura (" + fmtHM(open) + ")"
-	case m >= closeM:
-		return false, "depois do encerramento (" + closeTxt + ")"
-	}
-	return true, ""
-}
-
-func ptWeekday(w time.Weekday) string {
-	return DayLabel(weekdayNames[w])
 }
 
 // describeFacts names the facts of an exemption as the observation states
@@ -975,102 +425,43 @@ func fmtDec(f float64) string {
 	return strings.Replace(strconv.FormatFloat(f, 'f', 1, 64), ".", ",", 1)
 }
 
-// penaltySteps words the penalty of every violated provision, each from its
-// own article or chapter; the first is the main provision's.
-func (c *Code) penaltySteps(outs []outcome, decisive []int, o *Observation) string {
-	var seen, arts, parts []string
-	for _, i := range decisive {
-		r := outs[i].rule
-		if r.Penalty == "" || slices.Contains(seen, r.Penalty) {
+// supersededText says which earlier provisions the rule displaces and why
+// ("", when none): part of every reason the rule gives.
+func supersededText(r *Rule) string {
+	var b strings.Builder
+	for _, x := range r.Supersedes {
+		fmt.Fprintf(&b, "; prevalece sobre o %s: %s", x.Article, x.Why)
+	}
+	return b.String()
+}
+
+// appendMisses adds to a false verdict's provisions the rules the
+// observation triggered but whose hours or places left it out, one per
+// article not cited yet: the verdict turns on them.
+// A special rule that missed still displaces the general rules it overrides
+// (a vehicle's horn is not cited as a factory whistle).
+func (c *Code) appendMisses(outs []outcome, overridden []bool, decisive []int) []int {
+	var displaced []int
+	for i := range outs {
+		if outs[i].miss != missNone {
+			displaced = append(displaced, c.overrideIdx[i]...)
+		}
+	}
+	for i := range outs {
+		if outs[i].miss == missNone || overridden[i] || slices.Contains(displaced, i) ||
+			citedArticle(outs, decisive, outs[i].rule.Article) {
 			continue
 		}
-		if s := c.penaltyStep(r, o); s != "" {
-			seen = append(seen, r.Penalty)
-			arts = append(arts, r.Article)
-			parts = append(parts, s)
-		}
+		decisive = append(decisive, i)
 	}
-	if len(parts) > 1 {
-		for k := range parts {
-			parts[k] = arts[k] + ": " + parts[k]
-		}
-	}
-	return strings.Join(parts, " | ")
+	return decisive
 }
 
-// penaltyStep words the penalty for this infractor.
-func (c *Code) penaltyStep(r *Rule, o *Observation) string {
-	p := c.PenaltyByID(r.Penalty)
-	if p == nil {
-		return ""
-	}
-	punished, _ := factBool(o, "prior_punished")
-	reinc := o.PriorInfractions > 0 && punished && p.Doubling != nil
-	unit := c.unit(p.Unit)
-	var txt string
-	switch p.Type {
-	case "ladder":
-		i := min(o.PriorInfractions, len(p.Steps)-1)
-		s := p.Steps[i]
-		txt = fmt.Sprintf("%dª infração: %s (%s)", o.PriorInfractions+1, s.Text, s.Item)
-		if o.PriorInfractions >= len(p.Steps) {
-			txt += fmt.Sprintf("; a escada do %s termina na %dª infração", p.Article, len(p.Steps))
-		}
-		if s.Percent != nil {
-			txt += c.amount(*s.Percent, 1, unit)
-		}
-	case "fixed":
-		f := 1.0
-		txt = fmt.Sprintf("multa de %s%% %s (%s)", fmtNum(*p.Percent), unitName(unit, p.Unit), p.Article)
-		if reinc {
-			f = p.Doubling.Factor
-			txt += fmt.Sprintf(", em dobro por reincidência (%s): %s%%", p.Doubling.Article, fmtNum(*p.Percent*f))
-		}
-		txt += c.amount(*p.Percent, f, unit)
-	case "range":
-		txt = fmt.Sprintf("multa de %s%% a %s%% %s (%s)", fmtNum(*p.PercentMin), fmtNum(*p.PercentMax), unitName(unit, p.Unit), p.Article)
-		if reinc {
-			txt += fmt.Sprintf(", em dobro por reincidência (%s): %s%% a %s%%", p.Doubling.Article,
-				fmtNum(*p.PercentMin*p.Doubling.Factor), fmtNum(*p.PercentMax*p.Doubling.Factor))
-		}
-	default: // unmapped
-		txt = fmt.Sprintf("multa (%s: %s; a faixa aplicável não está mapeada no código)", p.Article, strings.Join(p.Amounts, " / "))
-		if reinc {
-			txt += fmt.Sprintf(", em dobro por reincidência (%s)", p.Doubling.Article)
+func citedArticle(outs []outcome, idx []int, art string) bool {
+	for _, i := range idx {
+		if outs[i].rule.Article == art {
+			return true
 		}
 	}
-	return txt + p.accessoryText()
-}
-
-// accessoryText is the article's or chapter's accessory sanctions, "" if none.
-func (p *Penalty) accessoryText() string {
-	if len(p.Accessory) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(p.Accessory, "; ")
-}
-
-func (c *Code) unit(id string) *Unit {
-	for i := range c.Units {
-		if c.Units[i].ID == id {
-			return &c.Units[i]
-		}
-	}
-	return nil
-}
-
-func unitName(u *Unit, id string) string {
-	if u == nil {
-		return id
-	}
-	return u.ID
-}
-
-// amount computes the fine in R$ only where the unit's value is configured.
-func (c *Code) amount(pct, factor float64, u *Unit) string {
-	if u == nil || u.ValueBRL == nil {
-		return ""
-	}
-	v := pct / 100 * factor * *u.ValueBRL
-	return fmt.Sprintf(" = R$ %s", strings.Replace(fmt.Sprintf("%.2f", v), ".", ",", 1))
+	return false
 }

@@ -3,8 +3,11 @@ package codes
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -70,7 +73,7 @@ func (s *Set) EvalLine(line []byte) Response {
 			ID *string `json:"id"`
 		}
 		_ = json.Unmarshal(line, &id)
-		return Response{ID: id.ID, Error: "linha JSON inválida: " + err.Error()}
+		return Response{ID: id.ID, Error: "linha JSON inválida: " + jsonErrorPT(err, "")}
 	}
 	if dec.More() {
 		return Response{ID: req.ID, Error: "linha com mais de um objeto JSON"}
@@ -149,7 +152,7 @@ func parseFacts(raw json.RawMessage) (map[string]any, []string, error) {
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, fmt.Errorf("facts deve ser um objeto JSON: %v", err)
+		return nil, nil, fmt.Errorf("facts deve ser um objeto JSON (ex.: {\"establishment_type\": \"bar\"}): %s", jsonErrorPT(err, "facts"))
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -196,4 +199,75 @@ func parseFacts(raw json.RawMessage) (map[string]any, []string, error) {
 		}
 	}
 	return facts, warnings, nil
+}
+
+// requestFields are the keys of an input line, as docs/codes-eval.md names
+// them.
+const requestFields = "id, code, at, zone, source, laeq_dba, duration_s, prior_infractions, assume_in_force, facts"
+
+// jsonErrorPT says in Portuguese what is wrong with a JSON line and what to
+// fix; where names the object ("" for the line itself).
+func jsonErrorPT(err error, where string) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "json: unknown field "):
+		name := strings.TrimPrefix(msg, "json: unknown field ")
+		return fmt.Sprintf("campo %s desconhecido; os campos de uma linha são %s (os fatos da observação vão dentro de \"facts\")",
+			name, requestFields)
+	case errors.As(err, &syn):
+		return fmt.Sprintf("JSON malformado perto do caractere %d; confira aspas, vírgulas, dois-pontos e chaves", syn.Offset)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = where
+		}
+		if field == "" {
+			return fmt.Sprintf("a linha deve ser um objeto JSON ({…}), não %s", jsonKindPT(typ.Value))
+		}
+		return fmt.Sprintf("o campo %q deve ser %s, não %s", field, goKindPT(typ.Type), jsonKindPT(typ.Value))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "JSON incompleto: a linha termina antes de fechar o objeto"
+	}
+	return "não é JSON válido; escreva um objeto JSON por linha"
+}
+
+// jsonKindPT names a JSON value's kind as encoding/json reports it.
+func jsonKindPT(v string) string {
+	switch {
+	case v == "string":
+		return "texto"
+	case v == "number" || strings.HasPrefix(v, "number "):
+		return "número"
+	case v == "bool":
+		return "true/false"
+	case v == "array":
+		return "lista"
+	case v == "object":
+		return "objeto"
+	}
+	return v
+}
+
+// goKindPT names the kind of value a field expects.
+func goKindPT(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "texto"
+	case reflect.Int, reflect.Int64:
+		return "um número inteiro"
+	case reflect.Float64:
+		return "um número"
+	case reflect.Bool:
+		return "true ou false"
+	case reflect.Map, reflect.Struct:
+		return "um objeto"
+	case reflect.Slice:
+		return "um objeto JSON"
+	}
+	return t.Kind().String()
 }

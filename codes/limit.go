@@ -88,7 +88,7 @@ func (c *Code) compile() {
 	c.levels = c.levels[:0]
 	for i := range c.Rules {
 		r := &c.Rules[i]
-		if r.Kind != KindLevelLimit || len(r.Match.Facts) > 0 {
+		if r.Kind != KindLevelLimit || len(r.Match.Facts) > 0 || len(r.Match.AnyFacts) > 0 {
 			continue
 		}
 		cl := compiledLevel{rule: r, last: new(atomic.Pointer[occurrence])}

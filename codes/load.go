@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,9 +149,8 @@ var (
 	knownNumberFacts = set("distance_m_to_sensitive_poi", "interval_between_series_s")
 	knownPOI         = set("hospital", "clinic", "maternity", "school", "asylum", "church", "residence",
 		"public_building", "cemetery", "funeral_chapel", "prison")
-	knownDays      = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
-	knownReligious = set("good_friday", "corpus_christi", "carnival")
-	knownActions   = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
+	knownDays    = set("mon", "tue", "wed", "thu", "fri", "sat", "sun", "holiday", "holiday_eve", "business_day", "all")
+	knownActions = set("notificacao_preliminar", "advertencia", "fine", "judicial_measures",
 		"licence_suspension", "licence_cassation", "interdiction")
 )
 
@@ -202,8 +202,8 @@ func (c *Code) validateHeader(bad func(int, string, ...any)) {
 	if c.ID == "" || c.ID != lower(c.ID) || strings.ContainsAny(c.ID, " /+#") {
 		bad(0, "id %q inválido: use minúsculas e hífens, por exemplo \"lapa\"", c.ID)
 	}
-	if c.Version == "" {
-		bad(0, "falta version (rótulo estável citado nos alertas, ex.: \"lei-1783-2004\")")
+	if msg := checkVersion(c.Version); msg != "" {
+		bad(0, "%s", msg)
 	}
 	if c.Municipality == "" || c.State == "" {
 		bad(0, "municipality e state são obrigatórios")
@@ -249,11 +249,6 @@ func (c *Code) validateCalendar(bad func(int, string, ...any)) {
 		}
 		if h.Article == "" || h.Quote == "" {
 			bad(0, "feriado %q: cite article e quote", h.Name)
-		}
-	}
-	for _, r := range c.Calendar.ReligiousHolidays {
-		if !knownReligious[r] {
-			bad(0, "calendar.religious_holidays: %q desconhecido (good_friday, corpus_christi, carnival)", r)
 		}
 	}
 }
@@ -452,7 +447,10 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 	for k, v := range r.Match.Facts {
 		checkFact(r, k, v, bad)
 	}
-	for _, m := range r.ExemptIf {
+	for _, m := range slices.Concat(r.ExemptIf, r.Match.AnyFacts) {
+		if len(m) == 0 {
+			bad(r.line, "regra %q: entrada vazia em exempt_if ou any_facts", r.ID)
+		}
 		for k, v := range m {
 			checkFact(r, k, v, bad)
 		}
@@ -460,6 +458,19 @@ func (c *Code) validateMatch(r *Rule, bad func(int, string, ...any)) {
 	for _, k := range r.Match.Needs {
 		if !knownBoolFacts[k] && !knownStringFacts[k] && !knownNumberFacts[k] {
 			bad(r.line, "regra %q: needs %q não é um fato conhecido", r.ID, k)
+		}
+	}
+	if len(r.ExemptBy) > 0 && len(r.ExemptBy) != len(r.ExemptIf) {
+		bad(r.line, "regra %q: exempt_by tem %d entradas e exempt_if %d; uma citação por exceção", r.ID, len(r.ExemptBy), len(r.ExemptIf))
+	}
+	for _, x := range r.ExemptBy {
+		if (x.Article == "") != (x.Quote == "") {
+			bad(r.line, "regra %q: exempt_by cita article e quote juntos (ou nenhum, para o próprio artigo)", r.ID)
+		}
+	}
+	for _, x := range r.Supersedes {
+		if x.Article == "" || x.Quote == "" || x.Why == "" {
+			bad(r.line, "regra %q: supersedes precisa de article, quote e why (por que esta regra prevalece)", r.ID)
 		}
 	}
 	if r.PermissionFact != "" && !knownBoolFacts[r.PermissionFact] {
@@ -511,7 +522,7 @@ func (c *Code) checkContradictions(bad func(int, string, ...any)) {
 			a, b := lv[i], lv[j]
 			if *a.LimitDBA == *b.LimitDBA || !overlap(a.Match.Zones, b.Match.Zones) ||
 				!overlap(a.Match.Sources, b.Match.Sources) || !overlap(a.Match.Establishments, b.Match.Establishments) ||
-				len(a.Match.Facts) > 0 || len(b.Match.Facts) > 0 {
+				len(a.Match.Facts) > 0 || len(b.Match.Facts) > 0 || len(a.Match.AnyFacts) > 0 || len(b.Match.AnyFacts) > 0 {
 				continue
 			}
 			if windowsOverlap(a.Window, b.Window) {

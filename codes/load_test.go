@@ -56,6 +56,21 @@ func TestParseRejects(t *testing.T) {
 		}, true, "fora de ordem"},
 		{"revoked without revoked_by", func(s string) string { return strings.Replace(s, "in_force: true", "in_force: false", 1) }, false, "revoked_by"},
 		{"not yaml", func(string) string { return "id: [unterminated\n" }, true, ""},
+		{"internal word in the version", func(s string) string {
+			return strings.Replace(s, `version: "lei-1783-2004/v2"`, `version: "lei-1783-2004/seed-004"`, 1)
+		}, false, "mostrado ao usuário"},
+		{"version with spaces", func(s string) string {
+			return strings.Replace(s, `version: "lei-1783-2004/v2"`, `version: "Lei 1783 de 2004"`, 1)
+		}, false, "ex.: \"lei-1783-2004/v2\""},
+		{"any_facts entry empty", func(s string) string {
+			return strings.Replace(s, "        - {establishment_type: bar}\n", "        - {}\n", 1)
+		}, true, "entrada vazia"},
+		{"exempt_by not parallel to exempt_if", func(s string) string {
+			return strings.Replace(s, "    exempt_by: [*art100, ", "    exempt_by: [", 1)
+		}, true, "uma citação por exceção"},
+		{"supersedes without why", func(s string) string {
+			return strings.Replace(s, "    penalty: lapa-157\n", "    supersedes: [{article: \"Art. 1\", quote: \"x\"}]\n    penalty: lapa-157\n", 1)
+		}, true, "supersedes precisa"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("lapa.yaml", []byte(tc.edit(base)))
@@ -114,6 +129,14 @@ func TestBuiltinCodesCiteEverything(t *testing.T) {
 		quotes := []struct{ where, q string }{}
 		for _, r := range c.Rules {
 			quotes = append(quotes, struct{ where, q string }{"rule " + r.ID, r.Quote})
+			for _, x := range r.Supersedes {
+				quotes = append(quotes, struct{ where, q string }{"superseded by " + r.ID, x.Quote})
+			}
+			for _, x := range r.ExemptBy {
+				if x.Quote != "" {
+					quotes = append(quotes, struct{ where, q string }{"exemption of " + r.ID, x.Quote})
+				}
+			}
 		}
 		for _, p := range c.Penalties {
 			quotes = append(quotes, struct{ where, q string }{"penalty " + p.ID, p.Quote})
@@ -199,11 +222,27 @@ func TestEvalLineErrors(t *testing.T) {
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","prior_infractions":-1}`, "prior_infractions"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","facts":{"licensed":"yes"}}`, "facts.licensed"},
 		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","colour":"red"}`, "colour"},
-		{`{"id":"x",`, "JSON"},
+		{`{"id":"x",`, "JSON incompleto"},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","establishment_type":"bar"}`,
+			`campo "establishment_type" desconhecido; os campos de uma linha são id, code, at`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","laeq_dba":"60"}`,
+			`o campo "laeq_dba" deve ser um número, não texto`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","prior_infractions":1.5}`,
+			`"prior_infractions" deve ser um número inteiro`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","assume_in_force":"sim"}`,
+			`"assume_in_force" deve ser true ou false, não texto`},
+		{`{"id":"x","code":"lapa","at":"2026-03-10T22:00:00-03:00","zone":"other","source":"generic","facts":[1]}`, "facts deve ser um objeto JSON"},
+		{`{"id":"x", "code": lapa}`, "JSON malformado perto do caractere"},
+		{`[1, 2]`, "a linha deve ser um objeto JSON"},
 	} {
 		r := s.EvalLine([]byte(tc.line))
 		if !strings.Contains(r.Error, tc.want) {
 			t.Errorf("%s: error %q, want mention of %q", tc.line, r.Error, tc.want)
+		}
+		for _, en := range []string{"json:", "unknown field", "cannot unmarshal", "invalid character", "unexpected end"} {
+			if strings.Contains(r.Error, en) {
+				t.Errorf("%s: error %q carries Go's English %q", tc.line, r.Error, en)
+			}
 		}
 		if strings.HasPrefix(tc.line, `{"id":"x","code"`) && (r.ID == nil || *r.ID != "x") {
 			t.Errorf("%s: id not echoed on error", tc.line)

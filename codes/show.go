@@ -226,6 +226,9 @@ func describeRule(r *Rule) []string {
 	case KindRequiredSignal:
 		lines = append(lines, "sinal exigido por lei (nunca é infração)")
 	}
+	for _, x := range r.Supersedes {
+		lines = append(lines, fmt.Sprintf("prevalece sobre o %s (\"%s\"): %s", x.Article, x.Quote, x.Why))
+	}
 	return lines
 }
 
@@ -243,11 +246,10 @@ func windowText(w *Window) string {
 	if w == nil {
 		return ""
 	}
-	from := "das " + w.From
+	s := "das " + w.From + " às " + w.To
 	if w.FromExclusive {
-		from = "depois das " + w.From
+		s = "depois das " + w.From + " até as " + w.To
 	}
-	s := from + " às " + w.To
 	if w.ToInclusive {
 		s += " (inclusive)"
 	}

@@ -120,8 +120,12 @@ func codesEval(set *codes.Set, io stdio) int {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintf(io.err, "sossego codes eval: leitura: %s\n", describe(err))
-		_ = enc.Encode(codes.Response{Error: "entrada ilegível: " + err.Error()})
+		what := describe(err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			what = "uma linha tem mais de 4 MiB; escreva uma observação por linha"
+		}
+		fmt.Fprintf(io.err, "sossego codes eval: leitura: %s\n", what)
+		_ = enc.Encode(codes.Response{Error: "entrada ilegível: " + what})
 		return 1
 	}
 	return status

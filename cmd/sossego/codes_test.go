@@ -108,22 +108,31 @@ func TestCodesCLIWrongInput(t *testing.T) {
 		{args: []string{"codes", "eval"}, code: 1,
 			stdin: `{"id":"m","code":"macabu","at":"2026-03-10T23:00:00-03:00","zone":"other","source":"generic"}`,
 			out:   `quis dizer \"conceicao-de-macabu\"`},
+		{args: []string{"codes", "eval"}, code: 1,
+			stdin: `{"id":"u","code":"lapa","at":"2026-03-10T23:00:00-03:00","zone":"other","source":"generic","operating":true}`,
+			out:   `campo \"operating\" desconhecido`, notInOut: "unknown field"},
+		{args: []string{"codes", "eval"}, code: 1, stdin: `{"id":"l","code":"` + strings.Repeat("x", 5<<20) + `"}`,
+			out: "mais de 4 MiB", err: "mais de 4 MiB", notInOut: "token too long"},
 	} {
 		code, out, errs := runCLI(t, tc.stdin, tc.args...)
-		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.err) {
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.err) ||
+			(tc.notInOut != "" && strings.Contains(out+errs, tc.notInOut)) {
 			t.Errorf("%v: exit %d (want %d)\nstdout: %s\nstderr: %s", tc.args, code, tc.code, out, errs)
 		}
 	}
-	// The schedule fits 100 columns and shows no identifiers.
-	_, out, _ := runCLI(t, "", "codes", "show", "lapa")
-	for _, line := range strings.Split(out, "\n") {
-		if n := utf8.RuneCountInString(line); n > 100 {
-			t.Errorf("show lapa: %d columns: %q", n, line)
+	// Every code's schedule fits 100 columns and shows no identifiers nor
+	// internal words.
+	for _, id := range []string{"lapa", "conceicao-de-macabu", "entre-rios-de-minas", "campos-altos", "campina-grande-do-sul"} {
+		_, out, _ := runCLI(t, "", "codes", "show", id)
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("show %s: %d columns: %q", id, n, line)
+			}
 		}
-	}
-	for _, bad := range []string{"all:", "mon", "holiday_eve", "→ undetermined", "06-13"} {
-		if strings.Contains(out, bad) {
-			t.Errorf("show lapa prints %q", bad)
+		for _, bad := range []string{"all:", "mon", "holiday_eve", "→ undetermined", "06-13", "seed"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("show %s prints %q", id, bad)
+			}
 		}
 	}
 }
