@@ -22,4 +22,23 @@
 //     read in its own loop at Options.Env.Interval; EnvBatcher (pure)
 //     groups its readings into env batches that go through the same outbox,
 //     seq space, ack and replay as the levels, on the env topic.
+//
+// Where each concern lives:
+//
+//   - gateway.go: Options, the Publisher interfaces, the Gateway type, New
+//     and Run.
+//   - sample.go: the sampling loop (meter reads, clock state, records into
+//     batches); env.go the environmental sensor's loop; check.go the
+//     meter's field checks read from Options.CheckDir.
+//   - store.go: putting a finished batch into the outbox, and the bounded
+//     memory buffer that holds batches while the disk refuses writes.
+//   - send.go: the sender (replay window, batches in flight, status
+//     publishes); ack.go: acks from the central service (fast resend on a
+//     repeated ack, a watermark that went backwards flagged and never
+//     obeyed).
+//   - outbox.go: the outbox's file, schema and Store; outbox_ack.go: reading
+//     after a seq, deleting on an ack, renumbering; outbox_disk.go: free
+//     space, the ballast file and drop counts on a full disk.
+//   - aggregate.go, batch.go: the pure Aggregator and Batchers; clock*.go
+//     the clock-sync source; key.go the gateway's signing key.
 package gateway

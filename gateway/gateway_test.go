@@ -64,12 +64,15 @@ func (m *stepMeter) String() string { return "step" }
 
 func wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second) // generous: a loaded 2-core CI machine under -race
+	deadline := time.After(60 * time.Second) // generous: a loaded 2-core CI machine under -race
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -12,4 +12,13 @@
 // docs/notifications.md. Messages are rendered here too ([Render], pt-BR)
 // and so is the webhook payload and its HMAC-SHA256 signature
 // ([BuildWebhook], [Sign], [Verify]), so that the shell only moves bytes.
+//
+// Where each concern lives: engine.go is Step itself (alert transitions,
+// acknowledgements, silences, pruning, the next instant to call it);
+// types.go its state, inputs and outputs; group.go grouping and paging a
+// group's firing and resolved alerts; escalate.go escalation to the next
+// fiscal on duty and the coordinator; schedule.go the plantão; silence.go
+// silences; settings.go the settings and their validation; render.go the
+// pt-BR messages; webhook.go the webhook payload and its signature;
+// history.go the history lines and push subscriptions.
 package notify

@@ -12,6 +12,7 @@ import (
 // reads the copy back through the same commands, checks it with
 // sha256sum -c as the summary says, and refuses wrong input in Portuguese.
 func TestBackupCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	if code, _, errs := runCLI(t, "", "units", "set", "--data-dir", data, "--code", "lapa", "--unit", "VRM", "--from", "01/01/2026",
 		"--value", "4.938,24", "--act", "Decreto nº 20/2025", "--by", "ana"); code != 0 {

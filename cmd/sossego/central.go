@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -107,6 +112,10 @@ func centralOptions(args []string, io stdio) (o central.Options, code int, ok bo
 	}
 	o.Sync = sqlitestore.Sync(f.sync)
 	// Every value is checked before anything is created or written.
+	if err := checkAddresses(&o); err != nil {
+		fmt.Fprintf(io.err, "sossego central: %v\n", err)
+		return o, 2, false
+	}
 	if err := o.Check(); err != nil {
 		fmt.Fprintf(io.err, "sossego central: %s\n", describe(err))
 		return o, 2, false
@@ -278,4 +287,55 @@ func days(d time.Duration) string {
 		return fmt.Sprintf("%d dias", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// checkAddresses checks the listen addresses and the URLs of the external
+// broker and InfluxDB, so that a typo stops the service before its data
+// folder is made, in Portuguese.
+func checkAddresses(o *central.Options) error {
+	listen := []struct{ flag, v string }{{"--http", o.HTTP}, {"--mqtt-listen", o.MQTTListen}, {"--mqtt-tls-listen", o.MQTTTLSListen}}
+	for _, a := range listen {
+		if a.v == "" {
+			continue
+		}
+		if err := checkListen(a.v); err != nil {
+			return fmt.Errorf("%s %q inválido: %s; use host:porta, como 127.0.0.1:8080 ou :8080", a.flag, a.v, err)
+		}
+	}
+	urls := []struct{ flag, v, example string }{{"--mqtt-url", o.MQTTURL, "tcp://127.0.0.1:1883"}, {"--influx-url", o.InfluxURL, "http://127.0.0.1:8086"}}
+	schemes := map[string][]string{"--mqtt-url": {"tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss"}, "--influx-url": {"http", "https"}}
+	for _, u := range urls {
+		if u.v == "" {
+			continue
+		}
+		pu, err := url.Parse(u.v)
+		if err != nil || pu.Host == "" || !slices.Contains(schemes[u.flag], pu.Scheme) {
+			return fmt.Errorf("%s %q inválida: use esquema://host:porta, com esquema %s (ex.: %s)", u.flag, u.v,
+				strings.Join(schemes[u.flag], ", "), u.example)
+		}
+	}
+	return nil
+}
+
+// checkListen says, in Portuguese, what is wrong with a listen address.
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil && !strings.Contains(addr, ":"):
+		return errors.New("falta a porta")
+	case err != nil:
+		return errors.New("não é host:porta")
+	case strings.ContainsAny(host, " /"):
+		return fmt.Errorf("host %q inválido", host)
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		if n < 0 || n > 65535 {
+			return fmt.Errorf("porta %d fora de 0–65535", n)
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("porta %q inválida", port)
+	}
+	return nil
 }

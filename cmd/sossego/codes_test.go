@@ -88,6 +88,7 @@ func TestCodesShowListValidate(t *testing.T) {
 }
 
 func TestCodesCLIWrongInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args     []string
 		stdin    string

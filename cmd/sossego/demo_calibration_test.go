@@ -17,6 +17,7 @@ import (
 // the workflow's decision and the evidence bag come from the calibration
 // register; the screening meter gets none; --keep adds no revision.
 func TestDemoCalibration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, keep := range []bool{false, true} {

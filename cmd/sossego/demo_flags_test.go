@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sossego/sossego/internal/central"
 )
 
 // TestDemoRefusesBadOptions: a bad --log level or a stray argument stops
@@ -33,5 +36,33 @@ func TestDemoRefusesBadOptions(t *testing.T) {
 				t.Errorf("the data folder was written (%v)", err)
 			}
 		})
+	}
+}
+
+// TestDemoBusyDefaultPorts: when the default ports (8080, 1883) are taken
+// and no --http or --mqtt-listen is given, the demo takes free ports and
+// says so; an address given on the command line is kept as given.
+func TestDemoBusyDefaultPorts(t *testing.T) {
+	for _, addr := range []string{central.DefaultHTTP, central.DefaultMQTTListen} {
+		// Busy either way: held here, or already taken by something else.
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			t.Cleanup(func() { ln.Close() })
+		}
+	}
+	var out, errb bytes.Buffer
+	io := stdio{in: strings.NewReader(""), out: &out, err: &errb}
+	f, code, ok := parseDemo([]string{"--data-dir", t.TempDir()}, io)
+	if !ok || f.httpAddr != "127.0.0.1:0" || f.mqttAddr != "127.0.0.1:0" {
+		t.Fatalf("parseDemo: ok %v code %d http %q mqtt %q; want free ports (127.0.0.1:0)", ok, code, f.httpAddr, f.mqttAddr)
+	}
+	for _, addr := range []string{central.DefaultHTTP, central.DefaultMQTTListen} {
+		if want := "sossego demo: " + addr + " ocupado; usando uma porta livre"; !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q lacks %q", errb.String(), want)
+		}
+	}
+	errb.Reset()
+	f, _, ok = parseDemo([]string{"--data-dir", t.TempDir(), "--http", central.DefaultHTTP, "--mqtt-listen", central.DefaultMQTTListen}, io)
+	if !ok || f.httpAddr != central.DefaultHTTP || f.mqttAddr != central.DefaultMQTTListen {
+		t.Errorf("addresses given on the command line: got http %q mqtt %q; want them kept", f.httpAddr, f.mqttAddr)
 	}
 }

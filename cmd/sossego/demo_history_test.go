@@ -15,6 +15,7 @@ import (
 // in the tier, the bar's nights louder than its afternoons; a second call
 // (--keep) adds nothing.
 func TestBackfillDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	end := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	t0 := time.Now()

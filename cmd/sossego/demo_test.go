@@ -21,6 +21,7 @@ import (
 // bar's scripted scenario fires an Art. 96 alert within two minutes, and
 // Ctrl-C (context cancel) stops everything cleanly.
 func TestDemoFiresAlert(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the whole demo for up to two minutes")
 	}
@@ -183,6 +184,7 @@ func TestDemoFiresAlert(t *testing.T) {
 // for the same instant, is warmer and drier in the afternoon than before
 // dawn, and names a per-gateway serial with grade screening.
 func TestDemoEnvPlausible(t *testing.T) {
+	t.Parallel()
 	loc := time.FixedZone("-03", -3*3600)
 	cases := []struct {
 		municipality     string

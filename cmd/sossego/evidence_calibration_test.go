@@ -34,6 +34,7 @@ import (
 // and the register of sensors' meter with nothing else — said on stderr —
 // when the folder has no register. verify re-checks the checks' signatures.
 func TestEvidenceExportCalibrationRegister(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name         string
 		certificate  bool

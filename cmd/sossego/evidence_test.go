@@ -118,6 +118,7 @@ func makeEvidenceDataDirShaped(t *testing.T, dir string, margin time.Duration,
 }
 
 func TestEvidenceExportVerify(t *testing.T) {
+	t.Parallel()
 	dir, a := evidenceDataDir(t)
 	out := filepath.Join(t.TempDir(), "ev.zip")
 	code, stdout, stderr := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-o", out, "--data-dir", dir, "--margem", "1h")
@@ -209,6 +210,7 @@ func editMember(t *testing.T, b []byte, suffix string, edit func([]byte) []byte)
 // verifies against the data directory's history, and a revoked key's bag
 // does not.
 func TestEvidenceTrustReproducibleAndKeys(t *testing.T) {
+	t.Parallel()
 	dir, a := makeEvidenceDataDir(t, t.TempDir(), 2*time.Minute)
 	out := filepath.Join(t.TempDir(), "ev.zip")
 	if code, so, se := runCLI(t, "", "evidence", "export", "--alert", a.ID, "-o", out, "--data-dir", dir, "-q"); code != 0 {
@@ -321,6 +323,7 @@ func unzipCLI(t *testing.T, p string) map[string][]byte {
 // what it needs — an exit of 1 and a pt-BR message naming the file, never a
 // crash (each store opened so far is closed again).
 func TestEvidenceExportRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		files map[string]string // created in the data folder

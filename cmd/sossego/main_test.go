@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -185,5 +187,46 @@ func TestEvidenceVerifyMissingFile(t *testing.T) {
 	want := `sossego evidence verify: não foi possível abrir "missing.zip": o arquivo ou a pasta não existe; confira o caminho`
 	if code != 1 || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+	}
+}
+
+// TestCentralBadAddressWritesNothing: with a valid register, a bad listen
+// address or URL stops `sossego central` with exit status 2 and a pt-BR
+// message naming the flag, before the data folder or the evidence signing
+// key is made.
+func TestCentralBadAddressWritesNothing(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := filepath.Join(t.TempDir(), "cadastro.yaml")
+	yaml := "version: 1\ngateways:\n  - id: lapa-teste-01\n    municipality: lapa\n    public_key: " +
+		base64.StdEncoding.EncodeToString(pub) + "\nsensors: []\n"
+	if err := os.WriteFile(reg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"http without port", []string{"--http", "nonsense"}, `sossego central: --http "nonsense" inválido: falta a porta; use host:porta`},
+		{"http port out of range", []string{"--http", "127.0.0.1:70000"}, `--http "127.0.0.1:70000" inválido: porta 70000 fora de 0–65535`},
+		{"http port not a port", []string{"--http", "127.0.0.1:oito"}, `--http "127.0.0.1:oito" inválido: porta "oito" inválida`},
+		{"mqtt listen", []string{"--mqtt-listen", "1883"}, `--mqtt-listen "1883" inválido: falta a porta`},
+		{"mqtt tls listen", []string{"--mqtt-tls-listen", "a:b:c"}, `--mqtt-tls-listen "a:b:c" inválido: não é host:porta`},
+		{"mqtt url without scheme", []string{"--mqtt-url", "127.0.0.1:1883"}, `--mqtt-url "127.0.0.1:1883" inválida: use esquema://host:porta`},
+		{"influx url", []string{"--influx-url", "influx:8086"}, `--influx-url "influx:8086" inválida: use esquema://host:porta, com esquema http, https`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "dados")
+			code, _, errs := cli(t, append([]string{"central", "--registry", reg, "--data-dir", data}, tc.args...)...)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant 2 and %q", code, errs, tc.want)
+			}
+			if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("refused, yet the data folder %s exists (stat: %v)", data, err)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUnitsCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	steps := []struct {
 		name     string

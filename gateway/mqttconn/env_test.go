@@ -82,7 +82,11 @@ func TestEnvThroughOutbox(t *testing.T) {
 			}
 			b.down()
 			before := box.LastSeq()
-			time.Sleep(time.Second) // both loops keep filling the outbox
+			// Both loops keep filling the outbox (about 20 batches a second).
+			if !gatewaytest.WaitFor(30*time.Second, func() bool { return box.LastSeq() >= before+20 }) {
+				stop()
+				t.Fatalf("the outbox stopped filling while the broker was down: %d batches queued", box.LastSeq()-before)
+			}
 			queued := box.LastSeq() - before
 			b.up(t)
 			after := envBatches()

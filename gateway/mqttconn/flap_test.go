@@ -106,8 +106,8 @@ func (p *flakyProxy) freeze(d time.Duration) {
 
 // TestNetworkFlaps is the lossy-link goal without tc netem (which
 // would disturb every other test on the loopback): the gateway reaches the
-// broker through a proxy that, every 2 s, either cuts all connections or
-// stalls all traffic for 1–3 s, eight times. Every record is stored once,
+// broker through a proxy that, each time batches got through again, either
+// cuts all connections or stalls all traffic for 1–3 s, eight times. Every record is stored once,
 // in order, with nothing lost.
 func TestNetworkFlaps(t *testing.T) {
 	if testing.Short() {
@@ -126,7 +126,11 @@ func TestNetworkFlaps(t *testing.T) {
 				t.Fatalf("no traffic before the flaps: contiguous %d", c.Contiguous(id))
 			}
 			for i := range 8 {
-				time.Sleep(2 * time.Second)
+				// Each flap comes once the link carried traffic again.
+				want := c.Contiguous(id) + 5
+				if !gatewaytest.WaitFor(60*time.Second, func() bool { return c.Contiguous(id) >= want }) {
+					t.Fatalf("flap %d: no traffic since the last one (contiguous %d, want %d)", i, c.Contiguous(id), want)
+				}
 				if i%2 == 0 {
 					px.cut()
 				} else {

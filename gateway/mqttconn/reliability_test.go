@@ -242,7 +242,12 @@ func TestBrokerOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: starts brokers")
 	}
-	outage := 60 * time.Second
+	// The broker stays down until the gateway has queued minQueued batches
+	// (15 minutes of records: the meter gives 100 one-second records per
+	// second of test, 10 to a batch) and, with SOSSEGO_OUTAGE, at least
+	// that long in wall time.
+	const minQueued = 90
+	var outage time.Duration
 	if v := os.Getenv("SOSSEGO_OUTAGE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -262,14 +267,15 @@ func TestBrokerOutage(t *testing.T) {
 				t.Fatalf("no traffic before the outage: contiguous %d", c.Contiguous(id))
 			}
 			b.down()
-			before := h.box.LastSeq()
-			time.Sleep(outage)
+			before, down := h.box.LastSeq(), time.Now()
+			if !gatewaytest.WaitFor(outage+60*time.Second, func() bool {
+				return h.box.LastSeq() >= before+minQueued && time.Since(down) >= outage
+			}) {
+				t.Fatalf("gateway stopped producing during the outage: %d batches enqueued in %s", h.box.LastSeq()-before, time.Since(down).Round(time.Second))
+			}
 			queued := h.box.LastSeq() - before
 			b.up(t)
-			t.Logf("outage %s: %d batches enqueued while the broker was down", outage, queued)
-			if queued == 0 {
-				t.Fatal("gateway stopped producing during the outage")
-			}
+			t.Logf("outage %s: %d batches enqueued while the broker was down", time.Since(down).Round(time.Millisecond), queued)
 			drainAndCheck(t, c, h, b, dir)
 		})
 	}

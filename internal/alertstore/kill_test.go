@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,6 +42,10 @@ func TestKill9(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			next, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +53,13 @@ func TestKill9(t *testing.T) {
 			killed := false
 			for sc.Scan() {
 				var n int
-				if _, err := fmt.Sscanf(sc.Text(), "fed %d", &n); err == nil && n >= cut {
+				if _, err := fmt.Sscanf(sc.Text(), "fed %d", &n); err != nil {
+					continue
+				}
+				// Let the child feed the next reading; past the cut, kill it
+				// while it does.
+				fmt.Fprintln(next)
+				if n >= cut {
 					if err := cmd.Process.Kill(); err != nil {
 						t.Fatal(err)
 					}
@@ -72,16 +81,21 @@ func TestKill9(t *testing.T) {
 	}
 }
 
-// killChild feeds the script slowly, announcing each reading on stdout, and
-// waits to be killed; it never flushes or closes the store.
+// killChild feeds the script one reading at a time, announcing each on
+// stdout and going on when the parent says so on stdin, and waits to be
+// killed; it never flushes or closes the store.
 func killChild(t *testing.T, path string) {
 	h := newHarness(t, path)
 	rs := script()
+	in := bufio.NewScanner(os.Stdin)
 	for i := range rs {
 		h.feed(rs[i : i+1])
 		fmt.Printf("fed %d\n", i+1)
-		time.Sleep(2 * time.Millisecond)
+		if !in.Scan() {
+			return
+		}
 	}
 	fmt.Println("done")
-	time.Sleep(10 * time.Second) // the parent kills us long before
+	for in.Scan() { // the parent kills us long before
+	}
 }

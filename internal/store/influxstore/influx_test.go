@@ -2,6 +2,7 @@ package influxstore
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -40,17 +41,27 @@ func runMirror(t *testing.T, m *Mirror) (stop func()) {
 
 func waitBacklog(t *testing.T, s *sqlitestore.Store, m *Mirror, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		maxID, _ := s.MaxLevelID(context.Background())
-		cur, _ := s.Cursor(context.Background(), store.CursorInflux)
-		if cur == maxID && maxID > 0 {
-			return
+	var maxID, cur int64
+	waitUntil(t, timeout, func() bool {
+		maxID, _ = s.MaxLevelID(context.Background())
+		cur, _ = s.Cursor(context.Background(), store.CursorInflux)
+		return cur == maxID && maxID > 0
+	}, func() string { return fmt.Sprintf("mirror cursor %d of %d", cur, maxID) })
+}
+
+// waitUntil polls cond every 20 ms until it holds; after timeout it fails
+// with what says.
+func waitUntil(t *testing.T, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.After(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline:
+			t.Fatalf("after %v: %s", timeout, what())
+		case <-tick.C:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mirror cursor %d of %d after %v", cur, maxID, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -81,13 +92,9 @@ func TestInfluxMirrorAndFlux(t *testing.T) {
 	defer m.Close()
 	stop := runMirror(t, m)
 	waitBacklog(t, s, m, 30*time.Second)
-	deadline := time.Now().Add(30 * time.Second)
-	for m.Backlog() != 0 || mustCursor(t, s, store.CursorInfluxEnv) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("env not mirrored: backlog %d, env cursor %d", m.Backlog(), mustCursor(t, s, store.CursorInfluxEnv))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, 30*time.Second, func() bool { return m.Backlog() == 0 && mustCursor(t, s, store.CursorInfluxEnv) == 2 }, func() string {
+		return fmt.Sprintf("env not mirrored: backlog %d, env cursor %d", m.Backlog(), mustCursor(t, s, store.CursorInfluxEnv))
+	})
 	stop()
 
 	// The env records, as InfluxDB has them.
@@ -139,12 +146,13 @@ func TestInfluxMirrorAndFlux(t *testing.T) {
 // TestInfluxOutageLosesNothing: records keep arriving while influxd is
 // killed; after it comes back the mirror drains the backlog and InfluxDB
 // holds every record. The goal's scenario is a 2-minute outage; the test
-// uses SOSSEGO_INFLUX_OUTAGE (default 5s) to stay short — the mechanism
-// (durable local store, persisted cursor, retry forever) does not depend on
-// the length.
+// keeps InfluxDB down until the mirror noticed and 200 batches (2,000
+// records) arrived meanwhile, and SOSSEGO_INFLUX_OUTAGE sets a wall-clock
+// minimum — the mechanism (durable local store, persisted cursor, retry
+// forever) does not depend on the length.
 func TestInfluxOutageLosesNothing(t *testing.T) {
 	in, opts := startInflux(t)
-	outage := 5 * time.Second
+	var outage time.Duration
 	if v := os.Getenv("SOSSEGO_INFLUX_OUTAGE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -189,14 +197,23 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(time.Second)
+	written := func() uint64 { mu.Lock(); defer mu.Unlock(); return seq }
+	// Records reach InfluxDB before the outage.
+	waitUntil(t, 60*time.Second, func() bool { return mustCursor(t, s, store.CursorInflux) > 0 }, func() string { return "nothing mirrored before the outage" })
 	in.Kill()
-	time.Sleep(outage)
-	if !m.Failing() {
-		t.Error("mirror did not notice the outage")
-	}
+	down, atKill := time.Now(), written()
+	waitUntil(t, outage+60*time.Second, func() bool {
+		return m.Failing() && written() >= atKill+200 && time.Since(down) >= outage
+	}, func() string {
+		return fmt.Sprintf("mirror failing %v, %d batches written since the kill", m.Failing(), written()-atKill)
+	})
+	lasted := time.Since(down)
 	in.Restart(t)
-	time.Sleep(time.Second)
+	// Records keep arriving while the mirror drains the backlog.
+	atRestart := written()
+	waitUntil(t, 60*time.Second, func() bool { return !m.Failing() && written() >= atRestart+100 }, func() string {
+		return fmt.Sprintf("mirror failing %v after the restart, %d batches written since", m.Failing(), written()-atRestart)
+	})
 	close(writing)
 	wg.Wait()
 	waitBacklog(t, s, m, 60*time.Second)
@@ -206,7 +223,7 @@ func TestInfluxOutageLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("outage %v: %d records stored locally, %d in InfluxDB", outage, local, len(recs))
+	t.Logf("outage %v: %d records stored locally, %d in InfluxDB", lasted.Round(time.Millisecond), local, len(recs))
 	if int64(len(recs)) != local || local < 100 {
 		t.Fatalf("InfluxDB has %d records, local store %d: lost %d", len(recs), local, local-int64(len(recs)))
 	}
