@@ -225,6 +225,9 @@ type Options struct {
 	QueueBytes int64
 	// Quota is each gateway's allowance (admission.go; zero: DefaultQuota).
 	Quota Quota
+	// DeadLetterBytesPerHour is each gateway's dead-letter budget per
+	// clock hour (deadbudget.go; default DefaultDeadLetterBytesPerHour).
+	DeadLetterBytesPerHour int64
 	// GapTimeout is how long a gap below a gateway's stored seqs must stay
 	// open, while the gateway keeps replaying the seqs above it, before the
 	// watermark moves over it (gaps.go; default DefaultGapTimeout).
@@ -240,6 +243,10 @@ type Ingester struct {
 	adm   *admission
 	gate  *byteGate
 	gaps  map[string]*gapState // the writer's goroutine only
+
+	budget   *deadBudget // the writer's goroutine only (deadbudget.go)
+	deadMu   sync.Mutex
+	deadByGW map[string]int64 // dead letters past their gateway's budget
 
 	// Acks that could not be published, not yet logged (the writer's
 	// goroutine only): one line per ackLogEvery instead of one per gateway
@@ -285,8 +292,12 @@ func New(o Options) *Ingester {
 	if o.GapTimeout <= 0 {
 		o.GapTimeout = DefaultGapTimeout
 	}
+	if o.DeadLetterBytesPerHour <= 0 {
+		o.DeadLetterBytesPerHour = DefaultDeadLetterBytesPerHour
+	}
 	in := &Ingester{o: o, queue: make(chan Message, o.QueueSize), items: make(chan item, o.MaxGroup),
-		adm: newAdmission(o.Quota), gate: newByteGate(o.QueueBytes), gaps: map[string]*gapState{}}
+		adm: newAdmission(o.Quota), gate: newByteGate(o.QueueBytes), gaps: map[string]*gapState{},
+		budget: &deadBudget{perHour: o.DeadLetterBytesPerHour}, deadByGW: map[string]int64{}}
 	o.Metrics.queueDepth(func() float64 { return float64(len(in.queue)) }, func() float64 { return float64(in.gate.inUse()) })
 	return in
 }

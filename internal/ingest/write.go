@@ -77,6 +77,7 @@ type committedGroup struct {
 // commit stores a group, sends the application-level acks and counts
 // what was stored; observe does the rest.
 func (in *Ingester) commit(ctx context.Context, group []item) (committedGroup, error) {
+	in.budgetDeadLetters(group, in.o.Now())
 	w, idx := groupWrite(group)
 	res, err := in.apply(ctx, w)
 	if err != nil {
