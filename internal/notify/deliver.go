@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	webpush "github.com/SherClockHolmes/webpush-go"
@@ -262,8 +263,13 @@ func (s *Service) pokeWorker(name string) {
 	}
 }
 
-// work delivers one receiver's due rows, one at a time, until ctx ends.
+// work delivers one receiver's due rows, one at a time, until ctx ends;
+// push rows each on their own (workPush).
 func (s *Service) work(ctx context.Context, w *worker) {
+	if w.name == ReceiverPush {
+		s.workPush(ctx, w)
+		return
+	}
 	const batch = 16
 	for {
 		now := s.o.Now()
@@ -292,6 +298,71 @@ func (s *Service) work(ctx context.Context, w *worker) {
 			t.Stop()
 			return
 		case <-w.poke:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// maxPushInFlight bounds the push deliveries attempted at once: far more
+// than the devices of an installation's users (DefaultMaxPushDevices
+// each), so that in practice every endpoint has its own.
+const maxPushInFlight = 512
+
+// workPush delivers the push rows, each due row at once on its own
+// goroutine, until ctx ends: an endpoint that never answers holds its
+// own row for the push timeout and nobody else's.
+func (s *Service) workPush(ctx context.Context, w *worker) {
+	var (
+		mu       sync.Mutex
+		inFlight = map[int64]bool{}
+		wg       sync.WaitGroup
+		ended    = make(chan struct{}, 1)
+	)
+	defer wg.Wait()
+	for {
+		mu.Lock()
+		busy := len(inFlight)
+		mu.Unlock()
+		var next time.Time
+		if busy < maxPushInFlight {
+			ds, nt, err := s.st.due(ctx, w.name, s.o.Now(), maxPushInFlight)
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("notificações: leitura da fila falhou", "receptor", w.name, "erro", err)
+			}
+			next = nt
+			mu.Lock()
+			for _, d := range ds {
+				if inFlight[d.ID] || len(inFlight) >= maxPushInFlight {
+					continue
+				}
+				inFlight[d.ID] = true
+				wg.Go(func() {
+					s.attempt(ctx, d)
+					mu.Lock()
+					delete(inFlight, d.ID)
+					mu.Unlock()
+					select {
+					case ended <- struct{}{}:
+					default:
+					}
+				})
+			}
+			mu.Unlock()
+		}
+		wait := s.o.Poll
+		if !next.IsZero() {
+			if d := next.Sub(s.o.Now()); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-w.poke:
+		case <-ended:
 		case <-t.C:
 		}
 		t.Stop()
@@ -536,7 +607,7 @@ func (s *Service) sendWebhook(ctx context.Context, w notify.Webhook, body []byte
 	req.Header.Set(notify.HeaderSignature, notify.Sign([]byte(w.Secret), now, body))
 	req.Header.Set(notify.HeaderDelivery, p.Delivery)
 	req.Header.Set(notify.HeaderEvent, string(p.Type))
-	resp, err := (&http.Client{Transport: s.o.Transport}).Do(req)
+	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", w.Name, scrubURL(err))
 	}
@@ -545,6 +616,8 @@ func (s *Service) sendWebhook(ctx context.Context, w notify.Webhook, body []byte
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
+	case c >= 300 && c < 400:
+		return redirectRefusal("webhook "+w.Name, c)
 	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
 		return fmt.Errorf("webhook %s respondeu HTTP %d", w.Name, c)
 	default:
@@ -571,15 +644,23 @@ func (s *Service) sendPush(ctx context.Context, p notify.PushSettings, d deliver
 	if !ok {
 		return permanent(errors.New("aparelho não está mais inscrito"))
 	}
+	if !s.o.AllowInternalPush {
+		if err := checkPushHost(sub.Sub.Endpoint); err != nil {
+			return permanent(err)
+		}
+	}
 	subject := strings.TrimPrefix(p.Subject, "mailto:")
 	if subject == "" {
 		subject = "sossego@localhost"
 	}
 	ws := &webpush.Subscription{Endpoint: sub.Sub.Endpoint, Keys: webpush.Keys{Auth: sub.Sub.Keys.Auth, P256dh: sub.Sub.Keys.P256dh}}
 	resp, err := webpush.SendNotificationWithContext(ctx, d.Payload, ws, &webpush.Options{
-		HTTPClient: &http.Client{Transport: s.o.Transport}, Subscriber: subject, TTL: 3600, Urgency: webpush.UrgencyHigh,
+		HTTPClient: s.pushClient(), Subscriber: subject, TTL: 3600, Urgency: webpush.UrgencyHigh,
 		VAPIDPublicKey: s.vapidPub, VAPIDPrivateKey: s.vapidPriv, Topic: topicOf(d.Notification)})
 	if err != nil {
+		if errors.Is(err, errPrivatePush) {
+			return permanent(errPrivatePush)
+		}
 		return fmt.Errorf("push: %w", scrubURL(err))
 	}
 	defer resp.Body.Close()
@@ -587,6 +668,8 @@ func (s *Service) sendPush(ctx context.Context, p notify.PushSettings, d deliver
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
+	case c >= 300 && c < 400:
+		return redirectRefusal("o serviço de push", c)
 	case c == http.StatusNotFound || c == http.StatusGone:
 		if _, err := s.st.db.ExecContext(ctx, `DELETE FROM notify_push_subscriptions WHERE endpoint = ?`, d.Target); err != nil {
 			return err

@@ -77,8 +77,15 @@ type Options struct {
 	// BackoffBase doubling to BackoffMax (2 s, 10 min).
 	MaxAttempts             int
 	BackoffBase, BackoffMax time.Duration
-	// Transport for webhooks and push; nil: http.DefaultTransport.
+	// Transport for webhooks and push; nil: http.DefaultTransport (for
+	// push, refusing internal addresses; guard.go).
 	Transport http.RoundTripper
+	// MaxPushDevices is how many push subscriptions a user may have
+	// (default DefaultMaxPushDevices).
+	MaxPushDevices int
+	// AllowInternalPush accepts push endpoints on internal addresses:
+	// only for tests and labs whose push service runs on the LAN.
+	AllowInternalPush bool
 }
 
 // Service runs the notifications. Create it with Open, run it with Run.
@@ -136,6 +143,9 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
+	}
+	if o.MaxPushDevices <= 0 {
+		o.MaxPushDevices = DefaultMaxPushDevices
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 10
