@@ -286,6 +286,9 @@ func (s *Service) work(ctx context.Context, w *worker) {
 		if len(ds) == batch {
 			continue
 		}
+		if err == nil {
+			s.pass("worker:"+w.name, now)
+		}
 		wait := s.o.Poll
 		if !next.IsZero() {
 			if d := next.Sub(s.o.Now()); d < wait {

@@ -86,6 +86,11 @@ type Options struct {
 	// AllowInternalPush accepts push endpoints on internal addresses:
 	// only for tests and labs whose push service runs on the LAN.
 	AllowInternalPush bool
+
+	// passed, if set (tests), is told each time the engine's loop
+	// ("loop") or a receiver's worker ("worker:<receiver>") has done a
+	// pass that started at now: what was due at now has been handled.
+	passed func(what string, now time.Time)
 }
 
 // Service runs the notifications. Create it with Open, run it with Run.
@@ -357,6 +362,7 @@ func (s *Service) reconcile(ctx context.Context) error {
 
 func (s *Service) loop(ctx context.Context) error {
 	for {
+		start := s.o.Now()
 		ins := s.drain(512)
 		if err := s.process(ctx, ins); err != nil {
 			if ctx.Err() != nil {
@@ -364,6 +370,8 @@ func (s *Service) loop(ctx context.Context) error {
 			}
 			s.requeue(ins)
 			s.log.Error("notificações: falha ao gravar; nova tentativa em instantes", "erro", err)
+		} else {
+			s.pass("loop", start)
 		}
 		if s.QueueLen() > 0 {
 			continue
@@ -383,6 +391,13 @@ func (s *Service) loop(ctx context.Context) error {
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// pass tells Options.passed, if set, of a completed pass.
+func (s *Service) pass(what string, now time.Time) {
+	if s.o.passed != nil {
+		s.o.passed(what, now)
 	}
 }
 
