@@ -115,7 +115,7 @@ func refuseInternal(_, address string, _ syscall.RawConn) error {
 
 // redirectRefusal is the error for a redirect answered to a delivery.
 func redirectRefusal(what string, code int) error {
-	return permanent(fmt.Errorf("%s respondeu com redirecionamento HTTP %d; redirecionamentos não são seguidos: corrija o endereço", what, code))
+	return permanent(shown(fmt.Sprintf("%s respondeu com redirecionamento HTTP %d; redirecionamentos não são seguidos: corrija o endereço", what, code), nil))
 }
 
 // checkDeviceCap refuses a new subscription of user past the cap;

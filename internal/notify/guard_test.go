@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -201,4 +202,57 @@ func (h hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return t.RoundTrip(r)
 	}
 	return nil, errors.New("no such test server")
+}
+
+// TestHistoryShowsSummaryRawErrorForAdmins: the alert's history, which
+// every role reads, says in short why a delivery failed; the receiver's
+// raw error (here naming the internal address it could not reach) is kept
+// for administrators.
+func TestHistoryShowsSummaryRawErrorForAdmins(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	addr := closed.Listener.Addr().String()
+	closed.Close() // nothing listens there now
+	h := start(t, "", nil, func(o *Options) { o.MaxAttempts = 1 })
+	set := baseSettings()
+	set.Webhooks = []notify.Webhook{{Name: "sgi", URL: "http://" + addr + "/hook", Secret: "segredo-do-webhook-123"}}
+	h.put(set)
+	ev := firing("lapa-bar-01", t0)
+	h.svc.Notify(context.Background(), ev)
+	hs := h.waitHistory(ev.Alert.ID, notify.EntryFailed, "fiscal-b")
+	text := dump(hs)
+	if !strings.Contains(text, "falha de rede ao contatar o receptor") {
+		t.Errorf("history without the summary:\n%s", text)
+	}
+	if strings.Contains(text, addr) || strings.Contains(text, "connection refused") || strings.Contains(text, "dial tcp") {
+		t.Errorf("the raw error reached the history:\n%s", text)
+	}
+	raw, err := h.svc.DeliveryErrors(context.Background(), ev.Alert.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 1 || raw[0].Receiver != "webhook:sgi" || raw[0].Status != "failed" || !strings.Contains(raw[0].Error, "connection refused") {
+		t.Errorf("raw errors for administrators: %+v", raw)
+	}
+	if other, _ := h.svc.DeliveryErrors(context.Background(), "another-alert"); len(other) != 0 {
+		t.Errorf("another alert's raw errors: %+v", other)
+	}
+}
+
+// TestSummary: what the history says of each kind of error.
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{permanent(shown("webhook sgi recusou: HTTP 400", nil)), "webhook sgi recusou: HTTP 400"},
+		{shown("sem resposta em 10s", context.DeadlineExceeded), "sem resposta em 10s"},
+		{context.DeadlineExceeded, "sem resposta dentro do tempo limite"},
+		{permanent(errPrivatePush), errPrivatePush.Error()},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, "falha de rede ao contatar o receptor (detalhes para administradores)"},
+		{errors.New("535 5.7.8 authentication failed for user x at 10.0.0.3"), "o receptor falhou (detalhes para administradores)"},
+	} {
+		if got := summary(tc.err); got != tc.want {
+			t.Errorf("summary(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
 }
