@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +112,41 @@ func settledPast(gw string, settled int) int {
 		return settled
 	}
 	return 0
+}
+
+// TestRecordLongerThanASecondRefused: a record covers at most one second
+// (docs/wire.md, dur_ms); one claiming an hour used to be stored, and its
+// minute then held 3,600,000 ms. It is a dead letter with the reason, its
+// authenticated batch settles its seq, and nothing of it is stored.
+func TestRecordLongerThanASecondRefused(t *testing.T) {
+	h := newHarness(t, testRegistry(t, "gw-a"))
+	key := loadgen.Key(seed, "gw-a")
+	topic := wire.LevelsTopic("lapa", "gw-a", "gw-a-s1")
+	for i, dur := range []int64{wire.MaxDurMs + 1, 3_600_000} {
+		b := mkBatch("gw-a", "gw-a-s1", uint64(i+1), now.Add(-time.Hour), 60)
+		b.Records[0].DurMs = dur
+		h.offer(t, topic, seal(t, b, key))
+	}
+	good := mkBatch("gw-a", "gw-a-s1", 3, now.Add(-time.Hour).Add(time.Second), 60)
+	h.offer(t, topic, seal(t, good, key))
+	h.waitDone(t)
+	ctx := context.Background()
+	dls, err := h.st.DeadLetters(ctx, store.DeadLetterFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) != 2 {
+		t.Fatalf("%d dead letters, want 2: %+v", len(dls), dls)
+	}
+	for _, d := range dls {
+		if d.Reason != wire.ReasonSchema || !strings.Contains(d.Message, "no máximo um segundo") || !d.Settled {
+			t.Errorf("dead letter %q (%s), settled %v; want schema, saying a record covers a second, settled", d.Reason, d.Message, d.Settled)
+		}
+	}
+	if n, _ := h.st.CountLevels(ctx, "gw-a-s1"); n != 1 {
+		t.Errorf("%d records stored, want only the good one", n)
+	}
+	if got := h.acks.last("gw-a"); got != 3 {
+		t.Errorf("ack %d, want 3", got)
+	}
 }
