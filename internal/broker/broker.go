@@ -7,6 +7,10 @@
 //     certificates) by a certificate whose CN is its id;
 //   - a gateway's client id is its id: another client id is refused, so
 //     one gateway's credential cannot take over (or multiply) sessions;
+//   - connections racing to take over one client id leave exactly one of
+//     them connected and in mochi's session table, so that a storm of
+//     takeovers never leaves the real gateway connected but deaf
+//     (takeover.go);
 //   - a gateway may publish only under sossego/v1/{its municipality}/{its
 //     id}/ — its sensors' levels and env topics and its status topic — and
 //     may subscribe only to its own ack topic;
@@ -22,7 +26,9 @@
 // (the protocol has no negative PUBACK), so tests must check what
 // subscribers and the store received, never the publisher's return code.
 // mochi's own log lines (a refused packet is logged whole) go through a
-// handler that cuts long values (logHandler).
+// handler that cuts long values, lowers mochi's chatter to debug,
+// translates what an operator acts on and rate-limits it (logHandler); a
+// refused login is logged with its reason, one line per interval.
 //
 // The same policy for an external Mosquitto is in docs/mosquitto/.
 package broker
@@ -200,8 +206,8 @@ func New(o Options) (*Broker, error) {
 	srv := mqtt.New(&mqtt.Options{Capabilities: caps, Logger: log.With("componente", "broker"),
 		InlineClient: true}) // the central service's in-process subscription and acks (Subscribe, Publish)
 	h := &authHook{dir: o.Directory, svcUser: o.ServiceUser, svcPass: sha256.Sum256([]byte(o.ServicePassword)),
-		who: map[*mqtt.Client]principal{}, cache: map[string][]byte{}, srv: srv, log: log.With("componente", "broker"),
-		refusals: &logLimiter{every: 10 * time.Second}}
+		who: map[*mqtt.Client]principal{}, live: map[string]map[*mqtt.Client]struct{}{}, cache: map[string][]byte{}, srv: srv, log: log.With("componente", "broker"),
+		refusals: &logLimiter{every: 10 * time.Second}, logins: &logLimiter{every: 10 * time.Second}}
 	if err := srv.AddHook(h, nil); err != nil {
 		return nil, fmt.Errorf("broker: add auth hook: %w", err)
 	}
@@ -309,18 +315,21 @@ type authHook struct {
 
 	mu    sync.Mutex
 	who   map[*mqtt.Client]principal
-	cache map[string][]byte // user + sha256(password) → the bcrypt hash it matched
+	live  map[string]map[*mqtt.Client]struct{} // client id → its connections past CONNACK (takeover.go)
+	cache map[string][]byte                    // user + sha256(password) → the bcrypt hash it matched
 
 	srv      *mqtt.Server // to disconnect a client whose publish breaks the policy
 	log      *slog.Logger
 	refusals *logLimiter
+	logins   *logLimiter  // refused logins
 	closing  *atomic.Bool // the broker is stopping: CONNECT refused
 }
 
 func (h *authHook) ID() string { return "sossego-auth" }
 
 func (h *authHook) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnDisconnect, mqtt.OnPublish}, []byte{b})
+	return bytes.Contains([]byte{mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnSessionEstablished, mqtt.OnPacketRead,
+		mqtt.OnACLCheck, mqtt.OnDisconnect, mqtt.OnPublish}, []byte{b})
 }
 
 // OnConnect refuses a connection that completes CONNECT while the broker
@@ -342,43 +351,62 @@ func peerCN(c net.Conn) (string, bool) {
 	return cs.PeerCertificates[0].Subject.CommonName, true
 }
 
-// OnConnectAuthenticate decides who the client is.
+// OnConnectAuthenticate decides who the client is. Refusals are logged
+// with their reason, one line per interval standing for all of them (a
+// stolen or guessed password can be tried a thousand times a second).
 func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	p, why := h.authenticate(cl, pk)
+	if why != "" {
+		if n, ok := h.logins.allow(time.Now()); ok {
+			h.log.Warn("broker: login MQTT recusado", "usuario", clip(string(pk.Connect.Username), maxLogValue),
+				"cliente", clip(cl.ID, maxLogValue), "remoto", cl.Net.Remote, "motivo", why, "recusas_no_intervalo", n)
+		}
+		return false
+	}
+	h.remember(cl, p)
+	return true
+}
+
+// authenticate returns the client's principal, or why it is refused.
+func (h *authHook) authenticate(cl *mqtt.Client, pk packets.Packet) (principal, string) {
 	user := string(pk.Connect.Username)
 	pass := pk.Connect.Password
 	if cn, ok := peerCN(cl.Net.Conn); ok {
 		// Certificate login: the CN is the gateway id; a username, if
 		// sent, must agree.
 		if user != "" && user != cn {
-			return false
+			return principal{}, "usuário diferente do certificado"
 		}
-		g, ok := h.dir.Gateway(cn)
-		if !ok || !gatewayConnectAllowed(g, cl.ID, pk) {
-			return false
-		}
-		h.remember(cl, principal{gateway: g.ID, municipality: g.Municipality})
-		return true
+		return h.gateway(cn, cl.ID, pk, true, nil)
 	}
 	if user == "" {
-		return false // anonymous
+		return principal{}, "conexão anônima"
 	}
 	if user == h.svcUser {
 		sum := sha256.Sum256(pass)
 		if subtle.ConstantTimeCompare(sum[:], h.svcPass[:]) != 1 {
-			return false
+			return principal{}, "senha errada"
 		}
-		h.remember(cl, principal{service: true})
-		return true
+		return principal{service: true}, ""
 	}
-	g, ok := h.dir.Gateway(user)
-	if !ok || len(g.PasswordHash) == 0 || !gatewayConnectAllowed(g, cl.ID, pk) {
-		return false
+	return h.gateway(user, cl.ID, pk, false, pass)
+}
+
+// gateway checks a gateway's CONNECT: its certificate was verified
+// (byCert), or pass must match its password.
+func (h *authHook) gateway(id, clientID string, pk packets.Packet, byCert bool, pass []byte) (principal, string) {
+	g, ok := h.dir.Gateway(id)
+	switch {
+	case !ok:
+		return principal{}, "gateway desconhecido"
+	case !byCert && len(g.PasswordHash) == 0:
+		return principal{}, "gateway só entra com certificado"
+	case !gatewayConnectAllowed(g, clientID, pk):
+		return principal{}, "client id diferente do gateway ou Will fora do tópico de status"
+	case !byCert && !h.checkPassword(id, pass, g.PasswordHash):
+		return principal{}, "senha errada"
 	}
-	if !h.checkPassword(user, pass, g.PasswordHash) {
-		return false
-	}
-	h.remember(cl, principal{gateway: g.ID, municipality: g.Municipality})
-	return true
+	return principal{gateway: g.ID, municipality: g.Municipality}, ""
 }
 
 // gatewayConnectAllowed checks what a gateway's CONNECT may claim: its
@@ -455,6 +483,7 @@ func (h *authHook) checkPassword(user string, pass, hash []byte) bool {
 }
 
 func (h *authHook) remember(cl *mqtt.Client, p principal) {
+	keepSessionAtEnd(cl)
 	h.mu.Lock()
 	h.who[cl] = p
 	h.mu.Unlock()
@@ -464,6 +493,7 @@ func (h *authHook) remember(cl *mqtt.Client, p principal) {
 func (h *authHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	h.mu.Lock()
 	delete(h.who, cl)
+	h.forget(cl)
 	h.mu.Unlock()
 }
 

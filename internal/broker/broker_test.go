@@ -152,6 +152,7 @@ func TestAuthentication(t *testing.T) {
 	}{
 		{"anonymous", "x", "", "", false},
 		{"wrong password", "gw-a", "gw-a", "nope", false},
+		{"gateway without password", "gw-a", "gw-a", "", false},
 		{"unknown gateway", "gw-z", "gw-z", "pz", false},
 		{"gateway", "gw-a", "gw-a", "pa", true},
 		{"gateway with suffixed client id", "gw-b:test", "gw-b", "pb", false},

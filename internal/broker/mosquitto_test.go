@@ -40,6 +40,7 @@ func TestMosquittoACL(t *testing.T) {
 
 	denied := []string{wire.LevelsTopic("lapa", "gw-b", "s1"), wire.StatusTopic("lapa", "gw-b"), wire.AckTopic("lapa", "gw-a")}
 	publish(a, wire.LevelsTopic("lapa", "gw-a", "s1"), "ok")
+	publish(a, wire.CheckTopic("lapa", "gw-a", "s1"), "check")
 	// Mosquitto 2.0.11 drops a denied publish and answers with a PUBACK
 	// carrying reason 135, on which paho closes the connection: one
 	// connection per attempt.
@@ -58,8 +59,10 @@ func TestMosquittoACL(t *testing.T) {
 			}
 		}
 	}
-	if all.count(wire.LevelsTopic("lapa", "gw-a", "s1")) != 1 {
-		t.Error("gw-a's own levels publish did not arrive")
+	for _, tp := range []string{wire.LevelsTopic("lapa", "gw-a", "s1"), wire.CheckTopic("lapa", "gw-a", "s1")} {
+		if all.count(tp) != 1 {
+			t.Errorf("gw-a's own publish on %s did not arrive", tp)
+		}
 	}
 	if spy.total() != 0 {
 		t.Errorf("gw-a read gw-b's acks: %v", spy.msgs)
@@ -98,8 +101,16 @@ func TestShippedMosquittoConfig(t *testing.T) {
 	}
 	acks := &collector{msgs: map[string][]string{}}
 	subscribe(t, gw, wire.AckTopic("lapa", "gw-a"), acks)
-	publish(gw, wire.LevelsTopic("lapa", "gw-a", "s1"), "ok")
-	waitCount(t, all, wire.LevelsTopic("lapa", "gw-a", "s1"), 1)
+	// Every data topic of the gateway's own, a field check included
+	// (docs/wire.md): a refused one would end the gateway's connection.
+	for _, tp := range []string{wire.LevelsTopic("lapa", "gw-a", "s1"), wire.EnvTopic("lapa", "gw-a", "s1"),
+		wire.CheckTopic("lapa", "gw-a", "s1"), wire.StatusTopic("lapa", "gw-a")} {
+		publish(gw, tp, "ok")
+		waitCount(t, all, tp, 1)
+	}
+	if !gw.IsConnectionOpen() {
+		t.Error("the gateway's connection ended after publishing its own topics")
+	}
 	publish(svc, wire.AckTopic("lapa", "gw-a"), "ack")
 	waitCount(t, acks, wire.AckTopic("lapa", "gw-a"), 1)
 	// Client ids are usernames (use_username_as_clientid): gw-a's

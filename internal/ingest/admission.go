@@ -285,3 +285,94 @@ func (g *byteGate) inUse() int64 {
 	defer g.mu.Unlock()
 	return g.used
 }
+
+// admit applies the gateway's quota to m. It returns false when m was
+// refused: it is then done with (counted, maybe sampled, Done called), and
+// only the sample, if any, is returned to be queued.
+func (in *Ingester) admit(m Message) (Message, bool) {
+	key := in.quotaKey(m.Topic)
+	r, ok := in.adm.admit(key, len(m.Payload), in.o.Now())
+	if ok {
+		return m, true
+	}
+	in.o.Metrics.quotaRefused.WithLabelValues(r.limit).Inc()
+	if m.Done != nil {
+		m.Done()
+	}
+	if !r.sample {
+		return Message{}, false
+	}
+	d := in.quotaDeadLetter(m, key, r)
+	in.o.Log.Warn("gateway excedeu a cota; mensagens recusadas (o gateway as reenvia; uma amostra fica nas rejeitadas)",
+		"gateway", key, "limite", r.limit, "recusadas", r.count, "bytes", r.bytes)
+	return Message{Topic: d.Topic, ReceivedAt: m.ReceivedAt, pre: d}, false
+}
+
+// Offer queues m without blocking. It returns false when the queue is
+// full (by messages or bytes): the caller must then not acknowledge m (see
+// the package doc). A message refused over its gateway's quota counts as
+// handled (true; Done has been called).
+func (in *Ingester) Offer(m Message) bool {
+	if m.ReceivedAt.IsZero() {
+		m.ReceivedAt = in.o.Now()
+	}
+	m, ok := in.admit(m)
+	if !ok {
+		if m.pre != nil {
+			in.offer(m, nil)
+		}
+		return true
+	}
+	return in.tryOffer(m)
+}
+
+func (in *Ingester) tryOffer(m Message) bool {
+	held, ok := in.gate.tryAcquire(int64(len(m.Payload)))
+	if !ok {
+		in.o.Metrics.overflow.Inc()
+		return false
+	}
+	m.held = held
+	select {
+	case in.queue <- m:
+		return true
+	default:
+		in.gate.release(held)
+		in.o.Metrics.overflow.Inc()
+		return false
+	}
+}
+
+// offerWait is Offer that, when the queue is full, waits for room until
+// stop is closed (the overflow is still counted).
+func (in *Ingester) offerWait(m Message, stop <-chan struct{}) {
+	if m.ReceivedAt.IsZero() {
+		m.ReceivedAt = in.o.Now()
+	}
+	m, ok := in.admit(m)
+	if !ok && m.pre == nil {
+		return
+	}
+	in.offer(m, stop)
+}
+
+// offer queues m, waiting for room (bytes, then a queue slot) until stop
+// is closed.
+func (in *Ingester) offer(m Message, stop <-chan struct{}) {
+	if in.tryOffer(m) {
+		return
+	}
+	held := in.gate.acquire(int64(len(m.Payload)), stop)
+	if held == 0 && len(m.Payload) > 0 {
+		return // stopped
+	}
+	m.held = held
+	select {
+	case in.queue <- m:
+	case <-stop:
+		in.gate.release(held)
+	}
+}
+
+// QueueLen is the number of messages waiting.
+func (in *Ingester) QueueLen() int { return len(in.queue) }

@@ -17,6 +17,7 @@ import (
 // invalid batches (900 dB, signed by gw-b) are settled so that gw-b's outbox
 // does not wait for them forever.
 func TestFloodOfBadMessages(t *testing.T) {
+	t.Parallel() // its own store and ingester; overlaps the tests that wait on brokers
 	h := newHarness(t, testRegistry(t, "gw-a", "gw-b"))
 	keyA, keyB := loadgen.Key(seed, "gw-a"), loadgen.Key(seed, "gw-b")
 	topicA, topicB := wire.LevelsTopic("lapa", "gw-a", "gw-a-s1"), wire.LevelsTopic("lapa", "gw-b", "gw-b-s1")

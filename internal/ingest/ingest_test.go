@@ -115,14 +115,24 @@ type harness struct {
 
 func newHarness(t *testing.T, reg Registry) *harness {
 	t.Helper()
+	return newHarnessWith(t, reg, nil)
+}
+
+// newHarnessWith is newHarness with its options changed by opt (nil: none).
+func newHarnessWith(t *testing.T, reg Registry, opt func(*Options)) *harness {
+	t.Helper()
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{Sync: sqlitestore.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	h := &harness{st: st, acks: &fakeAcks{}, obs: &recorder{}, done: map[string]int{}}
-	h.in = New(Options{Store: st, Registry: reg, Acks: h.acks, Observers: []Observer{h.obs},
-		Now: func() time.Time { return now }, Workers: 2})
+	o := Options{Store: st, Registry: reg, Acks: h.acks, Observers: []Observer{h.obs},
+		Now: func() time.Time { return now }, Workers: 2}
+	if opt != nil {
+		opt(&o)
+	}
+	h.in = New(o)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- h.in.Run(ctx) }()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sossego/sossego/gateway/gatewaytest"
 	"github.com/sossego/sossego/internal/ingest/loadgen"
 	"github.com/sossego/sossego/internal/store"
 	"github.com/sossego/sossego/internal/store/sqlitestore"
@@ -109,19 +110,18 @@ func TestInlineBackPressure(t *testing.T) {
 		}
 	}()
 	// Queue (4) + worker + items channel (2) + the group held at the gate:
-	// far fewer than n can be taken while the store is stalled.
-	time.Sleep(300 * time.Millisecond)
+	// far fewer than n can be taken while the store is stalled. Once the
+	// queue is full, the handler must be held there.
+	if !gatewaytest.WaitFor(30*time.Second, func() bool { return in.QueueLen() == 4 || len(delivered) == n }) {
+		t.Fatalf("the queue never filled with the store stalled (%d queued, %d delivered)", in.QueueLen(), len(delivered))
+	}
 	if got := len(delivered); got >= n {
 		t.Fatalf("all %d messages were taken with the store stalled: nothing held back", got)
 	}
 	close(gate)
 	ackTopic := wire.AckTopic("lapa", "gw-a")
-	deadline := time.Now().Add(20 * time.Second)
-	for fb.lastAck(ackTopic) != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("ack %d after the store resumed, want %d", fb.lastAck(ackTopic), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !gatewaytest.WaitFor(20*time.Second, func() bool { return fb.lastAck(ackTopic) == n }) {
+		t.Fatalf("ack %d after the store resumed, want %d", fb.lastAck(ackTopic), n)
 	}
 	if c, _ := st.CountLevels(context.Background(), "gw-a-s1"); c != n {
 		t.Errorf("stored %d records, want %d", c, n)

@@ -18,6 +18,7 @@ type Metrics struct {
 	receiveToStore  prometheus.Histogram
 	verifyBatch     prometheus.Histogram
 	quotaRefused    *prometheus.CounterVec
+	deadOverBudget  *prometheus.CounterVec
 	seqConflicts    prometheus.Counter
 	recordConflicts *prometheus.CounterVec
 	seqsSkipped     prometheus.Counter
@@ -79,6 +80,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "sossego_ingest_quota_refused_total",
 			Help: "Messages refused because their gateway was over its quota, by limit (messages, bytes); one per gateway and minute is kept as a dead letter (reason quota).",
 		}, []string{"limit"}),
+		deadOverBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sossego_ingest_dead_letters_over_budget_total",
+			Help: "Dead letters past their gateway's hourly byte budget, by gateway (\"\" for unregistered ones) and outcome (cortada: stored with its payload cut; descartada: counted only).",
+		}, []string{"gateway", "resultado"}),
 		seqConflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sossego_ingest_seq_conflicts_total",
 			Help: "Validly signed batches under a stored (gateway, seq) with a different body: kept as dead letters (reason seq_conflict), not applied. Alert on any.",
@@ -95,7 +100,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.messages, m.records, m.rejections, m.overflow, m.connects, m.acks, m.ackErrors, m.storeErrors,
-			m.storeLatency, m.receiveToStore, m.verifyBatch, m.quotaRefused, m.seqConflicts, m.recordConflicts, m.seqsSkipped)
+			m.storeLatency, m.receiveToStore, m.verifyBatch, m.quotaRefused, m.deadOverBudget, m.seqConflicts, m.recordConflicts, m.seqsSkipped)
 	}
 	return m
 }

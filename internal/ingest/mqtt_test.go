@@ -56,10 +56,12 @@ func TestAcksThroughBrokerRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: starts brokers")
 	}
+	t.Parallel() // mostly waits on reconnections; each subtest has its own broker
 	for name, start := range restartableBrokers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			b := start(t)
-			const gateways, perGateway, restarts = 8, 800, 4
+			const gateways, perGateway, restarts = 8, 400, 4
 			regYAML, err := loadgen.RegistryYAML(seed, gateways, 1, "lapa")
 			if err != nil {
 				t.Fatal(err)
@@ -143,7 +145,7 @@ func TestAcksThroughBrokerRestarts(t *testing.T) {
 					t.Fatalf("restart %d: no ack advanced for a minute, stalled at seq %d; queue %d; connected %v", i, top.Load(), in.QueueLen(), sub.Connected())
 				}
 				b.crash()
-				time.Sleep(300 * time.Millisecond)
+				waitDown(t, sub)
 				b.up(t)
 			}
 			s := <-done
@@ -203,6 +205,34 @@ func observeAcks(t *testing.T, url string) *ackObserver {
 	return o
 }
 
+// ackArrives publishes gw's ack for seq until the observer has seen it
+// (any single ack may be lost while a broker restarts, so the central
+// service repeats them too), for at most a minute.
+func ackArrives(sub *Subscriber, obs *ackObserver, gw string, seq uint64) bool {
+	deadline := time.After(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_ = sub.Ack("lapa", gw, seq)
+		select {
+		case <-tick.C:
+			if obs.get(gw) >= seq {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// waitDown waits until the subscriber has seen its broker go.
+func waitDown(t *testing.T, sub *Subscriber) {
+	t.Helper()
+	if !gatewaytest.WaitFor(30*time.Second, func() bool { return !sub.Connected() }) {
+		t.Fatal("the subscriber did not see its broker go")
+	}
+}
+
 func (o *ackObserver) get(gw string) uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -255,8 +285,10 @@ func TestAckTrafficThroughBrokerRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: starts brokers")
 	}
+	t.Parallel() // mostly waits on reconnections; each subtest has its own broker
 	for name, start := range restartableBrokers() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			b := start(t)
 			obs := observeAcks(t, b.url)
 			sub := startSubscriber(t, b.url)
@@ -284,7 +316,7 @@ func TestAckTrafficThroughBrokerRestarts(t *testing.T) {
 					t.Fatalf("restart %d: acks stopped flowing (%d seen)", i, obs.seen.Load())
 				}
 				b.crash()
-				time.Sleep(200 * time.Millisecond)
+				waitDown(t, sub)
 				b.up(t)
 			}
 			close(stop)
@@ -294,11 +326,7 @@ func TestAckTrafficThroughBrokerRestarts(t *testing.T) {
 			// may be lost).
 			for p := range publishers {
 				gw, final := fmt.Sprintf("gw-%d", p), seqs[p].Load()+1
-				if !gatewaytest.WaitFor(60*time.Second, func() bool {
-					_ = sub.Ack("lapa", gw, final)
-					time.Sleep(20 * time.Millisecond)
-					return obs.get(gw) >= final
-				}) {
+				if !ackArrives(sub, obs, gw, final) {
 					t.Errorf("%s: last ack seen %d, want %d", gw, obs.get(gw), final)
 				}
 			}
@@ -329,11 +357,7 @@ func TestAckMessageIDsExhausted(t *testing.T) {
 	if err := m.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !gatewaytest.WaitFor(60*time.Second, func() bool {
-		_ = sub.Ack("lapa", "gw-a", 7)
-		time.Sleep(20 * time.Millisecond)
-		return obs.get("gw-a") == 7
-	}) {
+	if !ackArrives(sub, obs, "gw-a", 7) {
 		t.Fatalf("no ack delivered after the message ids ran out (last seen %d)", obs.get("gw-a"))
 	}
 }

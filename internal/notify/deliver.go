@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	webpush "github.com/SherClockHolmes/webpush-go"
@@ -262,8 +263,13 @@ func (s *Service) pokeWorker(name string) {
 	}
 }
 
-// work delivers one receiver's due rows, one at a time, until ctx ends.
+// work delivers one receiver's due rows, one at a time, until ctx ends;
+// push rows each on their own (workPush).
 func (s *Service) work(ctx context.Context, w *worker) {
+	if w.name == ReceiverPush {
+		s.workPush(ctx, w)
+		return
+	}
 	const batch = 16
 	for {
 		now := s.o.Now()
@@ -280,6 +286,9 @@ func (s *Service) work(ctx context.Context, w *worker) {
 		if len(ds) == batch {
 			continue
 		}
+		if err == nil {
+			s.pass("worker:"+w.name, now)
+		}
 		wait := s.o.Poll
 		if !next.IsZero() {
 			if d := next.Sub(s.o.Now()); d < wait {
@@ -292,6 +301,71 @@ func (s *Service) work(ctx context.Context, w *worker) {
 			t.Stop()
 			return
 		case <-w.poke:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// maxPushInFlight bounds the push deliveries attempted at once: far more
+// than the devices of an installation's users (DefaultMaxPushDevices
+// each), so that in practice every endpoint has its own.
+const maxPushInFlight = 512
+
+// workPush delivers the push rows, each due row at once on its own
+// goroutine, until ctx ends: an endpoint that never answers holds its
+// own row for the push timeout and nobody else's.
+func (s *Service) workPush(ctx context.Context, w *worker) {
+	var (
+		mu       sync.Mutex
+		inFlight = map[int64]bool{}
+		wg       sync.WaitGroup
+		ended    = make(chan struct{}, 1)
+	)
+	defer wg.Wait()
+	for {
+		mu.Lock()
+		busy := len(inFlight)
+		mu.Unlock()
+		var next time.Time
+		if busy < maxPushInFlight {
+			ds, nt, err := s.st.due(ctx, w.name, s.o.Now(), maxPushInFlight)
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("notificações: leitura da fila falhou", "receptor", w.name, "erro", err)
+			}
+			next = nt
+			mu.Lock()
+			for _, d := range ds {
+				if inFlight[d.ID] || len(inFlight) >= maxPushInFlight {
+					continue
+				}
+				inFlight[d.ID] = true
+				wg.Go(func() {
+					s.attempt(ctx, d)
+					mu.Lock()
+					delete(inFlight, d.ID)
+					mu.Unlock()
+					select {
+					case ended <- struct{}{}:
+					default:
+					}
+				})
+			}
+			mu.Unlock()
+		}
+		wait := s.o.Poll
+		if !next.IsZero() {
+			if d := next.Sub(s.o.Now()); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-w.poke:
+		case <-ended:
 		case <-t.C:
 		}
 		t.Stop()
@@ -327,7 +401,7 @@ func (s *Service) attempt(ctx context.Context, d delivery) {
 			return // shutting down: the row stays pending for the next start
 		}
 		if err != nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("sem resposta em %s: %w", timeout, err)
+			err = shown(fmt.Sprintf("sem resposta em %s", timeout), err)
 		}
 	}
 	now := s.o.Now()
@@ -352,13 +426,13 @@ func (s *Service) attempt(ctx context.Context, d delivery) {
 		}
 	case errors.As(err, new(permanentError)) || n >= s.o.MaxAttempts:
 		status, kind = "failed", notify.EntryFailed
-		detail = fmt.Sprintf("falhou definitivamente por %s para %s (%s) após %d tentativa(s): %v", label, d.User, target, n, err)
+		detail = fmt.Sprintf("falhou definitivamente por %s para %s (%s) após %d tentativa(s): %s", label, d.User, target, n, summary(err))
 		s.m.deliveries.WithLabelValues(d.Receiver, "failed").Inc()
 		s.log.Warn("notificação não entregue", "receptor", d.Receiver, "usuario", d.User, "tentativas", n, "erro", err)
 	default:
 		status, kind = "pending", notify.EntryRetry
 		next = now.Add(s.backoff(n))
-		detail = fmt.Sprintf("falhou por %s para %s (%s), tentativa %d: %v; nova tentativa às %s", label, d.User, target, n, err,
+		detail = fmt.Sprintf("falhou por %s para %s (%s), tentativa %d: %s; nova tentativa às %s", label, d.User, target, n, summary(err),
 			next.In(locOf(pol)).Format("15:04:05"))
 		s.m.deliveries.WithLabelValues(d.Receiver, "retry").Inc()
 		s.log.Info("notificação: nova tentativa agendada", "receptor", d.Receiver, "usuario", d.User, "tentativa", n, "erro", err)
@@ -393,19 +467,19 @@ type sendFunc func(ctx context.Context, d delivery) error
 // sender returns how to deliver to a receiver under the current settings.
 func (s *Service) sender(pol *notify.Policy, receiver string) (sendFunc, time.Duration, error) {
 	if pol == nil {
-		return nil, 0, permanent(errors.New("notificações sem configuração"))
+		return nil, 0, permanent(shown("notificações sem configuração", nil))
 	}
 	set := pol.Settings
 	switch {
 	case receiver == ReceiverEmail:
 		if !set.Email.Enabled {
-			return nil, 0, permanent(errors.New("e-mail desativado nas configurações"))
+			return nil, 0, permanent(shown("e-mail desativado nas configurações", nil))
 		}
 		e := set.Email
 		return func(ctx context.Context, d delivery) error { return sendEmail(ctx, e, d.Payload) }, e.Timeout.D(), nil
 	case receiver == ReceiverPush:
 		if !set.Push.Enabled {
-			return nil, 0, permanent(errors.New("push desativado nas configurações"))
+			return nil, 0, permanent(shown("push desativado nas configurações", nil))
 		}
 		p := set.Push
 		return func(ctx context.Context, d delivery) error { return s.sendPush(ctx, p, d) }, p.Timeout.D(), nil
@@ -416,9 +490,9 @@ func (s *Service) sender(pol *notify.Policy, receiver string) (sendFunc, time.Du
 				return func(ctx context.Context, d delivery) error { return s.sendWebhook(ctx, w, d.Payload) }, w.Timeout.D(), nil
 			}
 		}
-		return nil, 0, permanent(fmt.Errorf("webhook %q removido das configurações", name))
+		return nil, 0, permanent(shown(fmt.Sprintf("webhook %q removido das configurações", name), nil))
 	}
-	return nil, 0, permanent(fmt.Errorf("receptor %q desconhecido", receiver))
+	return nil, 0, permanent(shown(fmt.Sprintf("receptor %q desconhecido", receiver), nil))
 }
 
 // ---- e-mail ------------------------------------------------------------
@@ -426,10 +500,10 @@ func (s *Service) sender(pol *notify.Policy, receiver string) (sendFunc, time.Du
 func buildMail(e notify.EmailSettings, p emailPayload) (*mail.Msg, error) {
 	m := mail.NewMsg()
 	if err := m.From(e.From); err != nil {
-		return nil, permanent(fmt.Errorf("remetente %q inválido: %w", e.From, err))
+		return nil, permanent(shown(fmt.Sprintf("remetente %q inválido", e.From), err))
 	}
 	if err := m.To(p.To); err != nil {
-		return nil, permanent(fmt.Errorf("destinatário %q inválido: %w", p.To, err))
+		return nil, permanent(shown(fmt.Sprintf("destinatário %q inválido", p.To), err))
 	}
 	m.Subject(p.Subject)
 	m.SetMessageIDWithValue(p.MessageID)
@@ -445,7 +519,7 @@ func buildMail(e notify.EmailSettings, p emailPayload) (*mail.Msg, error) {
 func sendEmail(ctx context.Context, e notify.EmailSettings, payload []byte) error {
 	var p emailPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
-		return permanent(fmt.Errorf("mensagem ilegível na fila: %w", err))
+		return permanent(shown("mensagem ilegível na fila", err))
 	}
 	m, err := buildMail(e, p)
 	if err != nil {
@@ -467,14 +541,14 @@ func sendEmail(ctx context.Context, e notify.EmailSettings, payload []byte) erro
 	if e.CAFile != "" {
 		pem, err := os.ReadFile(e.CAFile)
 		if err != nil {
-			return permanent(fmt.Errorf("certificados de %s: %w", e.CAFile, err))
+			return permanent(shown("arquivo de certificados do SMTP ilegível", err))
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return permanent(fmt.Errorf("nenhum certificado em %s", e.CAFile))
+			return permanent(shown("nenhum certificado no arquivo de certificados do SMTP", nil))
 		}
 		tc.RootCAs = pool
 	}
@@ -501,7 +575,7 @@ func sendEmail(ctx context.Context, e notify.EmailSettings, payload []byte) erro
 	if err := c.DialAndSendWithContext(ctx, m); err != nil {
 		var se *mail.SendError
 		if errors.As(err, &se) && !se.IsTemp() && se.ErrorCode() >= 500 && se.ErrorCode() < 600 {
-			return permanent(fmt.Errorf("servidor SMTP recusou: %w", err))
+			return permanent(shown("servidor SMTP recusou", err))
 		}
 		return fmt.Errorf("SMTP %s:%d: %w", e.Host, e.Port, err)
 	}
@@ -522,7 +596,7 @@ func safeName(s string) string {
 func (s *Service) sendWebhook(ctx context.Context, w notify.Webhook, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return permanent(fmt.Errorf("endereço do webhook: %w", err))
+		return permanent(shown("endereço do webhook inválido", err))
 	}
 	var p struct {
 		Delivery string      `json:"delivery"`
@@ -536,7 +610,7 @@ func (s *Service) sendWebhook(ctx context.Context, w notify.Webhook, body []byte
 	req.Header.Set(notify.HeaderSignature, notify.Sign([]byte(w.Secret), now, body))
 	req.Header.Set(notify.HeaderDelivery, p.Delivery)
 	req.Header.Set(notify.HeaderEvent, string(p.Type))
-	resp, err := (&http.Client{Transport: s.o.Transport}).Do(req)
+	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", w.Name, scrubURL(err))
 	}
@@ -545,10 +619,12 @@ func (s *Service) sendWebhook(ctx context.Context, w notify.Webhook, body []byte
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
+	case c >= 300 && c < 400:
+		return redirectRefusal("webhook "+w.Name, c)
 	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
-		return fmt.Errorf("webhook %s respondeu HTTP %d", w.Name, c)
+		return shown(fmt.Sprintf("webhook %s respondeu HTTP %d", w.Name, c), nil)
 	default:
-		return permanent(fmt.Errorf("webhook %s recusou: HTTP %d", w.Name, c))
+		return permanent(shown(fmt.Sprintf("webhook %s recusou: HTTP %d", w.Name, c), nil))
 	}
 }
 
@@ -569,7 +645,12 @@ func (s *Service) sendPush(ctx context.Context, p notify.PushSettings, d deliver
 		return err
 	}
 	if !ok {
-		return permanent(errors.New("aparelho não está mais inscrito"))
+		return permanent(shown("aparelho não está mais inscrito", nil))
+	}
+	if !s.o.AllowInternalPush {
+		if err := checkPushHost(sub.Sub.Endpoint); err != nil {
+			return permanent(err)
+		}
 	}
 	subject := strings.TrimPrefix(p.Subject, "mailto:")
 	if subject == "" {
@@ -577,9 +658,12 @@ func (s *Service) sendPush(ctx context.Context, p notify.PushSettings, d deliver
 	}
 	ws := &webpush.Subscription{Endpoint: sub.Sub.Endpoint, Keys: webpush.Keys{Auth: sub.Sub.Keys.Auth, P256dh: sub.Sub.Keys.P256dh}}
 	resp, err := webpush.SendNotificationWithContext(ctx, d.Payload, ws, &webpush.Options{
-		HTTPClient: &http.Client{Transport: s.o.Transport}, Subscriber: subject, TTL: 3600, Urgency: webpush.UrgencyHigh,
+		HTTPClient: s.pushClient(), Subscriber: subject, TTL: 3600, Urgency: webpush.UrgencyHigh,
 		VAPIDPublicKey: s.vapidPub, VAPIDPrivateKey: s.vapidPriv, Topic: topicOf(d.Notification)})
 	if err != nil {
+		if errors.Is(err, errPrivatePush) {
+			return permanent(errPrivatePush)
+		}
 		return fmt.Errorf("push: %w", scrubURL(err))
 	}
 	defer resp.Body.Close()
@@ -587,15 +671,17 @@ func (s *Service) sendPush(ctx context.Context, p notify.PushSettings, d deliver
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
+	case c >= 300 && c < 400:
+		return redirectRefusal("o serviço de push", c)
 	case c == http.StatusNotFound || c == http.StatusGone:
 		if _, err := s.st.db.ExecContext(ctx, `DELETE FROM notify_push_subscriptions WHERE endpoint = ?`, d.Target); err != nil {
 			return err
 		}
-		return permanent(fmt.Errorf("o serviço de push respondeu HTTP %d: inscrição expirada, removida", c))
+		return permanent(shown(fmt.Sprintf("o serviço de push respondeu HTTP %d: inscrição expirada, removida", c), nil))
 	case c == http.StatusTooManyRequests || c >= 500:
-		return fmt.Errorf("serviço de push respondeu HTTP %d", c)
+		return shown(fmt.Sprintf("serviço de push respondeu HTTP %d", c), nil)
 	default:
-		return permanent(fmt.Errorf("serviço de push recusou: HTTP %d", c))
+		return permanent(shown(fmt.Sprintf("serviço de push recusou: HTTP %d", c), nil))
 	}
 }
 

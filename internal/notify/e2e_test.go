@@ -79,7 +79,7 @@ func TestEndToEndEscalationAndAck(t *testing.T) {
 		t.Fatalf("first message %+v", first)
 	}
 	clk.Advance(14 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
+	h.settled(ReceiverEmail)
 	if n := mp.Count(t); n != 1 {
 		t.Fatalf("%d messages before the escalation delay", n)
 	}
@@ -94,7 +94,7 @@ func TestEndToEndEscalationAndAck(t *testing.T) {
 	h.svc.Ack(fired, "fiscal-a", clk.Now())
 	h.waitHistory(fired, notify.EntryAcked, "fiscal-a")
 	clk.Advance(30 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
+	h.settled(ReceiverEmail)
 	if n := mp.Count(t); n != 2 {
 		t.Fatalf("%d messages after the acknowledgement, want 2", n)
 	}

@@ -89,6 +89,7 @@ func (f *fakeAlerts) ack(_ context.Context, id string) (string, bool, error) {
 }
 
 type harness struct {
+	passes *passes
 	t      *testing.T
 	svc    *Service
 	clock  *clock
@@ -113,8 +114,10 @@ func start(t *testing.T, path string, clk *clock, mod func(*Options)) *harness {
 		clk = &clock{t: t0}
 	}
 	reg := prometheus.NewRegistry()
+	ps := &passes{n: map[string]int{}, last: map[string]time.Time{}}
 	o := Options{Path: path, Users: func(context.Context) ([]notify.UserRef, error) { return testUsers, nil }, Sensors: details,
-		Registerer: reg, Now: clk.Now, Poll: 5 * time.Millisecond, BackoffBase: time.Second, BackoffMax: time.Minute}
+		Registerer: reg, Now: clk.Now, Poll: 5 * time.Millisecond, BackoffBase: time.Second, BackoffMax: time.Minute,
+		passed: ps.record}
 	if mod != nil {
 		mod(&o)
 	}
@@ -122,7 +125,7 @@ func start(t *testing.T, path string, clk *clock, mod func(*Options)) *harness {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	h := &harness{t: t, svc: svc, clock: clk, reg: reg, done: make(chan error, 1), path: path}
+	h := &harness{passes: ps, t: t, svc: svc, clock: clk, reg: reg, done: make(chan error, 1), path: path}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.done <- svc.Run(ctx) }()
@@ -223,6 +226,47 @@ func (h *harness) counter(name string, labels ...string) float64 {
 }
 
 // waitFor polls cond with a generous deadline.
+// passes records the service's completed passes (Options.passed).
+type passes struct {
+	mu   sync.Mutex
+	n    map[string]int       // passes done, by loop or worker
+	last map[string]time.Time // the clock at the start of the latest
+}
+
+func (p *passes) record(what string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n[what]++
+	p.last[what] = now
+}
+
+func (p *passes) get(what string) (int, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n[what], p.last[what]
+}
+
+// settled waits until everything due at the clock's present time has been
+// handled: the engine's loop has done a pass that started at it or later
+// (what it queued is in the outbox), and then each receiver's worker has
+// done a whole pass that started after that (what was due went out). A
+// test asserting that nothing happened asserts it after this.
+func (h *harness) settled(receivers ...string) {
+	h.t.Helper()
+	now := h.clock.Now()
+	waitFor(h.t, "a pass of the engine's loop", func() bool {
+		n, last := h.passes.get("loop")
+		return n > 0 && !last.Before(now)
+	})
+	for _, r := range receivers {
+		c, _ := h.passes.get("worker:" + r)
+		waitFor(h.t, "a pass of the "+r+" worker", func() bool {
+			n, _ := h.passes.get("worker:" + r)
+			return n >= c+2
+		})
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

@@ -137,7 +137,7 @@ func TestUnreachableSMTPRetriesWithBackoff(t *testing.T) {
 		})
 		// not due yet: no new attempt before the backoff
 		h.clock.Advance(wait - time.Millisecond)
-		time.Sleep(50 * time.Millisecond)
+		h.settled(ReceiverEmail)
 		hs, _ := h.svc.History(context.Background(), ev.Alert.ID)
 		n := 0
 		for _, e := range hs {
@@ -252,7 +252,7 @@ func TestRestartLosesNothingPending(t *testing.T) {
 	}
 	h2.waitHistory(ev.Alert.ID, notify.EntrySent, "fiscal-b")
 	// nothing else: no duplicate of the first alert
-	time.Sleep(100 * time.Millisecond)
+	h2.settled(ReceiverEmail)
 	if n := mp.Count(t); n != 2 {
 		t.Fatalf("%d messages, want 2", n)
 	}
@@ -282,7 +282,7 @@ func TestReconcileAckedAndResolvedWhileDown(t *testing.T) {
 	h2.waitHistory(a.Alert.ID, notify.EntryAcked, "fiscal-b")
 	h2.waitHistory(b.Alert.ID, notify.EntryResolved, "")
 	clk.Advance(20 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
+	h2.settled(ReceiverEmail)
 	files, _ := os.ReadDir(filepath.Join(dir, "mail"))
 	var escal int
 	for _, f := range files {

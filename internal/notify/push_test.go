@@ -175,7 +175,7 @@ func (p *pushService) check(r *http.Request, body []byte, out *pushPayload) erro
 
 func TestWebPushProtocol(t *testing.T) {
 	ps := newPushService(t)
-	h := start(t, "", nil, func(o *Options) { o.Transport = ps.srv.Client().Transport })
+	h := start(t, "", nil, func(o *Options) { o.Transport = ps.srv.Client().Transport; o.AllowInternalPush = true })
 	set := baseSettings()
 	set.Push = notify.PushSettings{Enabled: true, Subject: "mailto:ti@lapa.pr.gov.br"}
 	h.put(set)

@@ -77,8 +77,20 @@ type Options struct {
 	// BackoffBase doubling to BackoffMax (2 s, 10 min).
 	MaxAttempts             int
 	BackoffBase, BackoffMax time.Duration
-	// Transport for webhooks and push; nil: http.DefaultTransport.
+	// Transport for webhooks and push; nil: http.DefaultTransport (for
+	// push, refusing internal addresses; guard.go).
 	Transport http.RoundTripper
+	// MaxPushDevices is how many push subscriptions a user may have
+	// (default DefaultMaxPushDevices).
+	MaxPushDevices int
+	// AllowInternalPush accepts push endpoints on internal addresses:
+	// only for tests and labs whose push service runs on the LAN.
+	AllowInternalPush bool
+
+	// passed, if set (tests), is told each time the engine's loop
+	// ("loop") or a receiver's worker ("worker:<receiver>") has done a
+	// pass that started at now: what was due at now has been handled.
+	passed func(what string, now time.Time)
 }
 
 // Service runs the notifications. Create it with Open, run it with Run.
@@ -136,6 +148,9 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
+	}
+	if o.MaxPushDevices <= 0 {
+		o.MaxPushDevices = DefaultMaxPushDevices
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 10
@@ -347,6 +362,7 @@ func (s *Service) reconcile(ctx context.Context) error {
 
 func (s *Service) loop(ctx context.Context) error {
 	for {
+		start := s.o.Now()
 		ins := s.drain(512)
 		if err := s.process(ctx, ins); err != nil {
 			if ctx.Err() != nil {
@@ -354,6 +370,8 @@ func (s *Service) loop(ctx context.Context) error {
 			}
 			s.requeue(ins)
 			s.log.Error("notificações: falha ao gravar; nova tentativa em instantes", "erro", err)
+		} else {
+			s.pass("loop", start)
 		}
 		if s.QueueLen() > 0 {
 			continue
@@ -373,6 +391,13 @@ func (s *Service) loop(ctx context.Context) error {
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// pass tells Options.passed, if set, of a completed pass.
+func (s *Service) pass(what string, now time.Time) {
+	if s.o.passed != nil {
+		s.o.passed(what, now)
 	}
 }
 

@@ -318,18 +318,30 @@ func (s *Service) PushEnabled() bool {
 	return pol != nil && pol.Settings.Push.Enabled
 }
 
-// Subscribe stores a browser's push subscription for user.
+// Subscribe stores a browser's push subscription for user: a valid
+// subscription to a public push service, within the user's device cap
+// (guard.go).
 func (s *Service) Subscribe(ctx context.Context, user string, sub notify.PushSubscription) error {
 	if err := notify.CheckPushSubscription(sub); err != nil {
 		return &notify.ValidationError{Problems: []string{err.Error()}}
 	}
-	_, err := s.st.db.ExecContext(ctx, `INSERT INTO notify_push_subscriptions (endpoint, user, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (endpoint) DO UPDATE SET user = excluded.user, p256dh = excluded.p256dh, auth = excluded.auth`,
-		sub.Endpoint, user, sub.Keys.P256dh, sub.Keys.Auth, ms(s.o.Now()))
-	if err != nil {
-		return fmt.Errorf("notify: subscribe: %w", err)
+	if !s.o.AllowInternalPush {
+		if err := checkPushHost(sub.Endpoint); err != nil {
+			return &notify.ValidationError{Problems: []string{err.Error()}}
+		}
 	}
-	return nil
+	return s.st.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.checkDeviceCap(ctx, tx, user, sub.Endpoint); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO notify_push_subscriptions (endpoint, user, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (endpoint) DO UPDATE SET user = excluded.user, p256dh = excluded.p256dh, auth = excluded.auth`,
+			sub.Endpoint, user, sub.Keys.P256dh, sub.Keys.Auth, ms(s.o.Now()))
+		if err != nil {
+			return fmt.Errorf("notify: subscribe: %w", err)
+		}
+		return nil
+	})
 }
 
 // Unsubscribe removes a subscription of user.

@@ -53,7 +53,7 @@ const (
 	MinDB        = 0.0
 	MaxDB        = 160.0
 	MaxRecords   = 3600    // one hour of 1-s records per batch
-	MaxDurMs     = 3600000 // one record covers at most an hour
+	MaxDurMs     = 1000    // one record covers at most one second (records are stored per second)
 	MaxPayload   = 1 << 20 // bytes; brokers should refuse larger packets
 	MaxIDLength  = 64
 	DefaultSkew  = 10 * time.Minute    // how far in the future a record may be
@@ -630,7 +630,8 @@ func validateLevels(b *Batch, w receiveWindow) error {
 // LAFmin ≤ LAeq ≤ LAFmax within rounding) and histogram.
 func validateRecord(i int, r *Record) error {
 	if r.DurMs <= 0 || r.DurMs > MaxDurMs {
-		return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d", i, r.DurMs, MaxDurMs)
+		return reject(ReasonSchema, "registro %d com dur_ms=%d fora de 1..%d: um registro cobre no máximo um segundo; envie um registro por segundo",
+			i, r.DurMs, MaxDurMs)
 	}
 	for _, v := range []struct {
 		name string
